@@ -1,0 +1,58 @@
+# dedupsite — the README's two commands first: `make demo`, `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export DJANGO_SETTINGS_MODULE := dedupsite.settings
+
+.PHONY: demo test install system-deps lint test-mysql test-sqlite web worker migrate bench-accuracy bench-engine clean
+
+demo: install
+	$(PY) scripts/demo.py
+
+test: install system-deps
+	$(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-mysql test-sqlite
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.
+	@pkg-config --exists mysqlclient 2>/dev/null || pkg-config --exists libmariadb 2>/dev/null || bash scripts/install-system-deps.sh
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+# The whole suite on MariaDB/MySQL (DATABASE_URL from scripts/testenv.py or your own).
+test-mysql:
+	$(VENV)/bin/pytest -q
+
+# The database-independent part again on SQLite.
+test-sqlite:
+	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser" tests/articles tests/fingerprints
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+web: migrate
+	exec $(VENV)/bin/gunicorn dedupsite.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-2} --access-logfile -
+
+worker: migrate
+	exec $(PY) manage.py rqworker ingest push default --with-scheduler
+
+bench-accuracy: install
+	$(PY) bench/accuracy.py
+
+bench-engine: install
+	$(PY) bench/engine.py
+
+clean:
+	rm -rf var/*.sqlite3* var/static

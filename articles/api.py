@@ -1,0 +1,215 @@
+"""The crawler API (django-ninja). Contract: the HTTP API table in DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pydantic
+import redis
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from articles import results
+from articles.models import ApiKey, Article, ArticleStatus, Doc
+from articles.schemas import (
+    ArticleBatchIn,
+    ArticleIn,
+    ArticleResult,
+    BatchResult,
+    DocOut,
+    ErrorOut,
+)
+from articles.services import ArticleInput, accept_articles
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.details = status, code, message, details
+
+
+class BearerKey(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
+        key = ApiKey.authenticate(token)
+        if key is not None:
+            key.touch()
+        return key
+
+
+api = NinjaAPI(
+    title="dedupsite API",
+    version="1",
+    description="Near-duplicate detection for news: a docId per article.",
+    auth=BearerKey(),
+    urls_namespace="api",
+)
+
+ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut,
+          503: ErrorOut}
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str,
+                   details: Any = None) -> HttpResponse:
+    return api.create_response(
+        request, {"error": {"code": code, "message": message, "details": details}}, status=status
+    )
+
+
+@api.exception_handler(ApiError)
+def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    return error_response(request, exc.status, exc.code, exc.message, exc.details)
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return error_response(request, 401, "unauthorized",
+                          "a valid API key is required: Authorization: Bearer <key>")
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return error_response(request, 422, "invalid", "some fields are invalid",
+                          _field_errors(exc.errors))
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = {400: "malformed", 404: "not_found", 405: "method_not_allowed"}.get(
+        exc.status_code, "error")
+    return error_response(request, exc.status_code, code, str(exc))
+
+
+@api.exception_handler(DatabaseError)
+def _database_down(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    return error_response(request, 503, "unavailable", "the database is unavailable; retry")
+
+
+@api.exception_handler(redis.RedisError)
+def _redis_down(request: HttpRequest, exc: redis.RedisError) -> HttpResponse:
+    return error_response(request, 503, "unavailable", "the queue is unavailable; retry")
+
+
+def _field_errors(errors: list[dict[str, Any]]) -> dict[str, list[str]]:
+    fields: dict[str, list[str]] = {}
+    for err in errors:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload")]
+        fields.setdefault(".".join(loc) or "body", []).append(err.get("msg", "invalid"))
+    return fields
+
+
+def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
+    if len(request.body) > settings.API_MAX_BODY_BYTES:
+        raise ApiError(413, "too_large", f"the body exceeds {settings.API_MAX_BODY_BYTES} bytes")
+    if request.content_type != "application/json":
+        raise ApiError(400, "malformed", "Content-Type must be application/json")
+    try:
+        payload = json.loads(request.body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "malformed", "the body is not valid UTF-8") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, "malformed", f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise ApiError(400, "malformed", "the body must be a JSON object")
+    try:
+        if "articles" in payload:
+            return ArticleBatchIn.model_validate(payload).articles, True
+        return [ArticleIn.model_validate(payload)], False
+    except pydantic.ValidationError as exc:
+        raise ApiError(422, "invalid", "some fields are invalid",
+                       _field_errors(list(exc.errors()))) from exc
+
+
+ARTICLE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"oneOf": [
+            {"$ref": "#/components/schemas/ArticleIn"},
+            {"$ref": "#/components/schemas/ArticleBatchIn"},
+        ]}}},
+    }
+}
+
+
+@api.post(
+    "/v1/articles",
+    response={200: BatchResult | ArticleResult, 202: BatchResult | ArticleResult, **ERRORS},
+    openapi_extra=ARTICLE_BODY,
+    summary="Post one article or a batch; get docIds",
+)
+def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
+    if not 0 <= wait <= 30:
+        raise ApiError(422, "invalid", "wait must be between 0 and 30 seconds",
+                       {"wait": ["must be between 0 and 30"]})
+    items, batch = _parse_articles(request)
+    stored = accept_articles([
+        ArticleInput(
+            nid=a.nid, url=a.url, title=a.title, content=a.content, category=a.category,
+            media=a.media, image_count=a.imageCount, hotness=a.hotness,
+            published_at=a.publishedAt,
+        )
+        for a in items
+    ])
+    if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
+        stored = _wait_for([a.nid for a in stored], wait)
+    status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
+    out = [results.article_result(a) for a in stored]
+    return status, ({"results": out} if batch else out[0])
+
+
+def _wait_for(nids: list[str], seconds: int) -> list[Article]:
+    deadline = time.monotonic() + seconds
+    delay = 0.005
+    while True:
+        rows = results.load_articles(nids)
+        if all(a.status != ArticleStatus.QUEUED for a in rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.1)
+
+
+@api.get("/v1/articles/{nid}", response={200: ArticleResult, **ERRORS})
+def get_article(request: HttpRequest, nid: str) -> Any:
+    rows = results.load_articles([nid])
+    if not rows:
+        raise ApiError(404, "not_found", f"no article with nid {nid!r}")
+    return results.article_result(rows[0])
+
+
+@api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})
+def get_doc(request: HttpRequest, doc_id: str) -> Any:
+    doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
+    if doc is None:
+        raise ApiError(404, "not_found", f"no docId {doc_id!r}")
+    return results.doc_result(doc)
+
+
+@api.get("/v1/health", auth=None, response={200: dict, 503: dict})
+def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
+    from articles import redis_store
+
+    report: dict[str, Any] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        report["database"] = {"ok": True, "vendor": connection.vendor}
+    except DatabaseError as exc:
+        report["database"] = {"ok": False, "error": str(exc)}
+    try:
+        redis_store.client().ping()
+        import django_rq
+
+        queue = django_rq.get_queue("ingest")
+        report["redis"] = {"ok": True}
+        report["queue"] = {"ok": True, "depth": queue.count,
+                           "failedJobs": queue.failed_job_registry.count}
+    except redis.RedisError as exc:
+        report["redis"] = {"ok": False, "error": str(exc)}
+    report["hbase"] = {"ok": True, "configured": bool(settings.HBASE_URL)}
+    ok = all(part.get("ok") for part in report.values())
+    return (200 if ok else 503), {"ok": ok, **report}

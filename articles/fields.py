@@ -1,0 +1,38 @@
+"""A model field for unsigned 64-bit fingerprints on every backend.
+
+MySQL/MariaDB store them as BIGINT UNSIGNED (PositiveBigIntegerField). SQLite
+has only signed 64-bit integers, so there the value is stored in two's
+complement and turned back into the unsigned value when read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+_TWO_63 = 1 << 63
+_TWO_64 = 1 << 64
+
+
+class UnsignedBigIntegerField(models.PositiveBigIntegerField):
+    description = "Unsigned 64-bit integer"
+
+    def db_check(self, connection: Any) -> str | None:
+        if connection.vendor == "sqlite":
+            return None  # negative two's-complement values are legal there
+        return super().db_check(connection)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        value = super().get_db_prep_value(value, connection, prepared)
+        if value is not None and connection.vendor == "sqlite" and value >= _TWO_63:
+            return value - _TWO_64
+        return value
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        if value is not None and value < 0:
+            return value + _TWO_64
+        return value
+
+    def formfield(self, **kwargs: Any) -> Any:
+        return super().formfield(**{"max_value": _TWO_64 - 1, **kwargs})

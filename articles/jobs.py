@@ -1,0 +1,30 @@
+"""RQ jobs. They take primitive ids (nids), are idempotent and enqueued on commit."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import django_rq
+from rq import Retry, get_current_job
+
+from articles import dedup
+
+log = logging.getLogger(__name__)
+
+RETRY = Retry(max=5, interval=[1, 5, 15, 30, 60])
+
+
+def process_batch(nids: Sequence[str]) -> int:
+    try:
+        return dedup.process_articles(nids)
+    except Exception as exc:
+        job = get_current_job()
+        if job is None or not job.retries_left:
+            # Out of retries: make the failure visible on each article (API, admin).
+            dedup.mark_failed(nids, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def enqueue_processing(nids: Sequence[str]) -> None:
+    django_rq.get_queue("ingest").enqueue(process_batch, list(nids), retry=RETRY)

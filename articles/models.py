@@ -1,0 +1,214 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from articles.fields import UnsignedBigIntegerField
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    """A crawler's key. Only a SHA-256 of the secret is stored; the key is shown once."""
+
+    PREFIX_LENGTH = 8
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    rate_limit_per_minute = models.PositiveIntegerField(
+        default=6000, help_text=_("Requests per minute for this key; 0 means unlimited.")
+    )
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("API key")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_secret(secret: str) -> str:
+        return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def issue(cls, name: str, **fields: Any) -> tuple[ApiKey, str]:
+        """Create a key; return it with the plaintext, which is never stored."""
+        prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
+        plaintext = f"dd_{prefix}_{secrets.token_urlsafe(32)}"
+        key = cls.objects.create(
+            name=name, prefix=prefix, key_hash=cls.hash_secret(plaintext), **fields
+        )
+        return key, plaintext
+
+    @classmethod
+    def authenticate(cls, plaintext: str) -> ApiKey | None:
+        parts = plaintext.split("_", 2)
+        if len(parts) != 3 or parts[0] != "dd":
+            return None
+        key = cls.objects.active().filter(prefix=parts[1]).first()
+        if key is None or not secrets.compare_digest(key.key_hash, cls.hash_secret(plaintext)):
+            return None
+        return key
+
+    def touch(self) -> None:
+        # At most one write a minute per key: the API is hot, this column is not.
+        now = timezone.now()
+        if self.last_used_at is None or (now - self.last_used_at).total_seconds() > 60:
+            ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
+            self.last_used_at = now
+
+
+class DocStatus(models.TextChoices):
+    AUTO = "auto", _("auto")
+    NEEDS_REVIEW = "needs_review", _("needs review")
+    CONFIRMED = "confirmed", _("confirmed")
+
+
+class DocQuerySet(models.QuerySet["Doc"]):
+    def clusters(self) -> DocQuerySet:
+        return self.filter(size__gt=1)
+
+    def needs_review(self) -> DocQuerySet:
+        return self.filter(status=DocStatus.NEEDS_REVIEW)
+
+
+class Doc(models.Model):
+    """One story: every near-duplicate article shares its docId."""
+
+    doc_id = models.CharField(max_length=33, unique=True)
+    status = models.CharField(max_length=16, choices=DocStatus.choices, default=DocStatus.AUTO)
+    anchor = models.ForeignKey(
+        "Article", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text=_("The first member; new articles must match it or a member directly."),
+    )
+    representative = models.ForeignKey(
+        "Article", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    representative_pinned = models.BooleanField(default=False)
+    size = models.PositiveIntegerField(default=0)
+    first_seen = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            # /clusters/ default listing: newest clusters first, filtered by size.
+            models.Index(fields=["size", "-last_seen"], name="articles_doc_size_seen"),
+            # /clusters/?status=...: review and confirmed filters.
+            models.Index(fields=["status", "-last_seen"], name="articles_doc_status_seen"),
+        ]
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+
+class ArticleStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+
+
+class MatchedBy(models.TextChoices):
+    URL = "url", _("url")
+    TITLE = "title", _("title")
+    CONTENT = "content", _("content")
+    EDITOR = "editor", _("editor")
+
+
+class ArticleQuerySet(models.QuerySet["Article"]):
+    def queued(self) -> ArticleQuerySet:
+        return self.filter(status=ArticleStatus.QUEUED)
+
+
+class Article(models.Model):
+    nid = models.CharField(max_length=64, unique=True)
+    url = models.CharField(max_length=2048)
+    url_hash = UnsignedBigIntegerField(
+        null=True, blank=True, help_text=_("64-bit hash of the canonical URL")
+    )
+    title = models.TextField(blank=True, default="")
+    content = models.TextField()
+    category = models.CharField(max_length=100, blank=True, default="")
+    media = models.CharField(max_length=200, blank=True, default="")
+    image_count = models.PositiveIntegerField(default=0)
+    hotness = models.FloatField(default=0.0)
+    published_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+    payload_hash = models.CharField(max_length=32, blank=True, default="")
+
+    status = models.CharField(
+        max_length=8, choices=ArticleStatus.choices, default=ArticleStatus.QUEUED
+    )
+    failure_reason = models.TextField(blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    doc = models.ForeignKey(
+        Doc, null=True, blank=True, on_delete=models.SET_NULL, related_name="members"
+    )
+    matched_by = models.CharField(
+        max_length=8, choices=MatchedBy.choices, null=True, blank=True
+    )
+    matched_article = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    distance = models.SmallIntegerField(null=True, blank=True)
+    similarity = models.FloatField(null=True, blank=True)
+    pinned = models.BooleanField(
+        default=False, help_text=_("Placed by an editor; re-processing keeps it where it is.")
+    )
+
+    title_fp = UnsignedBigIntegerField(null=True, blank=True)
+    content_fp = UnsignedBigIntegerField(null=True, blank=True)
+    features = models.BinaryField(null=True, blank=True, editable=False)
+
+    objects = ArticleQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            # Representative election and cluster pages: members of a doc by hotness.
+            models.Index(fields=["doc", "-hotness"], name="articles_article_doc_hot"),
+            # Rebuild and recovery: queued articles in arrival order.
+            models.Index(fields=["status", "id"], name="articles_article_status_id"),
+            # URL rule when the Redis url map is rebuilt or checked.
+            models.Index(fields=["url_hash"], name="articles_article_url_hash"),
+            # Stats: ingest rate over time.
+            models.Index(fields=["received_at"], name="articles_article_received"),
+        ]
+
+    def __str__(self) -> str:
+        return self.nid
+
+
+class IndexState(models.Model):
+    """Singleton row: the generation of the Redis indexes built from this database.
+
+    Redis holds the same generation; a mismatch (Redis restarted empty, or
+    pointed at another database) means the index must be rebuilt before any
+    docId is handed out.
+    """
+
+    generation = models.CharField(max_length=32, blank=True, default="")
+    built_at = models.DateTimeField(null=True, blank=True)
+    article_count = models.PositiveBigIntegerField(default=0)
+
+    @classmethod
+    def load(cls) -> IndexState:
+        state, _created = cls.objects.get_or_create(pk=1)
+        return state

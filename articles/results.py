@@ -1,0 +1,54 @@
+"""Result objects for the API (DESIGN.md: nid, status, docId, duplicate, matchedBy, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from articles.models import Article, Doc
+
+
+def load_articles(nids: Sequence[str]) -> list[Article]:
+    rows = {
+        a.nid: a
+        for a in Article.objects.select_related("doc", "doc__representative")
+        .defer("content", "features", "doc__representative__content",
+               "doc__representative__features")
+        .filter(nid__in=list(nids))
+    }
+    return [rows[nid] for nid in nids if nid in rows]
+
+
+def article_result(article: Article) -> dict[str, Any]:
+    doc = article.doc
+    rep = doc.representative if doc is not None else None
+    return {
+        "nid": article.nid,
+        "status": article.status,
+        "docId": doc.doc_id if doc is not None else None,
+        "duplicate": article.matched_by is not None,
+        "matchedBy": article.matched_by,
+        "duplicateOf": rep.nid if rep is not None else None,
+        "distance": article.distance,
+        "similarity": round(article.similarity, 4) if article.similarity is not None else None,
+        "failureReason": article.failure_reason or None,
+    }
+
+
+def _member(article: Article) -> dict[str, Any]:
+    return {
+        "nid": article.nid, "url": article.url, "title": article.title, "media": article.media,
+        "hotness": article.hotness, "matchedBy": article.matched_by,
+        "distance": article.distance, "similarity": article.similarity,
+    }
+
+
+def doc_result(doc: Doc) -> dict[str, Any]:
+    members = doc.members.defer("content", "features").order_by("-hotness", "received_at", "id")
+    return {
+        "docId": doc.doc_id,
+        "size": doc.size,
+        "status": doc.status,
+        "representative": _member(doc.representative) if doc.representative else None,
+        "members": [_member(a) for a in members],
+    }

@@ -1,0 +1,90 @@
+"""The one place that changes articles and docs (MySQL, Redis, representatives)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import mmh3
+from django.db import IntegrityError, transaction
+
+from articles.dedup import url_hash
+from articles.jobs import enqueue_processing
+from articles.models import Article, ArticleStatus
+
+
+@dataclass(frozen=True)
+class ArticleInput:
+    nid: str
+    url: str
+    content: str
+    title: str = ""
+    category: str = ""
+    media: str = ""
+    image_count: int = 0
+    hotness: float = 0.0
+    published_at: datetime | None = None
+
+    def payload_hash(self) -> str:
+        body = json.dumps(
+            [self.url, self.title, self.content, self.category, self.media, self.image_count],
+            ensure_ascii=False,
+        )
+        return f"{mmh3.hash128(body.encode('utf-8'), signed=False):032x}"
+
+    def model_fields(self) -> dict[str, Any]:
+        return {
+            "url": self.url, "url_hash": url_hash(self.url), "title": self.title,
+            "content": self.content, "category": self.category, "media": self.media,
+            "image_count": self.image_count, "hotness": self.hotness,
+            "published_at": self.published_at, "payload_hash": self.payload_hash(),
+        }
+
+
+def accept_articles(items: Sequence[ArticleInput]) -> list[Article]:
+    """Store new articles (queued) and enqueue them on commit; known nids are idempotent.
+
+    A nid posted again with the same body changes nothing. A changed body is
+    stored and re-queued unless an editor pinned the article.
+    """
+    for attempt in range(3):
+        try:
+            return _accept(items)
+        except IntegrityError:
+            # Another request inserted one of these nids at the same moment: now it is known.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _accept(items: Sequence[ArticleInput]) -> list[Article]:
+    latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
+    with transaction.atomic():
+        existing = {
+            a.nid: a for a in Article.objects.select_for_update().filter(nid__in=list(latest))
+        }
+        to_create = [
+            Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+            for nid, item in latest.items()
+            if nid not in existing
+        ]
+        Article.objects.bulk_create(to_create)
+        requeue = []
+        for nid, article in existing.items():
+            item = latest[nid]
+            if article.payload_hash == item.payload_hash() or article.pinned:
+                continue
+            for field, value in item.model_fields().items():
+                setattr(article, field, value)
+            article.status = ArticleStatus.QUEUED
+            article.save()
+            requeue.append(nid)
+        queued = [a.nid for a in to_create] + requeue
+        if queued:
+            transaction.on_commit(lambda: enqueue_processing(queued))
+    by_nid = {a.nid: a for a in Article.objects.select_related("doc", "doc__representative")
+              .filter(nid__in=list(latest))}
+    return [by_nid[item.nid] for item in items]

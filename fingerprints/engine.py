@@ -1,0 +1,381 @@
+"""The near-duplicate engine: features per article and the docId decision.
+
+``extract`` turns (title, content) into :class:`Features` — two 64-bit SimHash
+fingerprints (title, content) over IDF-weighted jieba words with stopwords and
+punctuation dropped, a character-shingle sketch and the article's numbers — and
+``decide`` picks the docId a new article joins among index candidates, verifying
+every candidate with the sketch (see :mod:`fingerprints.verify` and docs/engine.md).
+
+Nothing here imports Django: the same code runs in web workers, RQ jobs and Spark.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+from .normalize import normalize
+from .simhash import FEATURE_SEED, hamming, simhash_arrays
+from .sketch import Sketch
+from .stopwords import build_stopwords, is_punctuation_or_space
+from .tokenize import SegmenterSpec, UserWord, get_segmenter
+from .verify import Verification, verify
+
+__all__ = [
+    "Candidate",
+    "Decision",
+    "EngineConfig",
+    "Features",
+    "Verification",
+    "decide",
+    "extract",
+    "extract_many",
+    "verify",
+]
+
+MAX_K = 8
+FEATURES_VERSION = 1
+MAX_NUMBERS = 48
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Every tunable of the engine. Defaults are the measured choices (docs/engine.md).
+
+    Changing a field marked *fingerprint* changes stored features: reindex after it.
+    """
+
+    k: int = 3  # content Hamming threshold of the index lookup
+    title_k: int = 3  # title Hamming threshold of the title rule
+    hmm: bool = False  # fingerprint: jieba HMM for unknown words (off: rjieba == jieba)
+    extra_stopwords: frozenset[str] = frozenset()  # fingerprint
+    user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos)
+    backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
+    # verification (not fingerprint: change freely)
+    jaccard: float = 0.5
+    containment: float = 0.8
+    containment_min_shingles: int = 60
+    short_shingles: int = 30
+    short_jaccard: float = 0.9
+    guard_conflicts: float = 0.2
+    guard_min_conflicts: int = 1
+    title_min_tokens: int = 2  # a title with fewer informative words has no title_fp
+
+    def __post_init__(self) -> None:
+        for name in ("k", "title_k"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_K:
+                raise ValueError(f"{name} must be an integer from 0 to {MAX_K}, not {value!r}")
+        for name in ("jaccard", "containment", "short_jaccard", "guard_conflicts"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        if self.backend not in ("rjieba", "jieba"):
+            raise ValueError(f"backend must be 'rjieba' or 'jieba', not {self.backend!r}")
+        if self.backend == "rjieba" and self.hmm:
+            # rjieba's HMM differs from jieba's: only HMM-off tokens are proven identical.
+            pass
+
+    @property
+    def segmenter(self) -> SegmenterSpec:
+        return SegmenterSpec(self.backend, self.hmm, self.user_words)
+
+
+@dataclass(frozen=True)
+class Features:
+    """Everything stored per article (serialize with :meth:`to_bytes`)."""
+
+    title_fp: int  # unsigned 64-bit, 0 when the title has no informative words
+    content_fp: int  # unsigned 64-bit, 0 when the content has none
+    token_count: int  # informative content words (stopwords and punctuation excluded)
+    sketch: Sketch = field(default_factory=lambda: Sketch(0, 0, b""))
+    numbers: bytes = b""  # sorted uint32 hashes of the content's numbers (smallest kept)
+    number_count: int = 0  # distinct numbers in the content
+
+    def to_bytes(self) -> bytes:
+        head = struct.pack(
+            "<BQQIIH",
+            FEATURES_VERSION,
+            self.title_fp,
+            self.content_fp,
+            self.token_count,
+            self.number_count,
+            len(self.numbers) // 4,
+        )
+        return head + self.numbers + self.sketch.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Features:
+        data = bytes(data)
+        version = data[0] if data else None
+        if version != FEATURES_VERSION:
+            raise ValueError(f"unknown features version {version!r}")
+        _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
+        offset = struct.calcsize("<BQQIIH")
+        numbers = data[offset : offset + 4 * n]
+        sketch, _ = Sketch.from_bytes(data, offset + 4 * n)
+        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count)
+
+
+# --- weights -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def idf_table() -> tuple[dict[str, float], float]:
+    """jieba's IDF table (``jieba/analyse/idf.txt``, pinned with jieba 0.42.1) and
+    its median, the weight of words it does not list (as jieba's own TF-IDF does)."""
+    text = resources.files("jieba.analyse").joinpath("idf.txt").read_text(encoding="utf-8")
+    table: dict[str, float] = {}
+    for line in text.splitlines():
+        word, _, value = line.rpartition(" ")
+        if word:
+            table[word] = float(value)
+    values = sorted(table.values())
+    return table, values[len(values) // 2]
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+_DIGITS = re.compile(r"\d+")
+
+
+class _Vocabulary:
+    """Token -> id, with per-id feature hash and weight in NumPy arrays, so that a
+    document's tokens are looked up in C (``map``) and everything else is vectorized."""
+
+    def __init__(self, stopwords: frozenset[str]) -> None:
+        self.stopwords = stopwords
+        self.idf, self.default_idf = idf_table()
+        self.ids: dict[str, int] = {}
+        self.hashes = np.zeros(1 << 16, dtype=np.uint64)
+        self.weights = np.zeros(1 << 16, dtype=np.float64)
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def _add(self, token: str) -> int:
+        with self.lock:
+            known = self.ids.get(token)
+            if known is not None:
+                return known
+            i = self.size
+            if i == len(self.hashes):
+                self.hashes = np.concatenate([self.hashes, np.zeros_like(self.hashes)])
+                self.weights = np.concatenate([self.weights, np.zeros_like(self.weights)])
+            word = token.strip()
+            if not word or word in self.stopwords or is_punctuation_or_space(word):
+                weight = 0.0
+            else:
+                weight = self.idf.get(word, self.default_idf)
+            self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
+            self.weights[i] = weight
+            self.size = i + 1
+            self.ids[token] = i
+            return i
+
+    def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        get = self.ids.get
+        ids = [get(t, -1) for t in tokens]
+        if -1 in ids:
+            ids = [i if i >= 0 else self._add(t) for t, i in zip(tokens, ids, strict=True)]
+        return np.array(ids, dtype=np.int64)
+
+
+_vocabularies: dict[frozenset[str], _Vocabulary] = {}
+
+
+def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
+    vocab = _vocabularies.get(extra_stopwords)
+    if vocab is None:
+        vocab = _vocabularies.setdefault(extra_stopwords, _Vocabulary(build_stopwords(extra_stopwords)))
+    return vocab
+
+
+# --- extraction ---------------------------------------------------------------------
+
+# A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
+_TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
+
+
+def _fingerprint(vocab: _Vocabulary, tokens: list[str], tf: bool) -> tuple[int, int]:
+    """(SimHash, number of informative tokens)."""
+    if not tokens:
+        return 0, 0
+    ids = vocab.lookup(tokens)
+    ids = ids[vocab.weights[ids] > 0]
+    if len(ids) == 0:
+        return 0, 0
+    unique, counts = np.unique(ids, return_counts=True)
+    weights = vocab.weights[unique]
+    if tf:
+        weights = weights * (1.0 + np.log(counts))
+    return simhash_arrays(vocab.hashes[unique], weights), len(ids)
+
+
+def _numbers(text: str) -> tuple[bytes, int]:
+    """The content's numbers *in context*: each number with the two letters before it
+    (``报收3012.45`` -> context ``报收``, number ``301245``), packed as
+    ``context hash16 << 16 | number hash16``. Punctuation is dropped first, so
+    ``3,012.45`` and ``3012.45`` agree. Sorted; the smallest :data:`MAX_NUMBERS` kept."""
+    compact = _NOT_WORD.sub("", text)
+    packed: set[int] = set()
+    for match in _DIGITS.finditer(compact):
+        start = match.start()
+        context = compact[max(0, start - 2) : start]
+        number = match.group().lstrip("0") or "0"
+        ctx_hash = mmh3.hash(context, seed=FEATURE_SEED, signed=False) & 0xFFFF
+        num_hash = mmh3.hash(number, seed=FEATURE_SEED, signed=False) & 0xFFFF
+        packed.add(ctx_hash << 16 | num_hash)
+    if not packed:
+        return b"", 0
+    values = sorted(packed)
+    return np.array(values[:MAX_NUMBERS], dtype="<u4").tobytes(), len(values)
+
+
+def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> Features:
+    """Features of one article. Deterministic: same text, same config -> same bytes."""
+    segmenter = get_segmenter(config.segmenter)
+    vocab = _vocabulary(config.extra_stopwords)
+    body = normalize(content)
+    content_fp, token_count = _fingerprint(vocab, segmenter.cut(body), tf=True)
+    head = _TITLE_TAG.sub("", normalize(title))
+    title_fp, title_tokens = _fingerprint(vocab, segmenter.cut(head), tf=False)
+    if title_tokens < config.title_min_tokens:
+        title_fp = 0
+    numbers, number_count = _numbers(body)
+    return Features(
+        title_fp, content_fp, token_count, Sketch.from_text(body), numbers, number_count
+    )
+
+
+def extract_many(
+    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig()
+) -> list[Features]:
+    """``extract`` over (title, content) pairs."""
+    return [extract(title, content, config) for title, content in items]
+
+
+# --- the docId decision -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    article_id: int
+    doc_key: str  # the docId the candidate belongs to
+    features: Features
+    is_anchor: bool  # the doc's anchor: its founding (oldest) member
+
+
+@dataclass(frozen=True)
+class Decision:
+    doc_key: str
+    article_id: int  # the member whose fingerprint matched
+    matched_by: str  # "title" or "content"
+    distance: int  # Hamming distance of the compared fingerprints (title or content)
+    similarity: float  # verified shingle Jaccard with the doc's anchor (or the member)
+    containment: float = 0.0
+    reason: str = ""
+
+
+def decide(
+    new: Features,
+    candidates: Sequence[Candidate],
+    config: EngineConfig = EngineConfig(),
+    *,
+    forbidden_docs: frozenset[str] = frozenset(),
+) -> Decision | None:
+    """The docId ``new`` joins, or None for a new docId.
+
+    A candidate doc is accepted only when ``new`` verifies directly against the doc's
+    anchor *and* against the member that the index found (when that member is not the
+    anchor). Membership is therefore a star around the anchor, never a chain.
+    When the anchor row is missing, the member alone must verify with the stricter
+    thresholds of :func:`_strict`.
+
+    Title rule first (title fingerprints within ``title_k``), then content
+    (fingerprints within ``k``); within a rule the highest verified similarity wins,
+    ties going to the oldest doc (smallest anchor/article id).
+    """
+    by_doc: dict[str, list[Candidate]] = {}
+    for cand in candidates:
+        if cand.doc_key in forbidden_docs:
+            continue
+        by_doc.setdefault(cand.doc_key, []).append(cand)
+
+    strict = _strict(config)
+    ranked: list[tuple[tuple[int, float, int], Decision]] = []
+    for doc_key, members in by_doc.items():
+        members.sort(key=lambda c: c.article_id)
+        anchor = next((c for c in members if c.is_anchor), None)
+        doc_age = anchor.article_id if anchor else members[0].article_id
+        found = _match_doc(new, doc_key, members, anchor, config, strict)
+        if found is not None:
+            rule_rank = 0 if found.matched_by == "title" else 1
+            score = max(found.similarity, found.containment)
+            ranked.append(((rule_rank, -score, doc_age), found))
+    if not ranked:
+        return None
+    return min(ranked, key=lambda item: item[0])[1]
+
+
+def _match_doc(
+    new: Features,
+    doc_key: str,
+    members: list[Candidate],
+    anchor: Candidate | None,
+    config: EngineConfig,
+    strict: EngineConfig,
+) -> Decision | None:
+    checked: dict[int, Verification] = {}
+
+    def check(c: Candidate, cfg: EngineConfig) -> Verification:
+        v = checked.get(c.article_id)
+        if v is None:
+            v = checked[c.article_id] = verify(new, c.features, cfg)
+        return v
+
+    for rule in ("title", "content"):
+        for member in members:
+            if rule == "title":
+                if not new.title_fp or not member.features.title_fp:
+                    continue
+                distance = hamming(new.title_fp, member.features.title_fp)
+                if distance > config.title_k:
+                    continue
+            else:
+                if not new.content_fp or not member.features.content_fp:
+                    continue
+                distance = hamming(new.content_fp, member.features.content_fp)
+                if distance > config.k:
+                    continue
+            if anchor is None:
+                v = check(member, strict)
+            else:
+                v = check(anchor, config)
+                if v.ok and member is not anchor and not check(member, config).ok:
+                    continue
+            if v.ok:
+                return Decision(
+                    doc_key, member.article_id, rule, distance, v.similarity, v.containment,
+                    v.reason,
+                )
+    return None
+
+
+def _strict(config: EngineConfig) -> EngineConfig:
+    """Thresholds for a member whose doc anchor was not supplied."""
+    from dataclasses import replace
+
+    return replace(
+        config,
+        jaccard=max(config.jaccard, 0.8),
+        containment=max(config.containment, 0.9),
+    )
+

@@ -1,0 +1,255 @@
+"""Pigeonhole block index over 64-bit fingerprints.
+
+Split the 64 bits into ``k + 1`` blocks: two fingerprints within Hamming distance
+``k`` agree exactly on at least one block (``k`` differing bits cannot touch all
+``k + 1`` blocks). Each block value, keyed with its block number, names a bucket; a
+query reads its ``k + 1`` buckets and keeps the items within distance ``k``.
+
+Two implementations behind one protocol: :class:`MemoryBlockIndex` (tests, batch
+work) and :class:`RedisBlockIndex` (the online index shared by every worker).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+MAX_K = 8
+MASK64 = (1 << 64) - 1
+
+
+def _check_k(k: int) -> int:
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= MAX_K:
+        raise ValueError(f"k must be an integer from 0 to {MAX_K}, not {k!r}")
+    return k
+
+
+def block_layout(k: int) -> list[tuple[int, int]]:
+    """(shift, width) of each of the ``k + 1`` blocks, most significant block first;
+    the first ``64 % (k + 1)`` blocks are one bit wider."""
+    _check_k(k)
+    blocks = k + 1
+    base, extra = divmod(64, blocks)
+    layout = []
+    top = 64
+    for i in range(blocks):
+        width = base + (1 if i < extra else 0)
+        top -= width
+        layout.append((top, width))
+    return layout
+
+
+def block_keys(fp: int, k: int) -> list[tuple[int, int]]:
+    """(block number, block value) of each of the ``k + 1`` blocks of ``fp``."""
+    if not 0 <= fp <= MASK64:
+        raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
+    return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(block_layout(k))]
+
+
+@runtime_checkable
+class BlockIndex(Protocol):
+    k: int
+
+    def add(self, item_id: int, fp: int) -> None: ...
+    def add_many(self, items: Iterable[tuple[int, int]]) -> None: ...
+    def remove(self, item_id: int, fp: int) -> None: ...
+    def query(self, fp: int) -> list[tuple[int, int, int]]: ...
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
+
+
+def _finish(found: dict[int, int], fp: int, k: int) -> list[tuple[int, int, int]]:
+    hits = []
+    for item_id, other in found.items():
+        distance = ((fp ^ other) & MASK64).bit_count()
+        if distance <= k:
+            hits.append((item_id, other, distance))
+    hits.sort(key=lambda hit: (hit[2], hit[0]))
+    return hits
+
+
+class MemoryBlockIndex:
+    """Dict-of-buckets index in process memory. Not shared between processes."""
+
+    def __init__(self, k: int = 3) -> None:
+        self.k = _check_k(k)
+        self._layout = block_layout(k)
+        self._buckets: list[dict[int, dict[int, int]]] = [{} for _ in self._layout]
+        self._items: dict[int, int] = {}
+
+    def add(self, item_id: int, fp: int) -> None:
+        old = self._items.get(item_id)
+        if old is not None:
+            if old == fp:
+                return
+            self.remove(item_id, old)
+        for (number, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
+            buckets.setdefault(value, {})[item_id] = fp
+        self._items[item_id] = fp
+
+    def add_many(self, items: Iterable[tuple[int, int]]) -> None:
+        for item_id, fp in items:
+            self.add(item_id, fp)
+
+    def remove(self, item_id: int, fp: int) -> None:
+        if self._items.get(item_id) != fp:
+            return
+        for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
+            bucket = buckets.get(value)
+            if bucket is not None:
+                bucket.pop(item_id, None)
+                if not bucket:
+                    del buckets[value]
+        del self._items[item_id]
+
+    def query(self, fp: int) -> list[tuple[int, int, int]]:
+        found: dict[int, int] = {}
+        for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
+            bucket = buckets.get(value)
+            if bucket:
+                found.update(bucket)
+        return _finish(found, fp, self.k)
+
+    def clear(self) -> None:
+        for buckets in self._buckets:
+            buckets.clear()
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+# Redis layout, for namespace "dd:c" and k=3:
+#   dd:c:k3:b{block}:{value hex}  string of 12-byte records <Q fp><I id> appended (APPEND)
+#   dd:c:k3:meta                  hash: count, generation
+_RECORD = struct.Struct("<QI")
+_RECORD_DTYPE = np.dtype([("fp", "<u8"), ("id", "<u4")])
+MAX_ITEM_ID = (1 << 32) - 1
+
+# Remove every record equal to ARGV[1] from each bucket KEYS[1..n-1] (KEYS[n] is the
+# meta hash); records are 12-byte aligned, so only aligned matches count. Returns how
+# many buckets changed.
+_REMOVE_LUA = """
+local record = ARGV[1]
+local size = string.len(record)
+local changed = 0
+local meta = KEYS[#KEYS]
+for i = 1, #KEYS - 1 do
+  local key = KEYS[i]
+  local data = redis.call('GET', key)
+  if data then
+    local parts = {}
+    local removed = false
+    for pos = 1, string.len(data), size do
+      local chunk = string.sub(data, pos, pos + size - 1)
+      if chunk == record then removed = true else parts[#parts + 1] = chunk end
+    end
+    if removed then
+      changed = changed + 1
+      if #parts == 0 then redis.call('DEL', key) else redis.call('SET', key, table.concat(parts)) end
+    end
+  end
+end
+if changed > 0 then redis.call('HINCRBY', meta, 'count', -1) end
+return changed
+"""
+
+
+class RedisBlockIndex:
+    """The block index in Redis, shared by all workers.
+
+    Each bucket is one string key whose value is the concatenation of 12-byte
+    records (fingerprint as little-endian uint64, item id as uint32): ``APPEND`` adds,
+    one ``MGET`` of the ``k + 1`` bucket keys answers a query, and a Lua script removes
+    atomically. Item ids must fit in 32 bits. ``len()`` reads a counter kept in the meta
+    hash: approximate (adding an item twice counts it twice; ``rebuild`` resets it).
+    The client is only used when a method is called: nothing connects at import time.
+    """
+
+    def __init__(self, client: Any, k: int = 3, namespace: str = "dd:c") -> None:
+        self.k = _check_k(k)
+        self.client = client
+        self.namespace = namespace
+        self.prefix = f"{namespace}:k{k}"
+        self.meta_key = f"{self.prefix}:meta"
+        self._remove_script: Any = None
+
+    def bucket_key(self, number: int, value: int) -> str:
+        return f"{self.prefix}:b{number}:{value:x}"
+
+    def _keys(self, fp: int) -> list[str]:
+        return [self.bucket_key(n, v) for n, v in block_keys(fp, self.k)]
+
+    @staticmethod
+    def _record(item_id: int, fp: int) -> bytes:
+        if not 0 <= item_id <= MAX_ITEM_ID:
+            raise ValueError(f"item id must fit in 32 bits, not {item_id!r}")
+        return _RECORD.pack(fp, item_id)
+
+    def add(self, item_id: int, fp: int) -> None:
+        self.add_many([(item_id, fp)])
+
+    def add_many(self, items: Iterable[tuple[int, int]], batch: int = 10_000) -> None:
+        """Append records, pipelined (``batch`` items per round trip)."""
+        pipe = self.client.pipeline(transaction=False)
+        pending = 0
+        for item_id, fp in items:
+            record = self._record(item_id, fp)
+            for key in self._keys(fp):
+                pipe.append(key, record)
+            pending += 1
+            if pending >= batch:
+                pipe.hincrby(self.meta_key, "count", pending)
+                pipe.execute()
+                pending = 0
+        if pending:
+            pipe.hincrby(self.meta_key, "count", pending)
+            pipe.execute()
+
+    def remove(self, item_id: int, fp: int) -> None:
+        if self._remove_script is None:
+            self._remove_script = self.client.register_script(_REMOVE_LUA)
+        self._remove_script(keys=[*self._keys(fp), self.meta_key], args=[self._record(item_id, fp)])
+
+    def query(self, fp: int) -> list[tuple[int, int, int]]:
+        values = self.client.mget(self._keys(fp))
+        data = b"".join(v for v in values if v)
+        if not data:
+            return []
+        records = np.frombuffer(data, dtype=_RECORD_DTYPE)
+        fps = records["fp"]
+        distances = np.bitwise_count(fps ^ np.uint64(fp))
+        near = distances <= self.k
+        found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
+        return _finish(found, fp, self.k)
+
+    def clear(self) -> None:
+        """Delete every key of this namespace and k (SCAN, so it does not block Redis)."""
+        batch: list[bytes] = []
+        for key in self.client.scan_iter(match=f"{self.prefix}:*", count=10_000):
+            batch.append(key)
+            if len(batch) >= 10_000:
+                self.client.delete(*batch)
+                batch = []
+        if batch:
+            self.client.delete(*batch)
+
+    def __len__(self) -> int:
+        value = self.client.hget(self.meta_key, "count")
+        return int(value) if value else 0
+
+    # --- staleness -----------------------------------------------------------------
+    def generation(self) -> str | None:
+        """The generation string stored by the last (re)build, or None when the index
+        is empty or was lost (Redis restarted without persistence)."""
+        value = self.client.hget(self.meta_key, "generation")
+        return value.decode() if isinstance(value, bytes) else value
+
+    def set_generation(self, generation: str) -> None:
+        self.client.hset(self.meta_key, "generation", generation)
+
+    def set_count(self, count: int) -> None:
+        self.client.hset(self.meta_key, "count", count)

@@ -1,0 +1,51 @@
+"""Text normalization shared by every fingerprint: the same input text must give the
+same normalized text on every machine (no locale, no Python ``hash()``)."""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+# Script and style bodies are code, not article text: drop them with their tags.
+_SCRIPT_STYLE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# A tag is "<" followed by a letter, "/" or "!" — so "a < b" in plain text survives.
+_TAG = re.compile(r"<[a-zA-Z/!][^<>]*>")
+_BLOCK_TAG = re.compile(r"<(?:br|p|/p|div|/div|li|tr|h[1-6])\b[^<>]*>", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+# The characters that make most Chinese news text non-NFKC: full-width ASCII forms,
+# the ideographic space, the ellipsis and NBSP. Mapping them first (each to its own
+# NFKC form, so the result is identical) lets most articles skip the slow full NFKC.
+_FAST_NFKC = {chr(cp): unicodedata.normalize("NFKC", chr(cp)) for cp in range(0xFF01, 0xFF5F)}
+_FAST_NFKC.update({"\u3000": " ", "\u2026": "...", "\xa0": " "})
+_FAST_CHARS = re.compile("[" + re.escape("".join(_FAST_NFKC)) + "]")
+
+
+def strip_html(text: str) -> str:
+    """Remove tags, comments, scripts and styles; unescape entities (twice, for
+    double-escaped feeds such as ``&amp;nbsp;``)."""
+    if "<" in text:
+        text = _SCRIPT_STYLE.sub(" ", text)
+        text = _COMMENT.sub(" ", text)
+        text = _BLOCK_TAG.sub("\n", text)
+        text = _TAG.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(html.unescape(text))
+    return text
+
+
+def normalize(text: str) -> str:
+    """NFKC, HTML removed, lower case, every run of white space collapsed to one space.
+
+    NFKC folds full-width letters, digits and punctuation (``２０１５`` -> ``2015``,
+    ``（`` -> ``(``), so reposts that differ only in character width normalize alike.
+    """
+    if not text:
+        return ""
+    text = strip_html(text)
+    text = _FAST_CHARS.sub(lambda m: _FAST_NFKC[m.group()], text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
+    return _SPACE.sub(" ", text).strip()

@@ -1,0 +1,103 @@
+"""Verification of a SimHash candidate pair with the stored sketches.
+
+The rule (reasoning and measurements in ``docs/engine.md``):
+
+1. *Nothing to compare*: either side has no shingles -> reject (``"empty"``).
+2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
+   of a few words is noise and a few shared words prove nothing, so only near-identical
+   texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
+3. *Copy*: Jaccard >= ``jaccard`` -> match (a repost with light edits, a new byline,
+   a changed header or footer).
+4. *Cut or padded copy*: containment of the smaller text in the larger >=
+   ``containment`` and the smaller is at least ``containment_min_shingles`` long ->
+   match (the shorter article's main body is inside the longer).
+5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
+   different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
+   ``guard_conflicts`` of the contexts both texts share, and at least
+   ``guard_min_conflicts`` of them. The same bulletin for another day or company,
+   item (3) vs (4) of a photo series, share nearly all words but not their numbers;
+   a repost that drops a dateline or adds a footer has no conflicting context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .simhash import hamming
+from .sketch import compare
+
+if TYPE_CHECKING:
+    from .engine import EngineConfig, Features
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    similarity: float  # estimated shingle Jaccard
+    containment: float  # estimated share of the smaller text found in the larger
+    distance: int  # Hamming distance of the content fingerprints
+    reason: str  # "copy", "contained", or why it was rejected
+
+
+def number_conflicts(a: Features, b: Features) -> tuple[int, int]:
+    """(contexts whose numbers differ, contexts both texts have).
+
+    A context is the two letters before a number. The same context with other numbers
+    is the mark of a template (``收盘报3012`` vs ``收盘报2998``); a context only one side
+    has (a dateline a repost dropped, a footer) says nothing.
+    """
+    va = np.frombuffer(a.numbers, dtype="<u4")
+    vb = np.frombuffer(b.numbers, dtype="<u4")
+    if len(va) == 0 or len(vb) == 0:
+        return 0, 0
+    # Each side keeps its smallest values; compare only below the common cut, where
+    # both lists are complete.
+    full = np.uint32(0xFFFFFFFF)
+    cut = min(
+        va[-1] if a.number_count > len(va) else full,
+        vb[-1] if b.number_count > len(vb) else full,
+    )
+    if cut != full:
+        # a truncated context may have lost some of its numbers: keep whole contexts only
+        below = np.uint32((int(cut) >> 16) << 16)
+        va, vb = va[va < below], vb[vb < below]
+    by_context_a: dict[int, set[int]] = {}
+    for value in va.tolist():
+        by_context_a.setdefault(value >> 16, set()).add(value & 0xFFFF)
+    by_context_b: dict[int, set[int]] = {}
+    for value in vb.tolist():
+        by_context_b.setdefault(value >> 16, set()).add(value & 0xFFFF)
+    shared = by_context_a.keys() & by_context_b.keys()
+    conflicts = sum(1 for ctx in shared if not by_context_a[ctx] & by_context_b[ctx])
+    return conflicts, len(shared)
+
+
+def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
+    distance = hamming(a.content_fp, b.content_fp)
+    ov = compare(a.sketch, b.sketch)
+    small = min(a.sketch.shingles, b.sketch.shingles)
+
+    def result(ok: bool, reason: str) -> Verification:
+        return Verification(ok, ov.jaccard, ov.containment, distance, reason)
+
+    if small == 0:
+        return result(False, "empty")
+    if small < config.short_shingles:
+        if ov.jaccard >= config.short_jaccard:
+            return _guarded(a, b, config, result, "short-copy")
+        return result(False, "short-text")
+    if ov.jaccard >= config.jaccard:
+        return _guarded(a, b, config, result, "copy")
+    if small >= config.containment_min_shingles and ov.containment >= config.containment:
+        return _guarded(a, b, config, result, "contained")
+    return result(False, "dissimilar")
+
+
+def _guarded(a: Features, b: Features, config: EngineConfig, result, reason: str) -> Verification:  # type: ignore[no-untyped-def]
+    conflicts, shared = number_conflicts(a, b)
+    if conflicts >= config.guard_min_conflicts and conflicts > config.guard_conflicts * shared:
+        return result(False, f"template: {conflicts}/{shared} numbers differ")
+    return result(True, reason)

@@ -1,0 +1,59 @@
+"""Shared fixtures: real Redis (REDIS_URL), real RQ workers, API keys.
+
+`make test` runs the suite inside scripts/testenv.py, which sets DATABASE_URL
+and REDIS_URL to throwaway MariaDB and Redis servers when they are not set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture
+def redis_client() -> Iterator[redis.Redis]:
+    """The configured Redis, emptied before and after the test."""
+    from django.conf import settings
+
+    from articles import redis_store
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.flushdb()
+    redis_store.reset_client()
+    yield client
+    client.flushdb()
+    redis_store.reset_client()
+
+
+@pytest.fixture
+def api_key(db: None) -> str:
+    from articles.models import ApiKey
+
+    _key, plaintext = ApiKey.issue("test crawler")
+    return plaintext
+
+
+@pytest.fixture
+def auth(api_key: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {api_key}"}
+
+
+@pytest.fixture
+def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
+    """Run a real RQ worker (no fork) in burst mode over every queue; return jobs done."""
+    import django_rq
+    from rq import SimpleWorker
+
+    def run() -> int:
+        queues = [django_rq.get_queue(name) for name in ("ingest", "push", "default")]
+        before = sum(q.finished_job_registry.count for q in queues)
+        worker = SimpleWorker(queues, connection=queues[0].connection)
+        worker.work(burst=True, with_scheduler=False)
+        return sum(q.finished_job_registry.count for q in queues) - before
+
+    return run

@@ -1,0 +1,129 @@
+import pytest
+
+from fingerprints.engine import (
+    Candidate,
+    EngineConfig,
+    Features,
+    decide,
+    extract,
+    extract_many,
+    verify,
+)
+
+from .texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
+
+CONFIG = EngineConfig()
+
+
+@pytest.mark.parametrize("k", [-1, 9])
+def test_it_rejects_k_outside_0_to_8(k: int) -> None:
+    with pytest.raises(ValueError, match="k must be"):
+        EngineConfig(k=k)
+    with pytest.raises(ValueError, match="title_k must be"):
+        EngineConfig(title_k=k)
+
+
+def test_features_round_trip_through_bytes() -> None:
+    features = extract("统计局：工业生产稳中有升", STORY)
+    data = features.to_bytes()
+    assert isinstance(data, bytes)
+    assert Features.from_bytes(data) == features
+    assert Features.from_bytes(memoryview(data)) == features
+
+
+def test_extraction_is_deterministic_and_batchable() -> None:
+    one = extract("标题", STORY)
+    assert extract("标题", STORY) == one
+    assert extract_many([("标题", STORY), ("", OTHER)]) == [one, extract("", OTHER)]
+
+
+def test_html_and_full_width_forms_do_not_change_the_fingerprint() -> None:
+    plain = extract("", "国家统计局发布数据，工业增加值增长6.8%。")
+    marked = extract("", "<p>国家统计局发布数据，工业增加值增长６．８％。</p>&nbsp;")
+    assert plain.content_fp == marked.content_fp
+
+
+def test_a_repost_with_new_header_and_footer_verifies() -> None:
+    result = verify(extract("", STORY), extract("", STORY_REPOST), CONFIG)
+    assert result.ok, result
+    assert result.similarity > 0.7
+
+
+def test_a_cut_copy_verifies_by_containment() -> None:
+    result = verify(extract("", STORY), extract("", STORY_CUT), CONFIG)
+    assert result.ok, result
+    assert result.containment > 0.9
+
+
+def test_different_stories_do_not_verify() -> None:
+    assert not verify(extract("", STORY), extract("", OTHER), CONFIG).ok
+    assert not verify(extract("", STORY), extract("", ENGLISH), CONFIG).ok
+
+
+def test_the_same_bulletin_for_another_day_is_vetoed_by_its_numbers() -> None:
+    result = verify(extract("", BULLETIN_1), extract("", BULLETIN_2), CONFIG)
+    assert not result.ok
+    assert result.reason.startswith("template") or result.reason == "dissimilar"
+
+
+def test_empty_texts_never_match() -> None:
+    assert not verify(extract("", ""), extract("", ""), CONFIG).ok
+
+
+def _candidate(article_id: int, doc: str, title: str, text: str, anchor: bool) -> Candidate:
+    return Candidate(article_id, doc, extract(title, text), anchor)
+
+
+def test_decide_prefers_the_title_rule_confirmed_by_content() -> None:
+    new = extract("统计局：前两月工业生产稳中有升", STORY_REPOST)
+    candidates = [
+        _candidate(1, "doc-a", "统计局：前两月工业生产稳中有升", STORY, True),
+        _candidate(2, "doc-b", "教育局部署开学工作", OTHER, True),
+    ]
+    decision = decide(new, candidates, CONFIG)
+    assert decision is not None
+    assert (decision.doc_key, decision.matched_by, decision.article_id) == ("doc-a", "title", 1)
+    assert decision.similarity > 0.5
+
+
+def test_decide_does_not_merge_a_shared_headline_with_different_content() -> None:
+    new = extract("统计局发布最新数据", OTHER)
+    candidates = [_candidate(1, "doc-a", "统计局发布最新数据", STORY, True)]
+    assert decide(new, candidates, CONFIG) is None
+
+
+def test_decide_breaks_ties_towards_the_oldest_doc_and_respects_cannot_link() -> None:
+    new = extract("", STORY)
+    candidates = [
+        _candidate(9, "doc-new", "", STORY, True),
+        _candidate(3, "doc-old", "", STORY, True),
+    ]
+    decision = decide(new, candidates, CONFIG)
+    assert decision is not None and decision.doc_key == "doc-old"
+    decision = decide(new, candidates, CONFIG, forbidden_docs=frozenset({"doc-old"}))
+    assert decision is not None and decision.doc_key == "doc-new"
+
+
+def test_decide_requires_similarity_to_the_anchor_not_just_a_member() -> None:
+    # the member matches the new article, but the doc's anchor is a different story:
+    # joining would chain two unrelated stories together.
+    new = extract("", STORY)
+    candidates = [
+        _candidate(1, "doc-a", "", OTHER, True),
+        _candidate(2, "doc-a", "", STORY, False),
+    ]
+    assert decide(new, candidates, CONFIG) is None
+
+
+def test_decide_without_the_anchor_row_uses_stricter_thresholds() -> None:
+    new = extract("", STORY)
+    assert decide(new, [_candidate(2, "doc-a", "", STORY, False)], CONFIG) is not None
+    # J(STORY, STORY_REPOST) ~ 0.8 passes at jaccard=0.3, but a member without its anchor
+    # must pass the strict rule (J >= 0.8 or containment >= 0.9) as well.
+    lenient = EngineConfig(jaccard=0.3, k=8, title_k=8)
+    repost = extract("统计局：工业生产稳中有升", STORY_REPOST)
+    member = _candidate(2, "doc-a", "统计局：工业生产稳中有升", STORY, False)
+    assert decide(repost, [member], lenient) is not None
+    other = _candidate(3, "doc-b", "统计局：工业生产稳中有升", STORY[:60] + OTHER, False)
+    assert verify(repost, other.features, EngineConfig(jaccard=0.2)).ok
+    assert decide(repost, [other], EngineConfig(jaccard=0.2, k=8, title_k=8)) is None

@@ -1,0 +1,74 @@
+import random
+
+import pytest
+
+from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys, block_layout
+
+
+def test_it_splits_64_bits_into_k_plus_1_blocks() -> None:
+    for k in range(9):
+        layout = block_layout(k)
+        assert len(layout) == k + 1
+        assert sum(width for _, width in layout) == 64
+    assert block_keys(0xFFFF_0000_0000_0001, 3) == [(0, 0xFFFF), (1, 0), (2, 0), (3, 1)]
+
+
+@pytest.mark.parametrize("k", [-1, 9, 3.0, True])
+def test_it_rejects_k_outside_0_to_8(k: object) -> None:
+    with pytest.raises(ValueError, match="k must be"):
+        MemoryBlockIndex(k)  # type: ignore[arg-type]
+
+
+def _flip(fp: int, bits: list[int]) -> int:
+    for bit in bits:
+        fp ^= 1 << bit
+    return fp
+
+
+def _check_index(index, k: int) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(k)
+    base = rng.getrandbits(64)
+    near = {i: _flip(base, rng.sample(range(64), i)) for i in range(1, k + 1)}
+    far = _flip(base, rng.sample(range(64), k + 1))
+    index.add(100, base)
+    index.add_many([(100 + i, fp) for i, fp in near.items()] + [(999, far)])
+    hits = index.query(base)
+    assert hits == [(100, base, 0)] + [(100 + i, near[i], i) for i in sorted(near)]
+    index.remove(100, base)
+    assert 100 not in [item for item, _, _ in index.query(base)]
+    index.clear()
+    assert index.query(base) == []
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 5, 8])
+def test_memory_index_finds_exactly_the_items_within_k(k: int) -> None:
+    _check_index(MemoryBlockIndex(k), k)
+
+
+@pytest.mark.parametrize("k", [0, 3, 8])
+def test_redis_index_finds_exactly_the_items_within_k(redis_client, k: int) -> None:  # type: ignore[no-untyped-def]
+    _check_index(RedisBlockIndex(redis_client, k, namespace="t"), k)
+
+
+def test_redis_index_keys_carry_namespace_k_and_block(redis_client) -> None:  # type: ignore[no-untyped-def]
+    index = RedisBlockIndex(redis_client, 3, namespace="dd:c")
+    index.add(7, 0x0001_0002_0003_0004)
+    keys = sorted(k.decode() for k in redis_client.keys("dd:c:*"))
+    assert keys == ["dd:c:k3:b0:1", "dd:c:k3:b1:2", "dd:c:k3:b2:3", "dd:c:k3:b3:4", "dd:c:k3:meta"]
+    assert redis_client.strlen("dd:c:k3:b0:1") == 12
+    assert len(index) == 1
+    index.remove(7, 0x0001_0002_0003_0004)
+    assert len(index) == 0
+    assert redis_client.keys("dd:c:k3:b*") == []
+
+
+def test_redis_index_remembers_its_generation(redis_client) -> None:  # type: ignore[no-untyped-def]
+    index = RedisBlockIndex(redis_client, 3)
+    assert index.generation() is None
+    index.set_generation("2024-05-01T10:00:00/123")
+    assert index.generation() == "2024-05-01T10:00:00/123"
+
+
+def test_redis_index_rejects_ids_over_32_bits(redis_client) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="32 bits"):
+        RedisBlockIndex(redis_client).add(1 << 32, 5)

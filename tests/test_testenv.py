@@ -1,0 +1,153 @@
+"""scripts/testenv.py starts a throwaway MariaDB + Redis, runs a command, and cleans up.
+
+Runs without Django: `python -m pytest -p no:django tests/test_testenv.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+TESTENV = Path(__file__).resolve().parent.parent / "scripts" / "testenv.py"
+
+INNER = r"""
+import json, os, sys, time
+from urllib.parse import urlsplit
+
+import MySQLdb
+import redis
+
+db = urlsplit(os.environ["DATABASE_URL"])
+conn = MySQLdb.connect(
+    host=db.hostname, port=db.port, user=db.username, passwd=db.password,
+    db=db.path.lstrip("/"), charset="utf8mb4",
+)
+cur = conn.cursor()
+cur.execute("CREATE TABLE probe (id INT PRIMARY KEY, title VARCHAR(50))")
+cur.execute("INSERT INTO probe VALUES (1, %s)", ("重复新闻 near-duplicate",))
+conn.commit()
+cur.execute("SELECT title FROM probe WHERE id = 1")
+assert cur.fetchone()[0] == "重复新闻 near-duplicate"
+# Django's test runner creates and drops test_<name>.
+cur.execute("CREATE DATABASE test_dedupsite")
+cur.execute("DROP DATABASE test_dedupsite")
+conn.close()
+
+r = redis.Redis.from_url(os.environ["REDIS_URL"])
+r.set("probe", "值")
+assert r.get("probe").decode() == "值"
+
+print(json.dumps({"db": os.environ["DATABASE_URL"], "redis": os.environ["REDIS_URL"]}), flush=True)
+if len(sys.argv) > 1:
+    time.sleep(float(sys.argv[1]))
+"""
+
+
+@pytest.fixture
+def clean_env() -> Iterator[tuple[dict[str, str], Path]]:
+    """Environment without DATABASE_URL/REDIS_URL and with a TMPDIR of our own to check."""
+    tmp = Path(tempfile.mkdtemp(prefix="testenv-test-"))
+    tmp.chmod(0o755)  # as root, mariadbd runs as `mysql` and must get in
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env["TMPDIR"] = str(tmp)
+    yield env, tmp
+    shutil.rmtree(tmp, ignore_errors=True)  # leave nothing behind even when a test fails
+
+
+def ports_of(line: str) -> tuple[int, int]:
+    urls = json.loads(line)
+    db, rd = urlsplit(urls["db"]), urlsplit(urls["redis"])
+    assert (db.scheme, db.hostname, db.path) == ("mysql", "127.0.0.1", "/dedupsite")
+    assert (rd.scheme, rd.hostname, rd.path) == ("redis", "127.0.0.1", "/0")
+    assert db.port and rd.port
+    assert {db.port, rd.port}.isdisjoint({3306, 6379})  # never the system services
+    return db.port, rd.port
+
+
+def is_listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_run_starts_both_servers_and_stops_them(clean_env):
+    env, tmp = clean_env
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    db_port, redis_port = ports_of(proc.stdout.strip().splitlines()[-1])
+    assert f"mariadb on 127.0.0.1:{db_port}" in proc.stderr
+    assert f"redis on 127.0.0.1:{redis_port}" in proc.stderr
+    assert not is_listening(db_port)
+    assert not is_listening(redis_port)
+    assert list(tmp.iterdir()) == []  # temp dir removed
+    assert elapsed < 15, f"start + run + stop took {elapsed:.1f}s"
+
+
+def test_sigterm_to_wrapper_stops_everything(clean_env):
+    env, tmp = clean_env
+    proc = subprocess.Popen(
+        [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER, "60"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once both servers work
+        db_port, redis_port = ports_of(line)
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 128 + signal.SIGTERM, proc.stderr.read() if proc.stderr else ""
+    assert not is_listening(db_port)
+    assert not is_listening(redis_port)
+    assert list(tmp.iterdir()) == []
+
+
+def test_existing_urls_are_passed_through_and_exit_code_kept(clean_env):
+    env, tmp = clean_env
+    env = {**env, "DATABASE_URL": "mysql://u:p@127.0.0.1:1/x", "REDIS_URL": "redis://127.0.0.1:1/0"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(TESTENV),
+            "run",
+            "--",
+            sys.executable,
+            "-c",
+            "import os, sys; e = os.environ; print(e['DATABASE_URL'], e['REDIS_URL']); sys.exit(7)",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 7, proc.stderr
+    assert proc.stdout.split() == ["mysql://u:p@127.0.0.1:1/x", "redis://127.0.0.1:1/0"]
+    assert list(tmp.iterdir()) == []

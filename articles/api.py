@@ -9,6 +9,7 @@ from typing import Any
 import pydantic
 import redis
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
@@ -16,6 +17,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from articles import results
+from articles.dedup import find_similar
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from articles.schemas import (
     ArticleBatchIn,
@@ -24,14 +26,20 @@ from articles.schemas import (
     BatchResult,
     DocOut,
     ErrorOut,
+    HotnessIn,
+    SimilarIn,
+    SimilarOut,
 )
-from articles.services import ArticleInput, accept_articles
+from articles.services import ArticleInput, accept_articles, update_hotness
+from fingerprints.normalize import normalize
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
+    def __init__(self, status: int, code: str, message: str, details: Any = None,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.details = status, code, message, details
+        self.headers = headers or {}
 
 
 class BearerKey(HttpBearer):
@@ -39,7 +47,29 @@ class BearerKey(HttpBearer):
         key = ApiKey.authenticate(token)
         if key is not None:
             key.touch()
+            rate_limit(key)
         return key
+
+
+def rate_limit(key: ApiKey) -> None:
+    """Fixed one-minute window per key in Redis; 429 with Retry-After when exceeded."""
+    if not key.rate_limit_per_minute:
+        return
+    from articles import redis_store
+
+    now = time.time()
+    window = int(now // 60)
+    counter = redis_store.key("rl", key.prefix, window)
+    pipe = redis_store.client().pipeline()
+    pipe.incr(counter)
+    pipe.expire(counter, 61)
+    used = pipe.execute()[0]
+    if used > key.rate_limit_per_minute:
+        retry_after = str(max(1, int(60 - now % 60)))
+        raise ApiError(429, "rate_limited",
+                       f"more than {key.rate_limit_per_minute} requests this minute",
+                       {"limitPerMinute": key.rate_limit_per_minute},
+                       headers={"Retry-After": retry_after})
 
 
 api = NinjaAPI(
@@ -51,7 +81,7 @@ api = NinjaAPI(
 )
 
 ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut,
-          503: ErrorOut}
+          429: ErrorOut, 503: ErrorOut}
 
 
 def error_response(request: HttpRequest, status: int, code: str, message: str,
@@ -63,7 +93,10 @@ def error_response(request: HttpRequest, status: int, code: str, message: str,
 
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    return error_response(request, exc.status, exc.code, exc.message, exc.details)
+    response = error_response(request, exc.status, exc.code, exc.message, exc.details)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
 
 
 @api.exception_handler(AuthenticationError)
@@ -104,12 +137,20 @@ def _field_errors(errors: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
-    if len(request.body) > settings.API_MAX_BODY_BYTES:
-        raise ApiError(413, "too_large", f"the body exceeds {settings.API_MAX_BODY_BYTES} bytes")
+    limit = settings.API_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit() or int(declared) > limit:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
+    try:
+        body = request.body
+    except RequestDataTooBig as exc:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes") from exc
+    if len(body) > limit:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
     if request.content_type != "application/json":
         raise ApiError(400, "malformed", "Content-Type must be application/json")
     try:
-        payload = json.loads(request.body.decode("utf-8"))
+        payload = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ApiError(400, "malformed", "the body is not valid UTF-8") from exc
     except (ValueError, RecursionError) as exc:
@@ -118,11 +159,20 @@ def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
         raise ApiError(400, "malformed", "the body must be a JSON object")
     try:
         if "articles" in payload:
-            return ArticleBatchIn.model_validate(payload).articles, True
-        return [ArticleIn.model_validate(payload)], False
+            items, batch = ArticleBatchIn.model_validate(payload).articles, True
+        else:
+            items, batch = [ArticleIn.model_validate(payload)], False
     except pydantic.ValidationError as exc:
         raise ApiError(422, "invalid", "some fields are invalid",
                        _field_errors(list(exc.errors()))) from exc
+    empty = {
+        (f"articles.{i}.content" if batch else "content"): [
+            "is empty after removing markup and white space"]
+        for i, item in enumerate(items) if not normalize(item.content).strip()
+    }
+    if empty:
+        raise ApiError(422, "invalid", "some fields are invalid", empty)
+    return items, batch
 
 
 ARTICLE_BODY = {
@@ -179,6 +229,24 @@ def get_article(request: HttpRequest, nid: str) -> Any:
     if not rows:
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
     return results.article_result(rows[0])
+
+
+@api.patch("/v1/articles/{nid}", response={200: ArticleResult, **ERRORS},
+           summary="Update hotness; re-elects the representative")
+def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
+    article = update_hotness(nid, payload.hotness, actor_label=f"api:{request.auth.name}")
+    if article is None:
+        raise ApiError(404, "not_found", f"no article with nid {nid!r}")
+    return results.article_result(article)
+
+
+@api.post("/v1/similar", response={200: SimilarOut, **ERRORS},
+          summary="Dry run: the nearest docIds of an article; stores nothing")
+def similar(request: HttpRequest, payload: SimilarIn) -> Any:
+    if not normalize(payload.content).strip():
+        raise ApiError(422, "invalid", "content is empty after normalization",
+                       {"content": ["is empty after removing markup and white space"]})
+    return find_similar(payload.title, payload.content, payload.url)
 
 
 @api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles import redis_store
+from articles import redis_store, representatives
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, Doc, IndexState, MatchedBy
 from fingerprints.engine import Candidate, Decision, EngineConfig, Features, decide, extract_many
@@ -238,18 +238,17 @@ def _save_assignment(
 ) -> None:
     now = timezone.now()
     with transaction.atomic():
+        if article.doc_id is not None:
+            detach(article)  # a changed body is re-processed: leave the old doc first
         if decision is not None:
-            doc = Doc.objects.select_for_update().get(doc_id=decision.doc_key)
+            doc = Doc.objects.select_for_update().select_related("representative").get(
+                doc_id=decision.doc_key
+            )
             doc.size += 1
             doc.last_seen = max(doc.last_seen, now)
-            rep = doc.representative
-            if not doc.representative_pinned and (rep is None or article.hotness > rep.hotness):
-                doc.representative = article
-            doc.save(update_fields=["size", "last_seen", "representative", "updated_at"])
         else:
             doc = Doc.objects.create(
-                doc_id=_fresh_doc_id(article.nid), anchor=None, representative=None,
-                size=1, first_seen=now, last_seen=now,
+                doc_id=_fresh_doc_id(article.nid), size=1, first_seen=now, last_seen=now
             )
         article.doc = doc
         article.status = ArticleStatus.DONE
@@ -269,7 +268,31 @@ def _save_assignment(
             ]
         )
         if decision is None:
-            Doc.objects.filter(pk=doc.pk).update(anchor=article, representative=article)
+            doc.anchor = article
+        representatives.on_join(doc, article)
+
+
+def detach(article: Article) -> None:
+    """Take an article out of its doc (MySQL and Redis); the doc re-elects. In a transaction."""
+    doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+    doc.size = max(doc.size - 1, 0)
+    if doc.anchor_id == article.pk:
+        doc.anchor = (
+            Article.objects.filter(doc=doc, status=ArticleStatus.DONE).exclude(pk=article.pk)
+            .order_by("received_at", "id").first()
+        )
+    doc.save(update_fields=["size", "anchor", "updated_at"])
+    Article.objects.filter(pk=article.pk).update(doc=None)
+    article.doc = None
+    old = Article.objects.filter(pk=article.pk).values_list("title_fp", "content_fp").first()
+    if old is not None:
+        config = current_config()
+        indexes = Indexes.open(config)
+        if old[1] is not None:
+            indexes.content.remove(article.pk, old[1])
+        if old[0]:
+            indexes.title.remove(article.pk, old[0])
+    representatives.refresh(doc)
 
 
 def _fresh_doc_id(nid: str) -> str:
@@ -285,3 +308,50 @@ def mark_failed(nids: Sequence[str], reason: str) -> None:
     Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).update(
         status=ArticleStatus.FAILED, failure_reason=reason[:2000]
     )
+
+
+# --- dry run ------------------------------------------------------------------
+
+
+def find_similar(title: str, content: str, url: str | None = None, limit: int = 10) -> dict:
+    """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
+    from fingerprints.verify import verify
+
+    config = current_config()
+    feats = extract_many([(title, content)], config)[0]
+    ensure_index(config)
+    indexes = Indexes.open(config)
+    matches: dict[str, dict] = {}
+    if url:
+        known = redis_store.client().hget(redis_store.key("u"), _url_field(url_hash(url)))
+        row = (
+            Article.objects.filter(pk=int(known), doc__isnull=False)
+            .values_list("nid", "doc__doc_id").first() if known is not None else None
+        )
+        if row is not None:
+            matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
+                               "distance": 0, "similarity": 1.0, "verified": True}
+    hits = {item_id: ("content", dist) for item_id, _fp, dist in indexes.content.query(
+        feats.content_fp)}
+    if feats.title_fp:
+        for item_id, _fp, dist in indexes.title.query(feats.title_fp):
+            hits.setdefault(item_id, ("title", dist))
+    nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
+    for cand in load_candidates(hits):
+        if cand.article_id not in hits:
+            continue  # an anchor loaded for context, not an index hit
+        rule, dist = hits[cand.article_id]
+        check = verify(feats, cand.features, config)
+        entry = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
+                 "matchedBy": rule, "distance": dist,
+                 "similarity": round(max(check.similarity, check.containment), 4),
+                 "verified": check.ok}
+        best = matches.get(cand.doc_key)
+        if best is None or (entry["verified"], -entry["distance"]) > (
+                best["verified"], -best["distance"]):
+            matches[cand.doc_key] = entry
+    decision = decide(feats, load_candidates(hits), config)
+    ordered = sorted(matches.values(), key=lambda m: (not m["verified"], m["distance"]))
+    would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
+    return {"docId": would_join or (decision.doc_key if decision else None),
+            "matches": ordered[:limit]}

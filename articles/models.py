@@ -98,6 +98,9 @@ class Doc(models.Model):
         "Article", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     representative_pinned = models.BooleanField(default=False)
+    rep_version = models.PositiveBigIntegerField(
+        default=0, help_text=_("Bumped on every change the representative store must see.")
+    )
     size = models.PositiveIntegerField(default=0)
     first_seen = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
@@ -212,3 +215,71 @@ class IndexState(models.Model):
     def load(cls) -> IndexState:
         state, _created = cls.objects.get_or_create(pk=1)
         return state
+
+
+class MediaWeight(models.Model):
+    """Admin-set weight of a media outlet in representative election (default 1)."""
+
+    media = models.CharField(max_length=200, unique=True)
+    weight = models.FloatField(default=1.0)
+
+    def __str__(self) -> str:
+        return f"{self.media} × {self.weight:g}"
+
+
+class AuditEntry(models.Model):
+    """Who changed what, when: editor actions, API body changes, admin jobs."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    actor = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_label = models.CharField(max_length=150, blank=True, default="")
+    action = models.CharField(max_length=40)
+    doc_id = models.CharField(max_length=33, blank=True, default="")
+    nid = models.CharField(max_length=64, blank=True, default="")
+    note = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # Cluster page: the audit history of one docId, newest first.
+            models.Index(fields=["doc_id", "-created_at"], name="articles_audit_doc_time"),
+            # Article history (changed bodies) by nid.
+            models.Index(fields=["nid", "-created_at"], name="articles_audit_nid_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action}"
+
+
+class OutboxStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    SENT = "sent", _("sent")
+
+
+class RepresentativeOutbox(models.Model):
+    """A change of a docId's representative, to be pushed to the representative store.
+
+    Written in the same transaction as the change; a push job delivers it and
+    retries with back-off while the store is down. The push always sends the
+    docId's *current* state with its version, so delivering rows late or twice
+    cannot make the store go backwards.
+    """
+
+    doc_id = models.CharField(max_length=33)
+    version = models.PositiveBigIntegerField()
+    status = models.CharField(
+        max_length=8, choices=OutboxStatus.choices, default=OutboxStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The push job: pending rows in order; health: the oldest pending row (lag).
+            models.Index(fields=["status", "id"], name="articles_outbox_status_id"),
+        ]

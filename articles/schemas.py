@@ -107,3 +107,39 @@ class ErrorBody(Schema):
 
 class ErrorOut(Schema):
     error: ErrorBody
+
+
+class HotnessIn(Schema):
+    hotness: float = Field(ge=0)
+
+    @field_validator("hotness")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+
+class SimilarIn(Schema):
+    title: str = Field("", max_length=1000)
+    content: str = Field(min_length=1, max_length=1_000_000)
+    url: str | None = Field(None, max_length=2048)
+
+    @field_validator("title", "content")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        return _no_control(value)
+
+
+class SimilarDoc(Schema):
+    docId: str
+    nid: str = Field(description="the closest member")
+    matchedBy: Literal["url", "title", "content"]
+    distance: int
+    similarity: float
+    verified: bool = Field(description="passes the engine's verification (would join)")
+
+
+class SimilarOut(Schema):
+    docId: str | None = Field(description="the docId this article would get; null if new")
+    matches: list[SimilarDoc]

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from articles.dedup import url_hash
 from articles.jobs import enqueue_processing
-from articles.models import Article, ArticleStatus
+from articles.models import Article, ArticleStatus, AuditEntry
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class ArticleInput:
         }
 
 
-def accept_articles(items: Sequence[ArticleInput]) -> list[Article]:
+def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True) -> list[Article]:
     """Store new articles (queued) and enqueue them on commit; known nids are idempotent.
 
     A nid posted again with the same body changes nothing. A changed body is
@@ -52,7 +52,7 @@ def accept_articles(items: Sequence[ArticleInput]) -> list[Article]:
     """
     for attempt in range(3):
         try:
-            return _accept(items)
+            return _accept(items, enqueue)
         except IntegrityError:
             # Another request inserted one of these nids at the same moment: now it is known.
             if attempt == 2:
@@ -60,11 +60,13 @@ def accept_articles(items: Sequence[ArticleInput]) -> list[Article]:
     raise AssertionError("unreachable")
 
 
-def _accept(items: Sequence[ArticleInput]) -> list[Article]:
+def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
     latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
     with transaction.atomic():
         existing = {
-            a.nid: a for a in Article.objects.select_for_update().filter(nid__in=list(latest))
+            a.nid: a
+            for a in Article.objects.select_for_update().select_related("doc")
+            .filter(nid__in=list(latest))
         }
         to_create = [
             Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
@@ -77,14 +79,46 @@ def _accept(items: Sequence[ArticleInput]) -> list[Article]:
             item = latest[nid]
             if article.payload_hash == item.payload_hash() or article.pinned:
                 continue
+            AuditEntry.objects.create(
+                action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",
+                data={"from": article.payload_hash, "to": item.payload_hash()},
+            )
             for field, value in item.model_fields().items():
                 setattr(article, field, value)
             article.status = ArticleStatus.QUEUED
             article.save()
             requeue.append(nid)
         queued = [a.nid for a in to_create] + requeue
-        if queued:
+        if queued and enqueue:
             transaction.on_commit(lambda: enqueue_processing(queued))
     by_nid = {a.nid: a for a in Article.objects.select_related("doc", "doc__representative")
               .filter(nid__in=list(latest))}
     return [by_nid[item.nid] for item in items]
+
+
+def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article | None:
+    """Set an article's hotness and re-elect its doc's representative."""
+    from articles import representatives
+    from articles.models import Doc
+
+    with transaction.atomic():
+        article = Article.objects.select_for_update().filter(nid=nid).first()
+        if article is None:
+            return None
+        old = article.hotness
+        Article.objects.filter(pk=article.pk).update(hotness=hotness)
+        if article.doc_id is not None:
+            doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+            representatives.refresh(doc)
+            AuditEntry.objects.create(
+                actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,
+                data={"from": old, "to": hotness},
+            )
+    return load_result(nid)
+
+
+def load_result(nid: str) -> Article | None:
+    from articles.results import load_articles
+
+    rows = load_articles([nid])
+    return rows[0] if rows else None

@@ -111,7 +111,7 @@ SPARK_MASTER = env_str("SPARK_MASTER", "local[*]")
 # --- API ------------------------------------------------------------------
 API_MAX_BATCH = env_int("API_MAX_BATCH", 500)
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 8 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES + 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 
 # --- auth, i18n, static -----------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -194,7 +194,8 @@ _vocabularies: dict[frozenset[str], _Vocabulary] = {}
 def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
     vocab = _vocabularies.get(extra_stopwords)
     if vocab is None:
-        vocab = _vocabularies.setdefault(extra_stopwords, _Vocabulary(build_stopwords(extra_stopwords)))
+        vocab = _Vocabulary(build_stopwords(extra_stopwords))
+        vocab = _vocabularies.setdefault(extra_stopwords, vocab)
     return vocab
 
 

@@ -46,7 +46,8 @@ def block_keys(fp: int, k: int) -> list[tuple[int, int]]:
     """(block number, block value) of each of the ``k + 1`` blocks of ``fp``."""
     if not 0 <= fp <= MASK64:
         raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
-    return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(block_layout(k))]
+    layout = block_layout(k)
+    return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(layout)]
 
 
 @runtime_checkable
@@ -86,7 +87,7 @@ class MemoryBlockIndex:
             if old == fp:
                 return
             self.remove(item_id, old)
-        for (number, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
+        for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
             buckets.setdefault(value, {})[item_id] = fp
         self._items[item_id] = fp
 
@@ -149,7 +150,8 @@ for i = 1, #KEYS - 1 do
     end
     if removed then
       changed = changed + 1
-      if #parts == 0 then redis.call('DEL', key) else redis.call('SET', key, table.concat(parts)) end
+      if #parts == 0 then redis.call('DEL', key)
+      else redis.call('SET', key, table.concat(parts)) end
     end
   end
 end

@@ -46,15 +46,13 @@ class Segmenter:
             self._impl = jieba.Tokenizer()
             self._impl.initialize()
         for word, freq, tag in spec.user_words:
-            if spec.backend == "rjieba":
-                self._impl.add_word(word, freq, tag)
-            else:
-                self._impl.add_word(word, freq, tag)
+            self._impl.add_word(word, freq, tag)
 
     def cut(self, text: str) -> list[str]:
         """Precise-mode tokens, white space and punctuation included (callers filter)."""
         if self.spec.backend == "rjieba":
-            return self._impl.cut(text, self.spec.hmm)  # type: ignore[no-any-return]
+            tokens: list[str] = self._impl.cut(text, self.spec.hmm)
+            return tokens
         return list(self._impl.cut(text, HMM=self.spec.hmm))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -39,10 +40,8 @@ def canonical_url(url: str) -> str:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         return url
-    try:
+    with contextlib.suppress(UnicodeError):
         host = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        pass
     if port is not None and _DEFAULT_PORTS.get(scheme) != port:
         host = f"{host}:{port}"
     userinfo = parts.netloc.rpartition("@")[0]

@@ -21,6 +21,7 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,7 +97,13 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
     return result(False, "dissimilar")
 
 
-def _guarded(a: Features, b: Features, config: EngineConfig, result, reason: str) -> Verification:  # type: ignore[no-untyped-def]
+def _guarded(
+    a: Features,
+    b: Features,
+    config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+    reason: str,
+) -> Verification:
     conflicts, shared = number_conflicts(a, b)
     if conflicts >= config.guard_min_conflicts and conflicts > config.guard_conflicts * shared:
         return result(False, f"template: {conflicts}/{shared} numbers differ")

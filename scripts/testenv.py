@@ -20,8 +20,14 @@ A server is only started when its variable is unset or empty:
     REDIS_URL    -> redis-server on a free 127.0.0.1 port, no persistence.
 The system services on 3306 / 6379 are never touched.
 
+The first run caches a freshly bootstrapped datadir as $TMPDIR/dedupsite-testenv-datadir-*
+(~30 MB, keyed on the mariadbd binary and options); later runs copy it instead of running
+mariadb-install-db. A run whose wrapper was SIGKILLed leaves its temp dir behind (its
+servers die with it); the next run removes such dirs.
+
 Environment knobs: TESTENV_START_TIMEOUT (seconds, default 30),
-TESTENV_STOP_TIMEOUT (seconds before SIGKILL, default 10).
+TESTENV_STOP_TIMEOUT (seconds before SIGKILL, default 10),
+TESTENV_NO_TEMPLATE=1 (always run mariadb-install-db, no datadir cache).
 Exit code 1 (with the server log on stderr) when a server cannot be started.
 """
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import pwd
@@ -54,6 +61,9 @@ SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin", "/usr/local/bi
 MAX_SOCKET_PATH = 100
 DIR_PREFIX = "dedupsite-testenv-"
 OWNER_FILE = "wrapper.pid"
+TEMPLATE_PREFIX = "dedupsite-testenv-datadir-"
+TEMPLATE_OK = "testenv-template-ok"
+TEMPLATE_VERSION = 1  # bump when the bootstrap options change in a way `shared` does not show
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -135,6 +145,17 @@ def traversable_by_others(path: Path, owner_uid: int) -> bool:
     return True
 
 
+def copy_tree(src: Path, dst: Path) -> bool:
+    """`cp -a` keeps owners (mysql) and is quicker than shutil.copytree."""
+    done = subprocess.run(
+        ["cp", "-a", str(src), str(dst)],
+        stdin=subprocess.DEVNULL, capture_output=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        shutil.rmtree(dst, ignore_errors=True)
+    return done.returncode == 0
+
+
 def pid_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -181,14 +202,6 @@ def redis_ready(port: int) -> bool:
             s.settimeout(1.0)
             s.sendall(b"PING\r\n")
             return s.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5):
-            return True
     except OSError:
         return False
 
@@ -328,7 +341,6 @@ class TestEnv:
     def _start_mariadb(self, mysql: pwd.struct_passwd | None) -> Server:
         assert self.base is not None
         server_exe = find_program("mariadbd", "mysqld")
-        install_exe = find_program("mariadb-install-db", "mysql_install_db")
         d = self.base / "mariadb"
         data = d / "data"
         (d / "tmp").mkdir(parents=True)
@@ -345,42 +357,23 @@ class TestEnv:
             for p in (d, d / "tmp", init_sql):
                 os.chown(p, mysql.pw_uid, mysql.pw_gid)
         # Options shared by the bootstrap and the server. A small redo log makes
-        # mariadb-install-db ~3x faster (it writes the whole file).
-        innodb = [
+        # mariadb-install-db faster (it writes the whole file).
+        shared = [
             f"--tmpdir={d / 'tmp'}",  # not $TMPDIR, which the mysql user may not be able to write
             "--innodb-log-file-size=16M",
             "--innodb-buffer-pool-size=64M",
             "--skip-log-bin",
         ]
-        install_log = d / "install.log"
-        install = [
-            install_exe,
-            "--no-defaults",
-            f"--datadir={data}",
-            "--auth-root-authentication-method=normal",
-            "--skip-test-db",
-            "--skip-name-resolve",
-            *([f"--user={mysql.pw_name}"] if mysql is not None else []),
-            *innodb,
-        ]
-        # Own session + pdeathsig, like the servers: a Ctrl-C must not leave the bootstrap
-        # mariadbd writing into the directory while it is being removed.
-        installer = self._popen(install, install_log, env={**os.environ, "TMPDIR": str(d / "tmp")})
-        try:
-            rc = installer.wait(timeout=START_TIMEOUT)
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(installer.pid, signal.SIGKILL)
-            installer.wait()
-            if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
-                raise TestEnvError(
-                    f"mariadb-install-db took more than {START_TIMEOUT:.0f}s:\n{head(install_log)}"
-                ) from None
-            raise
-        if rc != 0:
-            raise TestEnvError(f"mariadb-install-db failed (exit {rc}):\n{head(install_log)}")
+        template = self._template_path(server_exe, shared, mysql)
+        staging = d / "data.template"
+        from_template = self._copy_template(template, data, mysql)
+        if not from_template:
+            self._install_db(data, d, shared, mysql)
+            if template is not None and not template.exists():
+                copy_tree(data, staging)  # snapshot before the server and init.sql touch it
         sock = d / "mysqld.sock"
-        for attempt in range(3):  # the free port can be taken before mariadbd binds it
+        attempt = 0
+        while True:
             port = free_port()
             srv = Server("mariadb", port, d / "error.log", str(data))
             argv = [
@@ -400,7 +393,7 @@ class TestEnv:
                 "--innodb-doublewrite=0",
                 "--skip-performance-schema",
                 "--max-connections=200",
-                *innodb,
+                *shared,
             ]
             # As root the server is started directly as `mysql` (rather than with
             # --user=mysql) so that the parent-death signal survives the uid change.
@@ -411,13 +404,105 @@ class TestEnv:
             self.servers.append(srv)
             try:
                 self._wait_ready(srv, mysql_handshake_ready, time.monotonic())
-                return srv
             except TestEnvError:
-                if attempt < 2 and "already in use" in tail(srv.log, 20):
-                    self.servers.remove(srv)
-                    continue
-                raise
-        raise AssertionError("unreachable")
+                self._terminate(srv)
+                self.servers.remove(srv)
+                attempt += 1
+                if attempt < 3 and "already in use" in tail(srv.log, 20):
+                    continue  # the free port was taken before mariadbd could bind it
+                if not from_template:
+                    raise
+                # A bad cached datadir: drop it and bootstrap from scratch.
+                log(f"mariadbd failed on the cached datadir {template}; rebuilding it")
+                from_template = False
+                shutil.rmtree(template, ignore_errors=True)
+                shutil.rmtree(data, ignore_errors=True)
+                for f in (srv.log, d / "mariadbd.out"):
+                    f.unlink(missing_ok=True)
+                self._install_db(data, d, shared, mysql)
+                copy_tree(data, staging)
+                continue
+            if template is not None and staging.is_dir():
+                self._save_template(template, staging, mysql)  # it booted fine: keep it
+            return srv
+
+    def _install_db(
+        self, data: Path, d: Path, shared: list[str], mysql: pwd.struct_passwd | None
+    ) -> None:
+        install_log = d / "install.log"
+        install = [
+            find_program("mariadb-install-db", "mysql_install_db"),
+            "--no-defaults",
+            f"--datadir={data}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+            *([f"--user={mysql.pw_name}"] if mysql is not None else []),
+            *shared,
+        ]
+        # Own session + pdeathsig, like the servers: a Ctrl-C must not leave the bootstrap
+        # mariadbd writing into the directory while it is being removed.
+        installer = self._popen(install, install_log, env={**os.environ, "TMPDIR": str(d / "tmp")})
+        try:
+            rc = installer.wait(timeout=START_TIMEOUT)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(installer.pid, signal.SIGKILL)
+            installer.wait()
+            if isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+                raise TestEnvError(
+                    f"mariadb-install-db took more than {START_TIMEOUT:.0f}s:\n{head(install_log)}"
+                ) from None
+            raise
+        if rc != 0:
+            raise TestEnvError(f"mariadb-install-db failed (exit {rc}):\n{head(install_log)}")
+
+    # A freshly bootstrapped datadir is cached next to the temp dirs and copied on later
+    # runs: `cp -a` of its ~30 MB takes 0.05-0.3 s, mariadb-install-db 0.6-4 s (CPU-bound,
+    # mostly the sys schema, depending on load). It is kept only once a server booted from
+    # the copy made right after mariadb-install-db, and dropped if a server fails on it.
+
+    def _template_path(
+        self, server_exe: str, shared: list[str], mysql: pwd.struct_passwd | None
+    ) -> Path | None:
+        if os.environ.get("TESTENV_NO_TEMPLATE") or self.base is None:
+            return None
+        st = os.stat(server_exe)
+        key = json.dumps([TEMPLATE_VERSION, server_exe, st.st_size, st.st_mtime_ns, shared[1:]])
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        owner = mysql.pw_uid if mysql is not None else os.geteuid()
+        return self.base.parent / f"{TEMPLATE_PREFIX}{owner}-{digest}"
+
+    @staticmethod
+    def _copy_template(template: Path | None, data: Path, mysql: pwd.struct_passwd | None) -> bool:
+        if template is None or not (template / TEMPLATE_OK).is_file():
+            return False
+        owner = mysql.pw_uid if mysql is not None else os.geteuid()
+        try:
+            if template.stat().st_uid != owner:
+                return False  # not made by us: do not trust it
+        except OSError:
+            return False
+        if not copy_tree(template, data):
+            return False
+        (data / TEMPLATE_OK).unlink(missing_ok=True)
+        return True
+
+    @staticmethod
+    def _save_template(template: Path, staging: Path, mysql: pwd.struct_passwd | None) -> None:
+        """Best effort; racing runs are fine: the first rename wins, the others give up."""
+        try:
+            (staging / TEMPLATE_OK).write_text("ok\n")
+            if mysql is not None:
+                os.chown(staging / TEMPLATE_OK, mysql.pw_uid, mysql.pw_gid)
+            os.rename(staging, template)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        owner_prefix = template.name.rsplit("-", 1)[0] + "-"
+        for old in template.parent.glob(f"{owner_prefix}*"):
+            if old != template:  # made by another mariadb version or older options
+                shutil.rmtree(old, ignore_errors=True)
 
     def _wait_ready(self, srv: Server, probe, t0: float) -> None:
         deadline = t0 + START_TIMEOUT
@@ -616,15 +701,24 @@ def cmd_shell() -> int:
             old.stop()
         path.unlink(missing_ok=True)
     env = TestEnv(persistent=True)
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    for sig in HANDLED_SIGNALS:
+        signal.signal(sig, interrupt)
     try:
         env.start(dict(os.environ))
-    except TestEnvError as exc:
+    except (TestEnvError, Interrupted) as exc:
+        for sig in HANDLED_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        env.stop()
+        if isinstance(exc, Interrupted):
+            return 128 + exc.signum
         log(str(exc))
-        env.stop()
         return 1
-    except KeyboardInterrupt:
-        env.stop()
-        return 130
+    for sig in HANDLED_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
     if env.servers:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(env.to_json(), indent=2))

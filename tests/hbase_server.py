@@ -838,9 +838,30 @@ class ProcessHandle:
         self._signal(signal.SIGKILL)
         self._wait()
 
-    def pause(self) -> None:
-        """Freeze the process (SIGSTOP): connections are accepted, nothing answers."""
+    def pause(self, wait: float = 5.0) -> None:
+        """Freeze the process (SIGSTOP): connections are accepted, nothing answers.
+
+        Returns once every thread of the process is stopped: a group stop takes
+        effect only when the kernel schedules the process, and until then a
+        running thread can still answer a request (seen on a loaded machine).
+        """
         self._signal(signal.SIGSTOP)
+        if self.proc is None:
+            return
+        task_dir = Path(f"/proc/{self.proc.pid}/task")
+        if not task_dir.is_dir():
+            time.sleep(0.2)  # no procfs: give the stop a moment
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            states = []
+            for stat in task_dir.glob("*/stat"):
+                with contextlib.suppress(OSError):
+                    states.append(stat.read_text().rsplit(")", 1)[1].split()[0])
+            if states and all(st in ("T", "t") for st in states):
+                return
+            time.sleep(0.005)
+        raise RuntimeError("test HBase server process did not stop")
 
     def resume(self) -> None:
         self._signal(signal.SIGCONT)

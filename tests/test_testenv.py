@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 TESTENV = Path(__file__).resolve().parent.parent / "scripts" / "testenv.py"
+TEMPLATE_PREFIX = "dedupsite-testenv-datadir-"
 
 INNER = r"""
 import json, os, sys, time
@@ -82,26 +83,34 @@ def is_listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def leftovers(tmp: Path) -> list[str]:
+    """What a run left in TMPDIR, apart from the cached bootstrapped datadir."""
+    return sorted(p.name for p in tmp.iterdir() if not p.name.startswith(TEMPLATE_PREFIX))
+
+
 def test_run_starts_both_servers_and_stops_them(clean_env):
     env, tmp = clean_env
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    elapsed = time.monotonic() - t0
-    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    db_port, redis_port = ports_of(proc.stdout.strip().splitlines()[-1])
-    assert f"mariadb on 127.0.0.1:{db_port}" in proc.stderr
-    assert f"redis on 127.0.0.1:{redis_port}" in proc.stderr
-    assert not is_listening(db_port)
-    assert not is_listening(redis_port)
-    assert list(tmp.iterdir()) == []  # temp dir removed
-    assert elapsed < 15, f"start + run + stop took {elapsed:.1f}s"
+    # 1st run bootstraps the datadir with mariadb-install-db, 2nd copies the cached one.
+    for run in ("bootstrap", "cached datadir"):
+        t0 = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        elapsed = time.monotonic() - t0
+        assert proc.returncode == 0, f"{run}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        db_port, redis_port = ports_of(proc.stdout.strip().splitlines()[-1])
+        assert f"mariadb on 127.0.0.1:{db_port}" in proc.stderr
+        assert f"redis on 127.0.0.1:{redis_port}" in proc.stderr
+        assert not is_listening(db_port)
+        assert not is_listening(redis_port)
+        assert leftovers(tmp) == []  # temp dir removed
+        assert len(list(tmp.glob(f"{TEMPLATE_PREFIX}*"))) == 1
+        assert elapsed < 15, f"{run}: start + run + stop took {elapsed:.1f}s"
 
 
 def test_sigterm_to_wrapper_stops_everything(clean_env):
@@ -126,7 +135,7 @@ def test_sigterm_to_wrapper_stops_everything(clean_env):
     assert rc == 128 + signal.SIGTERM, proc.stderr.read() if proc.stderr else ""
     assert not is_listening(db_port)
     assert not is_listening(redis_port)
-    assert list(tmp.iterdir()) == []
+    assert leftovers(tmp) == []
 
 
 def test_existing_urls_are_passed_through_and_exit_code_kept(clean_env):

@@ -1,9 +1,10 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from fingerprints.simhash import feature_hash, hamming, similarity, simhash
+from fingerprints.simhash import feature_hash, hamming, simhash, similarity
 
 
 def test_hamming_counts_differing_bits() -> None:
@@ -25,6 +26,6 @@ def test_fingerprints_are_the_same_in_another_process() -> None:
     code = "from fingerprints.simhash import simhash; print(simhash({'统计局': 2.0, 'x': 1.0}))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=str(__import__("pathlib").Path(__file__).parents[2]),
+        env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=str(Path(__file__).parents[2]),
     ).stdout
     assert int(out) == simhash({"统计局": 2.0, "x": 1.0})

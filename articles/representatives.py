@@ -1,0 +1,164 @@
+"""Representative election and delivery to the representative store (HBase or local).
+
+Election: the member with the highest hotness × media weight; ties go to the
+earliest (received_at, then id). An editor's choice (Doc.representative_pinned)
+wins until it is undone or that member leaves the doc.
+
+Delivery: every change writes a RepresentativeOutbox row in the same
+transaction (`record_change`); after commit a push job sends the docId's
+current state with its version (`push_pending`). While the store is down the
+rows stay pending and the job retries with back-off; nothing is lost, and
+`put_if_newer` keeps an older state from overwriting a newer one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import django_rq
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from rq import Retry
+
+from articles.models import (
+    Article,
+    ArticleStatus,
+    Doc,
+    MediaWeight,
+    OutboxStatus,
+    RepresentativeOutbox,
+)
+from articles.repstore import RepresentativeStore, StoreUnavailable, store_from_url
+
+log = logging.getLogger(__name__)
+
+PUSH_RETRY = Retry(max=10, interval=[1, 2, 5, 10, 30, 60, 120, 300, 600, 600])
+
+
+@functools.cache
+def store() -> RepresentativeStore:
+    return store_from_url(settings.HBASE_URL, settings.LOCAL_REPRESENTATIVE_STORE)
+
+
+def media_weights(medias: Iterable[str]) -> dict[str, float]:
+    return dict(MediaWeight.objects.filter(media__in=set(medias)).values_list("media", "weight"))
+
+
+def score(article: Article, weights: dict[str, float]) -> tuple[float, float, int]:
+    """Sort key: higher is better. Ties go to the earliest article."""
+    weighted = article.hotness * weights.get(article.media, 1.0)
+    return (weighted, -article.received_at.timestamp(), -article.pk)
+
+
+def elect(doc: Doc) -> Article | None:
+    members = list(
+        Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(
+            "id", "nid", "hotness", "media", "received_at"
+        )
+    )
+    if not members:
+        return None
+    if doc.representative_pinned and any(m.pk == doc.representative_id for m in members):
+        return next(m for m in members if m.pk == doc.representative_id)
+    weights = media_weights(m.media for m in members)
+    return max(members, key=lambda m: score(m, weights))
+
+
+def refresh(doc: Doc) -> None:
+    """Re-elect and record the change for delivery. Call inside a transaction, doc locked."""
+    best = elect(doc)
+    if best is None:
+        doc.representative_pinned = False
+    doc.representative = best
+    doc.rep_version = F("rep_version") + 1
+    doc.save(update_fields=["representative", "representative_pinned", "rep_version",
+                            "updated_at"])
+    doc.refresh_from_db(fields=["rep_version"])
+    record_change(doc)
+
+
+def on_join(doc: Doc, article: Article) -> None:
+    """A member joined (or founded) the doc: elect by comparing with the current one only."""
+    rep = doc.representative
+    weights = media_weights([article.media, rep.media]) if rep is not None else {}
+    if rep is None or (
+        not doc.representative_pinned and score(article, weights) > score(rep, weights)
+    ):
+        doc.representative = article
+    doc.rep_version = F("rep_version") + 1
+    doc.save()
+    doc.refresh_from_db(fields=["rep_version"])
+    record_change(doc)
+
+
+def record_change(doc: Doc) -> None:
+    RepresentativeOutbox.objects.create(doc_id=doc.doc_id, version=doc.rep_version)
+    transaction.on_commit(enqueue_push)
+
+
+def enqueue_push() -> None:
+    django_rq.get_queue("push").enqueue(push_pending, retry=PUSH_RETRY)
+
+
+def row_for(doc: Doc) -> dict[str, Any] | None:
+    rep = doc.representative
+    if rep is None or doc.size == 0:
+        return None
+    return {
+        "nid": rep.nid, "url": rep.url, "title": rep.title, "content": rep.content,
+        "media": rep.media, "publishedAt": rep.published_at, "hotness": rep.hotness,
+        "clusterSize": doc.size, "updatedAt": doc.updated_at,
+    }
+
+
+def deliver(doc_id: str, target: RepresentativeStore | None = None) -> None:
+    """Send a docId's current state (or its removal) to the store."""
+    target = target or store()
+    doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
+    row = row_for(doc) if doc is not None else None
+    if row is None:
+        target.delete(doc_id)
+    else:
+        assert doc is not None
+        target.put_if_newer(doc_id, row, version=doc.rep_version)
+
+
+def push_pending(limit: int = 2000) -> int:
+    """Deliver pending outbox rows, oldest first, once per docId. Raises if the store is down."""
+    pushed = 0
+    while True:
+        rows = list(
+            RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING)
+            .order_by("id").values_list("id", "doc_id")[:limit]
+        )
+        if not rows:
+            return pushed
+        seen: dict[str, list[int]] = {}
+        for row_id, doc_id in rows:
+            seen.setdefault(doc_id, []).append(row_id)
+        for doc_id, ids in seen.items():
+            try:
+                deliver(doc_id)
+            except StoreUnavailable as exc:
+                RepresentativeOutbox.objects.filter(id__in=ids).update(
+                    attempts=F("attempts") + 1, last_error=str(exc)[:1000]
+                )
+                raise
+            RepresentativeOutbox.objects.filter(id__in=ids).update(
+                status=OutboxStatus.SENT, sent_at=timezone.now()
+            )
+            pushed += 1
+
+
+def outbox_lag() -> dict[str, Any]:
+    pending = RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING)
+    oldest = pending.order_by("id").values_list("created_at", flat=True).first()
+    return {
+        "pending": pending.count(),
+        "oldestSeconds": round((timezone.now() - oldest).total_seconds(), 1) if oldest else 0,
+    }

@@ -1,0 +1,169 @@
+"""Accuracy of the engine against MinHash-LSH and plain SimHash, on every corpus.
+
+    .venv/bin/python bench/accuracy.py [--corpus xinhua ...] [--json out.json]
+
+Per corpus: precision, recall and F1 against the silver pairs with Jaccard >= 0.8
+(every pair of articles sharing a docId is a predicted positive, so chaining costs
+precision; pairs in the 0.5-0.8 band count neither way — ``strict P`` counts them as
+false positives), recall of the 0.5-0.8 band, false-positive pairs (predicted pairs the
+silver file does not list at all, J < 0.5), the largest cluster and the time. Then the
+labelled Clough & Stevenson answers: share of answers clustered with their source, by
+how they were made. Exits non-zero when the corpora are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    CORPORA,
+    Doc,
+    Timer,
+    char_shingles,
+    load_clough,
+    load_docs,
+    load_silver,
+    require_data,
+    run_engine,
+    score,
+    table,
+)
+
+
+def run_minhash_lsh(docs: Sequence[Doc]) -> dict[str, str]:
+    """datasketch MinHashLSH, 128 permutations, threshold 0.8, character 5-grams of
+    title + content; each article joins the doc of its best LSH hit whose estimated
+    Jaccard is >= 0.8 (ties: the oldest), else founds a new doc."""
+    from datasketch import MinHash, MinHashLSH
+
+    lsh = MinHashLSH(threshold=0.8, num_perm=128)
+    sketches: dict[str, MinHash] = {}
+    labels: dict[str, str] = {}
+    order: dict[str, int] = {}
+    for i, doc in enumerate(docs):
+        mh = MinHash(num_perm=128)
+        mh.update_batch([s.encode("utf-8") for s in char_shingles(doc.text)])
+        best = None
+        for key in lsh.query(mh):
+            j = mh.jaccard(sketches[key])
+            if j >= 0.8 and (best is None or (j, -order[key]) > best[0]):
+                best = ((j, -order[key]), key)
+        labels[doc.id] = labels[best[1]] if best else doc.id
+        key = f"{i}"
+        lsh.insert(key, mh)
+        sketches[key] = mh
+        order[key] = i
+        labels[key] = labels[doc.id]
+    return {doc.id: labels[doc.id] for doc in docs}
+
+
+def run_plain_simhash(docs: Sequence[Doc]) -> dict[str, str]:
+    """The seeds taken literally: jieba words (default HMM), the ``simhash`` package
+    (64-bit, count weights), k = 3, clusters by union-find over near pairs."""
+    import jieba
+    from simhash import Simhash, SimhashIndex
+
+    jieba.setLogLevel(60)
+    index = SimhashIndex([], k=3)
+    parent = list(range(len(docs)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, doc in enumerate(docs):
+        words = [w for w in jieba.cut(doc.text) if w.strip()]
+        fp = Simhash(words)
+        for key in index.get_near_dups(fp):
+            parent[find(int(key))] = find(i)
+        index.add(str(i), fp)
+    return {doc.id: f"s{find(i)}" for i, doc in enumerate(docs)}
+
+
+METHODS = {
+    "engine": run_engine,
+    "minhash-lsh": run_minhash_lsh,
+    "simhash+jieba": run_plain_simhash,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", action="append", choices=list(CORPORA))
+    parser.add_argument("--method", action="append", choices=list(METHODS))
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    require_data()
+    corpora = args.corpus or list(CORPORA)
+    methods = args.method or list(METHODS)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    rows = []
+    for corpus in corpora:
+        docs = load_docs(corpus)
+        silver = load_silver(corpus)
+        results[corpus] = {}
+        for name in methods:
+            with Timer() as timer:
+                labels = METHODS[name](docs)
+            s = score(labels, silver)
+            results[corpus][name] = {**s.__dict__, "seconds": timer.seconds}
+            rows.append([
+                corpus, name, s.precision, s.recall, s.f1, s.strict_precision, s.band_recall,
+                s.false_positives, s.largest, f"{timer.seconds:.1f}",
+                f"{len(docs) / timer.seconds:,.0f}",
+            ])
+            print(f"  {corpus:9s} {name:14s} F1 {s.f1:.3f}", file=sys.stderr, flush=True)
+    print(table(
+        ["corpus", "method", "P", "R", "F1", "strict P", "band R", "FP pairs", "largest",
+         "s", "docs/s"],
+        rows,
+    ))
+    print()
+    ratio_rows = []
+    for corpus in corpora:
+        ours = results[corpus].get("engine")
+        lsh = results[corpus].get("minhash-lsh")
+        if ours and lsh:
+            ratio_rows.append([
+                corpus, ours["f1"] - lsh["f1"], ours["band_recall"] - lsh["band_recall"],
+                f"{int(ours['false_positives'])} vs {int(lsh['false_positives'])}",
+                f"{lsh['seconds'] / ours['seconds']:.1f}x",
+            ])
+    if ratio_rows:
+        print(table(["corpus", "F1 - LSH F1", "band R - LSH", "FP engine vs LSH",
+                     "speed vs LSH"], ratio_rows))
+        print()
+
+    # Labelled reuse: is each answer clustered with its source?
+    clough_docs, pairs = load_clough()
+    clough_rows = []
+    for name in methods:
+        labels = METHODS[name](clough_docs)
+        by_category: dict[str, list[bool]] = {}
+        for answer, source, category in pairs:
+            by_category.setdefault(category, []).append(labels[answer] == labels[source])
+        clough_rows.append([name] + [
+            f"{sum(v)}/{len(v)}" for v in (by_category.get(c, []) for c in
+                                           ("cut", "light", "heavy", "non"))
+        ])
+        results.setdefault("clough", {})[name] = {
+            c: sum(v) / len(v) for c, v in by_category.items()
+        }
+    print("Clough & Stevenson: answers clustered with their source "
+          "(cut, light: duplicates; heavy: rewrites; non: independent)")
+    print(table(["method", "cut", "light", "heavy", "non"], clough_rows))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,222 @@
+"""Shared helpers of the benchmarks: the corpora in ../shared/data, silver pairs,
+clustering metrics. The corpora are read in place, never copied into the project."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DATA = Path(os.environ.get("DEDUP_DATA", ROOT.parent / "shared" / "data"))
+
+CORPORA = {
+    "xinhua": "xinhua_uhgeval_zh",
+    "thucnews": "thucnews_cnews_sample_zh",
+    "bbc": "bbc_news_en",
+    "cnndm": "cnndm_halueval_en",
+}
+CLOUGH = "clough_stevenson_reuse_en"
+
+
+def require_data() -> Path:
+    """The corpora folder; exits with an error (never skips) when it is missing."""
+    missing = [name for name in [*CORPORA.values(), CLOUGH] if not (DATA / name).is_dir()]
+    if missing:
+        raise SystemExit(
+            f"ERROR: corpora missing under {DATA}: {', '.join(missing)}. "
+            "The benchmarks need ../shared/data (or DEDUP_DATA=/path/to/data)."
+        )
+    return DATA
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    title: str
+    content: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}\n{self.content}" if self.title else self.content
+
+
+def load_docs(corpus: str, limit: int | None = None) -> list[Doc]:
+    folder = require_data() / CORPORA.get(corpus, corpus)
+    docs = []
+    with (folder / "docs.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            content = row.get("content") or row.get("text") or ""
+            docs.append(Doc(str(row["id"]), row.get("title") or "", content))
+            if limit is not None and len(docs) >= limit:
+                break
+    return docs
+
+
+def load_silver(corpus: str) -> dict[tuple[str, str], float]:
+    """Pairs (id1 < id2) -> reference Jaccard (>= 0.5) from the corpus's silver file."""
+    path = require_data() / CORPORA[corpus] / "silver_neardup_pairs_j050.tsv"
+    pairs: dict[tuple[str, str], float] = {}
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        next(reader)
+        for a, b, j in reader:
+            pairs[(min(a, b), max(a, b))] = float(j)
+    return pairs
+
+
+def load_clough() -> tuple[list[Doc], list[tuple[str, str, str]]]:
+    """Clough & Stevenson answers and sources, and (answer, source, category) pairs."""
+    folder = require_data() / CLOUGH
+    docs = []
+    with (folder / "docs.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            docs.append(Doc(row["id"], "", row["text"]))
+    pairs = []
+    with (folder / "pairs.tsv").open(encoding="utf-8") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        next(reader)
+        for answer, source, _task, category in reader:
+            pairs.append((answer, source, category))
+    return docs, pairs
+
+
+def cluster_pairs(labels: dict[str, str]) -> set[tuple[str, str]]:
+    """Every pair of documents that share a cluster label (a docId)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for doc_id, label in labels.items():
+        groups[label].append(doc_id)
+    pairs = set()
+    for members in groups.values():
+        if len(members) > 1:
+            pairs.update((min(a, b), max(a, b)) for a, b in combinations(members, 2))
+    return pairs
+
+
+@dataclass
+class Scores:
+    precision: float
+    recall: float
+    f1: float
+    strict_precision: float  # band pairs (0.5 <= J < 0.8) counted as false positives
+    band_recall: float
+    false_positives: int  # predicted pairs with silver J < 0.5 (not in the file at all)
+    predicted: int
+    largest: int
+
+
+def score(labels: dict[str, str], silver: dict[tuple[str, str], float]) -> Scores:
+    predicted = cluster_pairs(labels)
+    positives = {p for p, j in silver.items() if j >= 0.8}
+    band = {p for p, j in silver.items() if j < 0.8}
+    tp = len(predicted & positives)
+    in_band = len(predicted & band)
+    fp = len(predicted - positives - band)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    strict = tp / len(predicted) if predicted else 1.0
+    recall = tp / len(positives) if positives else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    sizes: dict[str, int] = defaultdict(int)
+    for label in labels.values():
+        sizes[label] += 1
+    return Scores(
+        precision, recall, f1, strict, in_band / len(band) if band else 1.0, fp,
+        len(predicted), max(sizes.values(), default=0),
+    )
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __enter__(self) -> Timer:
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds += time.perf_counter() - self._start
+
+
+def char_shingles(text: str, width: int = 5) -> set[str]:
+    text = "".join(text.split())
+    if len(text) <= width:
+        return {text} if text else set()
+    return {text[i : i + width] for i in range(len(text) - width + 1)}
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def progress(items: Sequence[Doc], label: str) -> Iterator[Doc]:
+    """Yield items, printing a dot per 1,000 to stderr (long corpora)."""
+    for i, item in enumerate(items):
+        if i and i % 1000 == 0:
+            print(".", end="", file=sys.stderr, flush=True)
+        yield item
+    print(f" {label}", file=sys.stderr, flush=True)
+
+
+Method = Callable[[list[Doc]], dict[str, str]]
+
+
+def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
+    """The online cascade as the workers run it, article by article in corpus order:
+    look up the content and title indexes, hand the hits plus each hit doc's anchor to
+    ``decide``, join the chosen doc or found a new one (its anchor is the founder)."""
+    from fingerprints.engine import Candidate, EngineConfig, decide, extract
+    from fingerprints.index import MemoryBlockIndex
+
+    cfg = config if isinstance(config, EngineConfig) else EngineConfig()
+    content_index = MemoryBlockIndex(cfg.k)
+    title_index = MemoryBlockIndex(cfg.title_k)
+    features = []
+    doc_of: list[str] = []
+    anchor: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    for i, doc in enumerate(docs):
+        new = extract(doc.title, doc.content, cfg)
+        hits: set[int] = set()
+        if new.content_fp:
+            hits.update(item for item, _, _ in content_index.query(new.content_fp))
+        if new.title_fp:
+            hits.update(item for item, _, _ in title_index.query(new.title_fp))
+        rows = {j: Candidate(j, doc_of[j], features[j], anchor[doc_of[j]] == j) for j in hits}
+        for doc_key in {doc_of[j] for j in hits}:
+            a = anchor[doc_key]
+            rows.setdefault(a, Candidate(a, doc_key, features[a], True))
+        decision = decide(new, list(rows.values()), cfg)
+        if decision is None:
+            doc_key = f"d{i}"
+            anchor[doc_key] = i
+        else:
+            doc_key = decision.doc_key
+        features.append(new)
+        doc_of.append(doc_key)
+        labels[doc.id] = doc_key
+        if new.content_fp:
+            content_index.add(i, new.content_fp)
+        if new.title_fp:
+            title_index.add(i, new.title_fp)
+    return labels

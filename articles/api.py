@@ -278,6 +278,18 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
                            "failedJobs": queue.failed_job_registry.count}
     except redis.RedisError as exc:
         report["redis"] = {"ok": False, "error": str(exc)}
-    report["hbase"] = {"ok": True, "configured": bool(settings.HBASE_URL)}
+    from articles import representatives
+    from articles.repstore import StoreUnavailable
+
+    try:
+        representatives.store().ping()
+        report["hbase"] = {"ok": True, "backend": "hbase" if settings.HBASE_URL
+                                     else "local"}
+    except StoreUnavailable as exc:
+        report["hbase"] = {"ok": False, "error": str(exc)}
+    try:
+        report["outbox"] = {"ok": True, **representatives.outbox_lag()}
+    except DatabaseError:
+        report["outbox"] = {"ok": False}
     ok = all(part.get("ok") for part in report.values())
     return (200 if ok else 503), {"ok": ok, **report}

@@ -202,7 +202,12 @@ def _cascade(
     ids.discard(article.pk)
     if not ids:
         return None, None
-    decision = decide(feats, load_candidates(ids), config)
+    forbidden: frozenset[str] = frozenset()
+    if article.doc_id is not None:  # re-processing: honour the editors' cannot-links
+        from articles.editing import cannot_link_docs
+
+        forbidden = cannot_link_docs(article.nid)
+    decision = decide(feats, load_candidates(ids), config, forbidden_docs=forbidden)
     if decision is None:
         return None, None
     return decision.matched_by, decision

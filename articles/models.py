@@ -283,3 +283,38 @@ class RepresentativeOutbox(models.Model):
             # The push job: pending rows in order; health: the oldest pending row (lag).
             models.Index(fields=["status", "id"], name="articles_outbox_status_id"),
         ]
+
+
+class LinkKind(models.TextChoices):
+    MUST = "must", _("must link")
+    CANNOT = "cannot", _("cannot link")
+
+
+class EditorLink(models.Model):
+    """An editor's pairwise decision between two articles (by nid).
+
+    Split writes cannot-link pairs, merge and move write must-link pairs. Online
+    processing, reindexing, threshold changes and batch imports honour them
+    (see articles/editing.py and docs/editing.md).
+    """
+
+    kind = models.CharField(max_length=8, choices=LinkKind.choices)
+    nid_a = models.CharField(max_length=64)
+    nid_b = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["nid_a", "nid_b"], name="articles_editorlink_pair"),
+        ]
+        indexes = [
+            # Cannot-link lookups for one article during assignment.
+            models.Index(fields=["nid_b", "kind"], name="articles_editorlink_b_kind"),
+        ]
+
+    @staticmethod
+    def ordered(nid_1: str, nid_2: str) -> tuple[str, str]:
+        return (nid_1, nid_2) if nid_1 <= nid_2 else (nid_2, nid_1)

@@ -117,8 +117,20 @@ def row_for(doc: Doc) -> dict[str, Any] | None:
 
 
 def deliver(doc_id: str, target: RepresentativeStore | None = None) -> None:
-    """Send a docId's current state (or its removal) to the store."""
-    target = target or store()
+    """Send a docId's current state (or its removal) to the store.
+
+    Under a per-docId Redis lock, and reading the state inside it: two push
+    workers delivering one docId cannot let the older state land last.
+    """
+    from articles import redis_store
+    from articles.locks import multi_lock
+
+    with multi_lock(redis_store.client(), [redis_store.key("lock", "push", doc_id)],
+                    ttl_ms=60_000, wait_s=60):
+        _deliver(doc_id, target or store())
+
+
+def _deliver(doc_id: str, target: RepresentativeStore) -> None:
     doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
     row = row_for(doc) if doc is not None else None
     if row is None:
@@ -162,3 +174,44 @@ def outbox_lag() -> dict[str, Any]:
         "pending": pending.count(),
         "oldestSeconds": round((timezone.now() - oldest).total_seconds(), 1) if oldest else 0,
     }
+
+
+def _comparable(row: dict[str, Any]) -> dict[str, Any]:
+    from articles.repstore import normalize_row
+
+    clean = normalize_row(row)
+    clean.pop("updatedAt", None)
+    clean.pop("version", None)
+    return clean
+
+
+def sync(target: RepresentativeStore | None = None, progress: Any = None) -> dict[str, int]:
+    """Make the store equal MySQL: add missing rows, rewrite stale ones, delete orphans."""
+    target = target or store()
+    counts = {"checked": 0, "missing": 0, "stale": 0, "orphaned": 0}
+    stored = dict(target.scan())
+    docs = (
+        Doc.objects.filter(size__gt=0, representative__isnull=False)
+        .select_related("representative").order_by("id")
+    )
+    for doc in docs.iterator(chunk_size=1000):
+        counts["checked"] += 1
+        want = row_for(doc)
+        have = stored.pop(doc.doc_id, None)
+        if want is None:
+            continue
+        if have is None:
+            counts["missing"] += 1
+        elif _comparable(have) != _comparable(want) or have.get("version") != doc.rep_version:
+            counts["stale"] += 1
+        else:
+            if progress is not None:
+                progress.update(1)
+            continue
+        target.put(doc.doc_id, {**want, "version": doc.rep_version})
+        if progress is not None:
+            progress.update(1)
+    for doc_id in stored:
+        target.delete(doc_id)
+        counts["orphaned"] += 1
+    return counts

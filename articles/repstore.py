@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import decimal
+import functools
 import math
 import os
 import sqlite3
@@ -156,6 +157,7 @@ def normalize_row(row: Mapping[str, Any], version: int | None = None) -> Row:
         elif key == "clusterSize":
             out[key] = _number(key, value, int)
         else:
+            assert key in TEXT_FIELDS
             out[key] = _text(key, value)
     v = row.get(VERSION) if version is None else version
     out[VERSION] = 0 if v is None else _number(VERSION, v, int)
@@ -239,7 +241,7 @@ def parse_hbase_url(url: str) -> dict[str, Any]:
             f"unknown HBASE_URL option(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
         )
     path_table = unquote(parts.path.strip("/"))
-    settings = {
+    settings: dict[str, Any] = {
         "host": parts.hostname or "localhost",
         "port": parts.port or DEFAULT_HBASE_PORT,
         "table": query.get("table") or path_table or DEFAULT_TABLE,
@@ -255,6 +257,10 @@ def parse_hbase_url(url: str) -> dict[str, Any]:
     if settings["timeout_ms"] < 1:
         raise ValueError("HBASE_URL: timeout must be >= 1 (milliseconds)")
     return settings
+
+
+def _scan_page(table: Any, start: bytes, size: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    return list(table.scan(row_start=start, limit=size, batch_size=size))
 
 
 class HBaseStore:
@@ -372,6 +378,7 @@ class HBaseStore:
         errors = self._errors()
         retried_connection = retried_table = False
         while True:
+            started = time.monotonic()
             try:
                 pool = self._get_pool()
                 with pool.connection(timeout=self.timeout_ms / 1000) as conn:
@@ -386,6 +393,9 @@ class HBaseStore:
                     not retried_connection
                     and self._pool is not None
                     and self._is_reconnectable(exc)
+                    # a failure that took long (a connect that timed out) is not
+                    # retried: a call never waits much more than the timeout
+                    and time.monotonic() - started < self.timeout_ms / 2000
                 ):
                     retried_connection = True
                     continue
@@ -435,11 +445,7 @@ class HBaseStore:
         while True:
             # One short scanner per page: no scanner (or pooled connection)
             # is held open while the caller works on a page.
-            page = self._call(
-                lambda t, s=start: list(
-                    t.scan(row_start=s, limit=batch_size, batch_size=batch_size)
-                )
-            )
+            page = self._call(functools.partial(_scan_page, start=start, size=batch_size))
             for key, cells in page:
                 yield key.decode("utf-8"), _decode_hbase(cells)
             if len(page) < batch_size:
@@ -505,6 +511,13 @@ _SQL_PUT = (
 )
 _SQL_PUT_IF_NEWER = _SQL_PUT + " WHERE excluded.version > representatives.version"
 _SQL_SELECT = f"SELECT doc_id, {_SQL_COLS} FROM representatives"
+
+
+def _sql_page(conn: sqlite3.Connection, after: str | None, size: int) -> list[Any]:
+    if after is None:
+        return conn.execute(f"{_SQL_SELECT} ORDER BY doc_id LIMIT ?", (size,)).fetchall()
+    sql = f"{_SQL_SELECT} WHERE doc_id > ? ORDER BY doc_id LIMIT ?"
+    return conn.execute(sql, (after, size)).fetchall()
 
 
 class LocalStore:
@@ -619,19 +632,7 @@ class LocalStore:
         # compares with memcmp on UTF-8 (BINARY collation): HBase's order.
         last: str | None = None
         while True:
-            if last is None:
-                page = self._run(
-                    lambda c: c.execute(
-                        f"{_SQL_SELECT} ORDER BY doc_id LIMIT ?", (batch_size,)
-                    ).fetchall()
-                )
-            else:
-                page = self._run(
-                    lambda c, after=last: c.execute(
-                        f"{_SQL_SELECT} WHERE doc_id > ? ORDER BY doc_id LIMIT ?",
-                        (after, batch_size),
-                    ).fetchall()
-                )
+            page = self._run(functools.partial(_sql_page, after=last, size=batch_size))
             for record in page:
                 yield self._row(record)
             if len(page) < batch_size:

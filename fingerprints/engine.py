@@ -54,8 +54,12 @@ class EngineConfig:
     Changing a field marked *fingerprint* changes stored features: reindex after it.
     """
 
-    k: int = 3  # content Hamming threshold of the index lookup
+    k: int = 3  # content Hamming threshold: the index finds *every* fingerprint within k
     title_k: int = 3  # title Hamming threshold of the title rule
+    # Candidates farther than k but sharing a pigeonhole block with the query come out of
+    # the same buckets at no cost; they are verified like the others when within this
+    # radius (pass it as ``max_distance`` to ``BlockIndex.query``). See docs/engine.md.
+    candidate_radius: int = 8
     hmm: bool = False  # fingerprint: jieba HMM for unknown words (off: rjieba == jieba)
     extra_stopwords: frozenset[str] = frozenset()  # fingerprint
     user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos)
@@ -75,15 +79,24 @@ class EngineConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_K:
                 raise ValueError(f"{name} must be an integer from 0 to {MAX_K}, not {value!r}")
+        if not 0 <= self.candidate_radius <= 64:
+            raise ValueError(f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}")
         for name in ("jaccard", "containment", "short_jaccard", "guard_conflicts"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
         if self.backend not in ("rjieba", "jieba"):
             raise ValueError(f"backend must be 'rjieba' or 'jieba', not {self.backend!r}")
-        if self.backend == "rjieba" and self.hmm:
-            # rjieba's HMM differs from jieba's: only HMM-off tokens are proven identical.
-            pass
+
+    @property
+    def content_radius(self) -> int:
+        """``max_distance`` for content lookups: max(k, candidate_radius)."""
+        return max(self.k, self.candidate_radius)
+
+    @property
+    def title_radius(self) -> int:
+        """``max_distance`` for title lookups: max(title_k, candidate_radius)."""
+        return max(self.title_k, self.candidate_radius)
 
     @property
     def segmenter(self) -> SegmenterSpec:
@@ -354,7 +367,7 @@ def _match_doc(
                 if not new.content_fp or not member.features.content_fp:
                     continue
                 distance = hamming(new.content_fp, member.features.content_fp)
-                if distance > config.k:
+                if distance > config.content_radius:
                     continue
             if anchor is None:
                 v = check(member, strict)

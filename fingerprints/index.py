@@ -57,9 +57,17 @@ class BlockIndex(Protocol):
     def add(self, item_id: int, fp: int) -> None: ...
     def add_many(self, items: Iterable[tuple[int, int]]) -> None: ...
     def remove(self, item_id: int, fp: int) -> None: ...
-    def query(self, fp: int) -> list[tuple[int, int, int]]: ...
+    def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]: ...
     def clear(self) -> None: ...
     def __len__(self) -> int: ...
+
+
+def _radius(k: int, max_distance: int | None) -> int:
+    if max_distance is None:
+        return k
+    if not 0 <= max_distance <= 64:
+        raise ValueError(f"max_distance must be from 0 to 64, not {max_distance!r}")
+    return max_distance
 
 
 def _finish(found: dict[int, int], fp: int, k: int) -> list[tuple[int, int, int]]:
@@ -106,13 +114,17 @@ class MemoryBlockIndex:
                     del buckets[value]
         del self._items[item_id]
 
-    def query(self, fp: int) -> list[tuple[int, int, int]]:
+    def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]:
+        """Items within ``k`` of ``fp`` (all of them: the pigeonhole guarantee), or within
+        ``max_distance`` > k among the items that share a block with ``fp`` (some of
+        them: found at no extra cost, since their buckets are read anyway)."""
+        radius = _radius(self.k, max_distance)
         found: dict[int, int] = {}
         for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
             bucket = buckets.get(value)
             if bucket:
                 found.update(bucket)
-        return _finish(found, fp, self.k)
+        return _finish(found, fp, radius)
 
     def clear(self) -> None:
         for buckets in self._buckets:
@@ -216,7 +228,9 @@ class RedisBlockIndex:
             self._remove_script = self.client.register_script(_REMOVE_LUA)
         self._remove_script(keys=[*self._keys(fp), self.meta_key], args=[self._record(item_id, fp)])
 
-    def query(self, fp: int) -> list[tuple[int, int, int]]:
+    def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]:
+        """One ``MGET`` of the ``k + 1`` buckets; see :meth:`MemoryBlockIndex.query`."""
+        radius = _radius(self.k, max_distance)
         values = self.client.mget(self._keys(fp))
         data = b"".join(v for v in values if v)
         if not data:
@@ -224,9 +238,9 @@ class RedisBlockIndex:
         records = np.frombuffer(data, dtype=_RECORD_DTYPE)
         fps = records["fp"]
         distances = np.bitwise_count(fps ^ np.uint64(fp))
-        near = distances <= self.k
+        near = distances <= radius
         found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
-        return _finish(found, fp, self.k)
+        return _finish(found, fp, radius)
 
     def clear(self) -> None:
         """Delete every key of this namespace and k (SCAN, so it does not block Redis)."""

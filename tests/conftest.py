@@ -57,3 +57,14 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
         return sum(q.finished_job_registry.count for q in queues) - before
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _local_representative_store(settings, tmp_path_factory):
+    """Keep the default (local) representative store out of the checkout's var/."""
+    from articles import representatives
+
+    settings.LOCAL_REPRESENTATIVE_STORE = tmp_path_factory.mktemp("reps") / "reps.sqlite3"
+    representatives.store.cache_clear()
+    yield
+    representatives.store.cache_clear()

@@ -61,6 +61,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import happybase  # importing it loads its Hbase.thrift as the module Hbase_thrift
 import thriftpy2
@@ -590,7 +591,7 @@ class HbaseHandler:
         if sc is None:
             raise Hbase_thrift.IllegalArgument(message=f"no such scanner: {id}")
         t = self.b.tables.get(sc.table_name)
-        out = []
+        out: list[Any] = []
         while sc.pos < len(sc.keys) and len(out) < max(nbRows, 0) and t is not None:
             key = sc.keys[sc.pos]
             sc.pos += 1
@@ -638,7 +639,7 @@ class ServerHandle:
             HbaseHandler(backend),
             host=host,
             port=port or 9090,  # make_server refuses port 0; the real port is set below
-            client_timeout=None,  # idle pooled client connections must not be dropped
+            client_timeout=None,  # type: ignore[arg-type]  # never drop idle pooled clients
         )
         # Listen ourselves rather than with trans.listen(): thriftpy2 sets
         # SO_REUSEPORT, which would let a second server (say, a restart while

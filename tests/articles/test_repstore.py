@@ -77,6 +77,13 @@ def hbase_url(port: int, table: str | None = None, **opts) -> str:
     return f"hbase://127.0.0.1:{port}?table={table or 't_' + uuid.uuid4().hex[:12]}&{query}"
 
 
+@pytest.fixture(autouse=True)
+def _local_representative_store():
+    """Override tests/conftest.py's autouse fixture of this name: it needs Django
+    settings, and these tests need no Django (they run with ``-p no:django``)."""
+    yield
+
+
 @pytest.fixture(scope="module")
 def hbase_server():
     handle = start_server(port=0)
@@ -488,3 +495,45 @@ def test_hung_server_times_out_instead_of_hanging(tmp_path):
             server.resume()
         assert s.get(doc_id(1)) == expected(make_row(1))
         s.close()
+
+
+# ---------------------------------------------------------------------------
+# The test server itself: the raw Thrift calls happybase does not make
+# ---------------------------------------------------------------------------
+
+
+def test_test_server_raw_thrift_calls(hbase_server):
+    from Hbase_thrift import IllegalArgument, Mutation
+    from Hbase_thrift import IOError as HbaseIOError
+
+    conn = happybase.Connection("127.0.0.1", hbase_server.port, timeout=2000)
+    name = ("raw_" + uuid.uuid4().hex[:8]).encode()
+    conn.create_table(name, {"d": {}, "m": {}})
+    c = conn.client
+    c.mutateRow(
+        name, b"r2", [Mutation(column=b"d:a", value=b"2"), Mutation(column=b"m:v", value=b"x")], {}
+    )
+    c.mutateRow(name, b"r1", [Mutation(column=b"d:a", value=b"1")], {})
+    c.mutateRow(name, b"r3", [Mutation(column=b"d:a", value=b"3")], {})
+    assert [r.row for r in c.getRow(name, b"r2", {})] == [b"r2"]
+    assert c.getRow(name, b"nope", {}) == []
+    assert [r.row for r in c.getRows(name, [b"r3", b"r1", b"zz"], {})] == [b"r3", b"r1"]
+    # delete one column, keep the rest
+    c.mutateRow(name, b"r2", [Mutation(isDelete=True, column=b"m:v")], {})
+    assert set(c.getRow(name, b"r2", {})[0].columns) == {b"d:a"}
+    sid = c.scannerOpen(name, b"r2", [b"d"], {})
+    assert [r.row for r in c.scannerGet(sid)] == [b"r2"]
+    assert [r.row for r in c.scannerGet(sid)] == [b"r3"]
+    assert c.scannerGet(sid) == []
+    c.scannerClose(sid)
+    with pytest.raises(IllegalArgument):
+        c.scannerGet(sid)
+    c.deleteAllRow(name, b"r1", {})
+    assert c.getRow(name, b"r1", {}) == []
+    with pytest.raises(HbaseIOError):  # unknown column family
+        c.mutateRow(name, b"r9", [Mutation(column=b"x:a", value=b"1")], {})
+    with pytest.raises(HbaseIOError, match="TableNotFound"):
+        c.getRow(b"no_such_table", b"r1", {})
+    assert c.atomicIncrement(name, b"cnt", b"m:n", 5) == 5
+    assert c.atomicIncrement(name, b"cnt", b"m:n", -2) == 3
+    conn.close()

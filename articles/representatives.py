@@ -102,7 +102,15 @@ def record_change(doc: Doc) -> None:
 
 
 def enqueue_push() -> None:
-    django_rq.get_queue("push").enqueue(push_pending, retry=PUSH_RETRY)
+    """Enqueue one push job unless one is already waiting: a job delivers every pending row.
+
+    The job clears the flag before it reads the outbox, so a change committed
+    after that read always enqueues a new job.
+    """
+    from articles import redis_store
+
+    if redis_store.client().set(redis_store.key("push", "queued"), 1, nx=True, ex=60):
+        django_rq.get_queue("push").enqueue(push_pending, retry=PUSH_RETRY)
 
 
 def row_for(doc: Doc) -> dict[str, Any] | None:
@@ -142,6 +150,9 @@ def _deliver(doc_id: str, target: RepresentativeStore) -> None:
 
 def push_pending(limit: int = 2000) -> int:
     """Deliver pending outbox rows, oldest first, once per docId. Raises if the store is down."""
+    from articles import redis_store
+
+    redis_store.client().delete(redis_store.key("push", "queued"))
     pushed = 0
     while True:
         rows = list(

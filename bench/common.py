@@ -199,9 +199,11 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         new = extract(doc.title, doc.content, cfg)
         hits: set[int] = set()
         if new.content_fp:
-            hits.update(item for item, _, _ in content_index.query(new.content_fp, cfg.content_radius))
+            found = content_index.query(new.content_fp, cfg.content_radius)
+            hits.update(item for item, _, _ in found)
         if new.title_fp:
-            hits.update(item for item, _, _ in title_index.query(new.title_fp, cfg.title_radius))
+            found = title_index.query(new.title_fp, cfg.title_radius)
+            hits.update(item for item, _, _ in found)
         rows = {j: Candidate(j, doc_of[j], features[j], anchor[doc_of[j]] == j) for j in hits}
         for doc_key in {doc_of[j] for j in hits}:
             a = anchor[doc_key]

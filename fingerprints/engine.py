@@ -65,8 +65,8 @@ class EngineConfig:
     user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos)
     backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
     # verification (not fingerprint: change freely)
-    jaccard: float = 0.5
-    containment: float = 0.8
+    jaccard: float = 0.6
+    containment: float = 0.9
     containment_min_shingles: int = 60
     short_shingles: int = 30
     short_jaccard: float = 0.9

@@ -9,23 +9,27 @@ below that threshold both samples are complete, so the shared fraction is an unb
 estimate of Jaccard similarity and of containment (unlike MinHash, whose containment
 must be derived from Jaccard and the set sizes).
 
-Shingles are built on the normalized text with white space, punctuation and symbols
-removed: 5 characters when the text is mostly CJK (the width of the reference
-measure for Chinese), 9 characters for alphabetic text (about two words).
+Shingles are the reference measures of the corpora: 5 consecutive characters
+(punctuation, symbols and white space removed) when the text is mostly CJK, 5
+consecutive words when it is alphabetic. Shorter shingles make different write-ups of
+one event look alike (English rewrites share many two-word phrases).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 import unicodedata
 from dataclasses import dataclass
 
+import mmh3
 import numpy as np
 import numpy.typing as npt
 
 MAX_SAMPLES = 192
-CJK_SHINGLE = 5
-LATIN_SHINGLE = 9
+CJK_SHINGLE = 5  # characters
+WORD_SHINGLE = 5  # words
+_WORD = re.compile(r"[^\W_]+")
 _SEED = np.uint64(0x9E3779B97F4A7C15)
 _MUL = np.uint64(0x100000001B3)
 
@@ -55,12 +59,37 @@ def kept_codepoints(text: str) -> npt.NDArray[np.uint32]:
     return cps[keep]
 
 
-def shingle_hashes(cps: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    """Distinct 32-bit hashes of the text's shingles (sorted)."""
+_word_ids: dict[str, int] = {}
+
+
+def _word_units(text: str) -> npt.NDArray[np.uint32]:
+    """One 32-bit unit per word (a stable id from mmh3, memoized)."""
+    get = _word_ids.get
+    units = []
+    for word in _WORD.findall(text):
+        unit = get(word)
+        if unit is None:
+            if len(_word_ids) > 1_000_000:
+                _word_ids.clear()
+            unit = _word_ids[word] = mmh3.hash(word, seed=0x51E7C4, signed=False)
+        units.append(unit)
+    return np.array(units, dtype=np.uint32)
+
+
+def shingle_hashes(text: str) -> npt.NDArray[np.uint32]:
+    """Distinct 32-bit hashes of the normalized text's shingles (sorted)."""
+    cps = kept_codepoints(text)
+    if len(cps) == 0:
+        return np.zeros(0, dtype=np.uint32)
+    if _is_cjk(cps).mean() >= 0.3:
+        return _shingles(cps, CJK_SHINGLE)
+    return _shingles(_word_units(text), WORD_SHINGLE)
+
+
+def _shingles(cps: npt.NDArray[np.uint32], width: int) -> npt.NDArray[np.uint32]:
     n = len(cps)
     if n == 0:
         return np.zeros(0, dtype=np.uint32)
-    width = CJK_SHINGLE if _is_cjk(cps).mean() >= 0.3 else LATIN_SHINGLE
     if n < width:
         width = n  # a text shorter than one shingle is one shingle
     x = cps.astype(np.uint64)
@@ -96,7 +125,7 @@ class Sketch:
 
     @classmethod
     def from_text(cls, normalized_text: str) -> Sketch:
-        return cls.from_hashes(shingle_hashes(kept_codepoints(normalized_text)))
+        return cls.from_hashes(shingle_hashes(normalized_text))
 
     def values(self) -> npt.NDArray[np.uint32]:
         return np.frombuffer(self.samples, dtype="<u4")

@@ -1,0 +1,59 @@
+"""Template helpers of the editor pages. None of them marks crawled text safe."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django import template
+from django.utils.translation import gettext_lazy as _
+
+register = template.Library()
+
+_ACTION_LABELS = {
+    "confirm": _("confirmed the cluster"),
+    "split": _("split an article out"),
+    "move": _("moved an article"),
+    "merge": _("merged clusters"),
+    "representative": _("chose the representative"),
+    "representative_released": _("released the representative"),
+}
+
+_REASON_LABELS = {
+    "near_threshold": _("distance near the threshold"),
+    "title_only": _("matched by title"),
+    "low_similarity": _("low similarity"),
+    "large_cluster": _("large cluster"),
+    "flagged": _("flagged for review"),
+}
+
+
+@register.filter
+def http_url(value: object) -> str:
+    """The URL when it is an absolute http(s) URL, else "" (no javascript:, data:, ...)."""
+    text = str(value or "").strip()
+    if any(ch in text for ch in "\x00\r\n\t") or len(text) > 2048:
+        return ""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return ""
+    return text
+
+
+@register.filter
+def action_label(action: str) -> str:
+    return str(_ACTION_LABELS.get(action, action))
+
+
+@register.filter
+def reason_label(reason: str) -> str:
+    return str(_REASON_LABELS.get(reason, reason))
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 100:.0f}%"

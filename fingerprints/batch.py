@@ -1,0 +1,392 @@
+"""The in-process batch engine: a whole corpus in arrival order -> docIds.
+
+The online engine (``articles.dedup``) gives each article, in arrival order, the
+docId chosen by the url -> title -> content cascade against everything processed
+before it: same canonical URL as an earlier article -> that article's docId; else
+:func:`fingerprints.engine.decide` over the index hits (content fingerprints within
+``k``, title fingerprints within ``title_k``) plus the anchor of every hit's doc;
+else a new docId named after the founding article (:func:`make_doc_id`).
+
+:class:`Replayer` is that rule with in-memory indexes instead of Redis and MySQL,
+and :func:`run` replays a whole corpus through it. The Spark job
+(:mod:`fingerprints.spark`) runs the same :class:`Replayer` inside each connected
+component of candidate pairs; :func:`candidate_components` is the in-memory version
+of that partition, used by the tests. Nothing here imports Django or Spark.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mmh3
+import numpy as np
+
+from .allpairs import all_pairs
+from .engine import Candidate, EngineConfig, Features, decide, extract
+from .index import MemoryBlockIndex
+from .urls import canonical_url
+
+__all__ = [
+    "Assignment",
+    "BatchResult",
+    "DocSummary",
+    "Item",
+    "Replayer",
+    "candidate_components",
+    "doc_ids_for",
+    "make_doc_id",
+    "prepare",
+    "read_jsonl",
+    "run",
+    "url_hash",
+]
+
+#: Seed of the docId and URL hashes; must equal ``articles.dedup.DOC_ID_SEED``.
+DOC_ID_SEED = 0x5EED
+MASK64 = (1 << 64) - 1
+
+
+def make_doc_id(nid: str, salt: str = "") -> str:
+    """The docId a founding article gives its doc (same as ``articles.dedup``)."""
+    value = mmh3.hash128((nid + salt).encode("utf-8"), seed=DOC_ID_SEED, signed=False)
+    return f"{value >> 64:016x}-{value & MASK64:016x}"
+
+
+def url_hash(url: str) -> int:
+    """64-bit hash of the canonical URL (same as ``articles.dedup.url_hash``)."""
+    value: int = mmh3.hash64(canonical_url(url).encode("utf-8"), seed=DOC_ID_SEED,
+                             signed=False)[0]
+    return value
+
+
+@dataclass(frozen=True)
+class Item:
+    """One article as the batch sees it: its arrival position and features."""
+
+    seq: int  # arrival order: smaller arrived first (the online engine's article id)
+    nid: str
+    features: Features
+    url_hash: int | None = None
+    hotness: float = 0.0
+    media: str = ""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    seq: int
+    nid: str
+    founder: int  # seq of the doc's founding article (its anchor)
+    matched_by: str | None  # "url", "title", "content", or None for a founder
+    matched_seq: int | None
+    distance: int | None
+    similarity: float | None
+
+
+@dataclass(frozen=True)
+class DocSummary:
+    doc_id: str
+    founder_nid: str
+    representative_nid: str
+    size: int
+
+
+@dataclass
+class BatchResult:
+    assignments: list[Assignment]  # in arrival order
+    doc_ids: dict[int, str]  # founder seq -> docId
+    docs: list[DocSummary]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def mapping(self) -> dict[str, str]:
+        """nid -> docId."""
+        return {a.nid: self.doc_ids[a.founder] for a in self.assignments}
+
+    def partition(self) -> set[frozenset[str]]:
+        """The clusters as sets of nids (order- and name-independent, for comparisons)."""
+        groups: dict[int, set[str]] = {}
+        for a in self.assignments:
+            groups.setdefault(a.founder, set()).add(a.nid)
+        return {frozenset(g) for g in groups.values()}
+
+
+# --- the online rule, in memory --------------------------------------------------
+
+
+class Replayer:
+    """Assign articles one at a time, in arrival order, exactly as the online engine.
+
+    Indexes are keyed by *distinct* fingerprint; under each fingerprint only the
+    earliest article per (doc, features) is kept as a candidate. A later member of
+    the same doc with identical features can never be the member ``decide`` picks
+    (the earlier one has the same distances and verifications and comes first), so
+    this changes no decision, and a bucket of thousands of identical copies costs one
+    candidate instead of thousands.
+    """
+
+    def __init__(self, config: EngineConfig = EngineConfig()) -> None:
+        self.config = config
+        self._content = MemoryBlockIndex(config.k)
+        self._title = MemoryBlockIndex(config.title_k)
+        self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
+        self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
+        self._urls: dict[int, int] = {}
+        self.founder: dict[int, int] = {}  # seq -> founder seq of its doc
+        self._features: dict[int, Features] = {}
+        self._last = -1
+
+    def add(self, item: Item) -> Assignment:
+        if item.seq <= self._last:
+            raise ValueError(f"items must come in increasing seq order: {item.seq} after "
+                             f"{self._last}")
+        self._last = item.seq
+        assignment = self._assign(item)
+        self.founder[item.seq] = assignment.founder
+        self._features[item.seq] = item.features
+        key = (assignment.founder, item.features)
+        fp = item.features.content_fp
+        if fp:
+            self._content.add(fp, fp)
+            self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
+        fp = item.features.title_fp
+        if fp:
+            self._title.add(fp, fp)
+            self._by_title.setdefault(fp, {}).setdefault(key, item.seq)
+        if item.url_hash is not None:
+            self._urls.setdefault(item.url_hash, item.seq)
+        return assignment
+
+    def _assign(self, item: Item) -> Assignment:
+        seq, feats = item.seq, item.features
+        if item.url_hash is not None:
+            known = self._urls.get(item.url_hash)
+            if known is not None:
+                return Assignment(seq, item.nid, self.founder[known], "url", known, 0, 1.0)
+        hits: dict[tuple[int, Features], int] = {}
+        if feats.content_fp:
+            for fp, _value, _distance in self._content.query(feats.content_fp):
+                for key, member in self._by_content[fp].items():
+                    if hits.get(key, member + 1) > member:
+                        hits[key] = member
+        if feats.title_fp:
+            for fp, _value, _distance in self._title.query(feats.title_fp):
+                for key, member in self._by_title[fp].items():
+                    if hits.get(key, member + 1) > member:
+                        hits[key] = member
+        if not hits:
+            return Assignment(seq, item.nid, seq, None, None, None, None)
+        members = set(hits.values())
+        members.update(founder for founder, _ in hits)  # every hit doc's anchor
+        candidates = [
+            Candidate(member, str(self.founder[member]), self._features[member],
+                      member == self.founder[member])
+            for member in sorted(members)
+        ]
+        decision = decide(feats, candidates, self.config)
+        if decision is None:
+            return Assignment(seq, item.nid, seq, None, None, None, None)
+        return Assignment(seq, item.nid, int(decision.doc_key), decision.matched_by,
+                          decision.article_id, decision.distance, decision.similarity)
+
+
+def replay(items: Iterable[Item], config: EngineConfig = EngineConfig()) -> list[Assignment]:
+    """Assignments of ``items`` (sorted here by seq) through one :class:`Replayer`."""
+    replayer = Replayer(config)
+    return [replayer.add(item) for item in sorted(items, key=lambda i: i.seq)]
+
+
+# --- inputs --------------------------------------------------------------------------
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSON-lines file (blank lines skipped)."""
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _item(seq: int, record: Mapping[str, Any], config: EngineConfig) -> Item:
+    url = record.get("url") or ""
+    return Item(
+        seq=seq,
+        nid=str(record["nid"]),
+        features=extract(record.get("title") or "", record.get("content") or "", config),
+        url_hash=url_hash(url) if url else None,
+        hotness=float(record.get("hotness") or 0.0),
+        media=str(record.get("media") or ""),
+    )
+
+
+def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig]) -> list[Item]:
+    start, records, config = args
+    return [_item(start + i, r, config) for i, r in enumerate(records)]
+
+
+def prepare(
+    records: Iterable[Mapping[str, Any]],
+    config: EngineConfig = EngineConfig(),
+    *,
+    workers: int = 1,
+    chunk: int = 2000,
+) -> tuple[list[Item], int]:
+    """Items in arrival order (``seq`` = position) and how many records repeated an
+    earlier nid (skipped: the first record of a nid wins). ``workers`` > 1 extracts
+    features in that many processes (fingerprints do not depend on the process)."""
+    unique: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    repeated = 0
+    for record in records:
+        nid = str(record["nid"])
+        if nid in seen:
+            repeated += 1
+            continue
+        seen.add(nid)
+        unique.append(dict(record))
+    jobs = [(i, unique[i : i + chunk], config) for i in range(0, len(unique), chunk)]
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_item_chunk, jobs)
+    else:
+        parts = [_item_chunk(job) for job in jobs]
+    return [item for part in parts for item in part], repeated
+
+
+# --- results ----------------------------------------------------------------------
+
+
+def doc_ids_for(founders: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """founder seq -> docId: ``make_doc_id(founder nid)``, salted ``#1``, ``#2``... only
+    when an earlier founder already holds that docId (as the online engine salts)."""
+    taken: set[str] = set()
+    out: dict[int, str] = {}
+    for seq, nid in sorted(founders):
+        doc_id = make_doc_id(nid)
+        salt = 0
+        while doc_id in taken:
+            salt += 1
+            doc_id = make_doc_id(nid, f"#{salt}")
+        taken.add(doc_id)
+        out[seq] = doc_id
+    return out
+
+
+def representative_key(item: Item, weights: Mapping[str, float] | None = None
+                       ) -> tuple[float, int]:
+    """Higher is better: hotness x media weight, ties to the earliest."""
+    weight = weights.get(item.media, 1.0) if weights else 1.0
+    return (item.hotness * weight, -item.seq)
+
+
+def summarize(
+    items: Sequence[Item],
+    assignments: Sequence[Assignment],
+    media_weights: Mapping[str, float] | None = None,
+) -> BatchResult:
+    by_seq = {item.seq: item for item in items}
+    founders = {a.founder for a in assignments}
+    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in founders)
+    best: dict[int, Item] = {}
+    sizes: Counter[int] = Counter()
+    for a in assignments:
+        item = by_seq[a.seq]
+        sizes[a.founder] += 1
+        current = best.get(a.founder)
+        if current is None or (representative_key(item, media_weights)
+                               > representative_key(current, media_weights)):
+            best[a.founder] = item
+    docs = [
+        DocSummary(doc_ids[f], by_seq[f].nid, best[f].nid, sizes[f]) for f in sorted(founders)
+    ]
+    return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
+
+
+def cluster_stats(sizes: Iterable[int]) -> dict[str, Any]:
+    values = list(sizes)
+    histogram: Counter[str] = Counter()
+    for size in values:
+        histogram["1" if size == 1 else "2" if size == 2 else "3-4" if size <= 4
+                  else "5-9" if size <= 9 else "10+"] += 1
+    return {
+        "articles": sum(values),
+        "docs": len(values),
+        "clusters": sum(1 for s in values if s > 1),
+        "duplicates": sum(s - 1 for s in values),
+        "largestCluster": max(values, default=0),
+        "sizeHistogram": dict(sorted(histogram.items())),
+    }
+
+
+def run(
+    records: Iterable[Mapping[str, Any]],
+    config: EngineConfig = EngineConfig(),
+    *,
+    workers: int = 1,
+    media_weights: Mapping[str, float] | None = None,
+) -> BatchResult:
+    """Deduplicate a corpus in this process: the online rule replayed in arrival order."""
+    items, repeated = prepare(records, config, workers=workers)
+    result = run_items(items, config, media_weights=media_weights)
+    result.stats["repeatedNids"] = repeated
+    return result
+
+
+def run_items(
+    items: Sequence[Item],
+    config: EngineConfig = EngineConfig(),
+    *,
+    media_weights: Mapping[str, float] | None = None,
+) -> BatchResult:
+    return summarize(items, replay(items, config), media_weights)
+
+
+# --- the partition the Spark job works in -------------------------------------------
+
+
+def candidate_components(items: Sequence[Item], config: EngineConfig = EngineConfig()
+                         ) -> list[list[int]]:
+    """Connected components (lists of seq) of the candidate graph: content fingerprints
+    within ``k``, title fingerprints within ``title_k`` (zeros excluded: ``decide``
+    ignores them), and the same canonical URL.
+
+    Every online decision joins an article to a doc through one of these pairs (a
+    URL pair, or a title or content index hit in that doc), so every doc lies inside
+    one component and replaying each component alone gives the online partition.
+    """
+    n = len(items)
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for attr, k in (("content_fp", config.k), ("title_fp", config.title_k)):
+        fps = np.array([getattr(item.features, attr) for item in items], dtype=np.uint64)
+        nonzero = np.flatnonzero(fps != 0)
+        distinct, first, inverse = np.unique(fps[nonzero], return_index=True,
+                                             return_inverse=True)
+        for pos, group in zip(nonzero, inverse, strict=True):
+            union(int(pos), int(nonzero[first[group]]))
+        for a, b in all_pairs(distinct, k):
+            union(int(nonzero[first[a]]), int(nonzero[first[b]]))
+    first_url: dict[int, int] = {}
+    for pos, item in enumerate(items):
+        if item.url_hash is not None:
+            union(pos, first_url.setdefault(item.url_hash, pos))
+    groups: dict[int, list[int]] = {}
+    for pos in range(n):
+        groups.setdefault(find(pos), []).append(items[pos].seq)
+    return sorted(groups.values(), key=lambda g: g[0])

@@ -1,0 +1,70 @@
+// Keyboard shortcuts of the review queue: j/k move, c confirms the cluster, s splits the
+// article out. The actions are ordinary forms (they work without this file); with htmx the
+// queue fragment is swapped in place and the selection stays at the same position.
+(function () {
+  "use strict";
+
+  function items() {
+    return Array.prototype.slice.call(document.querySelectorAll(".review-item"));
+  }
+
+  function selectedIndex() {
+    var list = items();
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].classList.contains("selected")) return i;
+    }
+    return list.length ? 0 : -1;
+  }
+
+  function select(index, loadDiff) {
+    var list = items();
+    if (!list.length) return;
+    index = Math.max(0, Math.min(index, list.length - 1));
+    list.forEach(function (el, n) {
+      el.classList.toggle("selected", n === index);
+      el.setAttribute("aria-selected", n === index ? "true" : "false");
+    });
+    var current = list[index];
+    current.scrollIntoView({ block: "nearest" });
+    if (loadDiff && window.htmx && current.dataset.diffUrl) {
+      window.htmx.ajax("GET", current.dataset.diffUrl, { target: "#review-diff", swap: "innerHTML" });
+    }
+  }
+
+  function submit(action) {
+    var current = items()[selectedIndex()];
+    if (!current) return;
+    var form = current.querySelector('form[data-action="' + action + '"]');
+    if (!form) return;
+    if (form.requestSubmit) {
+      form.requestSubmit();
+    } else {
+      form.submit();
+    }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    var target = event.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
+      return;
+    }
+    if (!document.querySelector(".review-list")) return;
+    switch (event.key) {
+      case "j": select(selectedIndex() + 1, true); break;
+      case "k": select(selectedIndex() - 1, true); break;
+      case "c": submit("confirm"); break;
+      case "s": submit("split"); break;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  // A click on an item's title selects it in place (the link still works without JS).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest(".review-item .select-link") : null;
+    if (!link || !window.htmx) return;
+    event.preventDefault();
+    select(Number(link.closest(".review-item").dataset.index), true);
+  });
+})();

@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,8 @@ def database_url() -> str:
     s = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{s['NAME']}"
-    return f"mysql://{s['USER']}:{s['PASSWORD']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 3306}/{s['NAME']}"
+    host = f"{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 3306}"
+    return f"mysql://{s['USER']}:{s['PASSWORD']}@{host}/{s['NAME']}"
 
 
 def start_workers(count: int) -> list[subprocess.Popen]:
@@ -94,7 +96,7 @@ def test_after_redis_is_emptied_rebuild_index_gives_the_old_doc_ids(client, auth
     run_worker()
     old = Article.objects.get(nid="first").doc.doc_id
     redis_client.flushdb()
-    call_command("rebuild_index", stdout=open(os.devnull, "w"), stderr=open(os.devnull, "w"))
+    call_command("rebuild_index", stdout=StringIO(), stderr=StringIO())
     post("later", 2)
     run_worker()
     assert Article.objects.get(nid="later").doc.doc_id == old

@@ -127,7 +127,8 @@ def test_an_older_state_never_overwrites_a_newer_one(client, auth, run_worker, h
 
 def test_sync_repairs_deleted_altered_and_added_rows(client, auth, run_worker, hbase):
     other = "完全不同的一篇文章，讲的是图书馆夜间借阅服务的开通和读书会安排。" * 5
-    for n, body in enumerate([BODY, BODY.replace("江城", "海城") + "另一条新闻的结尾。" * 20, other]):
+    longer = BODY.replace("江城", "海城") + "另一条新闻的结尾。" * 20
+    for n, body in enumerate([BODY, longer, other]):
         post(client, auth, f"n{n}", hotness=n, body=body)
     run_worker()
     docs = list(Doc.objects.order_by("id"))

@@ -72,7 +72,20 @@ def rate_limit(key: ApiKey) -> None:
                        headers={"Retry-After": retry_after})
 
 
-api = NinjaAPI(
+class DedupAPI(NinjaAPI):
+    """Adds the article request schemas, which the POST body names with oneOf."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in (ArticleIn, ArticleBatchIn):
+            body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(body.pop("$defs", {}))
+            components[model.__name__] = body
+        return schema
+
+
+api = DedupAPI(
     title="dedupsite API",
     version="1",
     description="Near-duplicate detection for news: a docId per article.",

@@ -37,7 +37,7 @@ def near_threshold_distance() -> int:
 
 
 def review_queue() -> QuerySet[Article]:
-    """Queue items, most borderline first (largest distance, then lowest similarity)."""
+    """Queue items, most doubtful first: lowest verified similarity, then largest distance."""
     borderline = (
         Q(distance__gte=near_threshold_distance())
         | Q(matched_by=MatchedBy.TITLE)
@@ -55,7 +55,7 @@ def review_queue() -> QuerySet[Article]:
         .exclude(doc__status=DocStatus.CONFIRMED)
         .exclude(doc__representative=F("pk"))
         .filter(borderline)
-        .order_by(F("distance").desc(nulls_last=True), F("similarity").asc(nulls_last=True),
+        .order_by(F("similarity").asc(nulls_last=True), F("distance").desc(nulls_last=True),
                   "id")
     )
 

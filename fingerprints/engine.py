@@ -11,11 +11,13 @@ Nothing here imports Django: the same code runs in web workers, RQ jobs and Spar
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from functools import lru_cache
 from importlib import resources
 
@@ -24,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .normalize import normalize
-from .simhash import FEATURE_SEED, hamming, simhash_arrays
-from .sketch import Sketch
+from .simhash import FEATURE_SEED, hamming
+from .sketch import Sketch, sketch_many
 from .stopwords import build_stopwords, is_punctuation_or_space
 from .tokenize import SegmenterSpec, UserWord, get_segmenter
 from .verify import Verification, verify
@@ -160,22 +162,43 @@ _NOT_WORD = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")
 
 
+WEIGHT_SCALE = 100  # IDF to integer weight: exact sums, identical on every machine
+TF_SCALE = 256
+_MAX_TF = 4096
+# (1 + ln tf) as integers, computed once; capped at _MAX_TF occurrences.
+_TF_FACTOR = np.array(
+    [0] + [round((1.0 + math.log(c)) * TF_SCALE) for c in range(1, _MAX_TF + 1)], dtype=np.int64
+)
+
+
+class _Ids(dict[str, int]):
+    """token -> id; a missing token is added to the vocabulary (``__missing__``), so a
+    whole document is looked up with ``map(ids.__getitem__, tokens)`` in C."""
+
+    def __init__(self, vocab: _Vocabulary) -> None:
+        super().__init__()
+        self.vocab = vocab
+
+    def __missing__(self, token: str) -> int:
+        return self.vocab._add(token)
+
+
 class _Vocabulary:
-    """Token -> id, with per-id feature hash and weight in NumPy arrays, so that a
-    document's tokens are looked up in C (``map``) and everything else is vectorized."""
+    """Token -> id, with per-id 64-bit feature hash and integer weight in NumPy arrays;
+    stopwords, punctuation and white space get weight 0."""
 
     def __init__(self, stopwords: frozenset[str]) -> None:
         self.stopwords = stopwords
         self.idf, self.default_idf = idf_table()
-        self.ids: dict[str, int] = {}
+        self.ids = _Ids(self)
         self.hashes = np.zeros(1 << 16, dtype=np.uint64)
-        self.weights = np.zeros(1 << 16, dtype=np.float64)
+        self.weights = np.zeros(1 << 16, dtype=np.int64)
         self.size = 0
         self.lock = threading.Lock()
 
     def _add(self, token: str) -> int:
         with self.lock:
-            known = self.ids.get(token)
+            known = dict.get(self.ids, token)
             if known is not None:
                 return known
             i = self.size
@@ -184,21 +207,17 @@ class _Vocabulary:
                 self.weights = np.concatenate([self.weights, np.zeros_like(self.weights)])
             word = token.strip()
             if not word or word in self.stopwords or is_punctuation_or_space(word):
-                weight = 0.0
+                weight = 0
             else:
-                weight = self.idf.get(word, self.default_idf)
+                weight = max(1, round(self.idf.get(word, self.default_idf) * WEIGHT_SCALE))
             self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
             self.weights[i] = weight
             self.size = i + 1
-            self.ids[token] = i
+            dict.__setitem__(self.ids, token, i)
             return i
 
     def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
-        get = self.ids.get
-        ids = [get(t, -1) for t in tokens]
-        if -1 in ids:
-            ids = [i if i >= 0 else self._add(t) for t, i in zip(tokens, ids, strict=True)]
-        return np.array(ids, dtype=np.int64)
+        return np.fromiter(map(self.ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
 
 
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
@@ -216,21 +235,43 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
 
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
 _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
+_BIT_SHIFTS = np.arange(64, dtype=np.uint64)
 
 
-def _fingerprint(vocab: _Vocabulary, tokens: list[str], tf: bool) -> tuple[int, int]:
-    """(SimHash, number of informative tokens)."""
-    if not tokens:
-        return 0, 0
-    ids = vocab.lookup(tokens)
-    ids = ids[vocab.weights[ids] > 0]
+def _fingerprints(
+    vocab: _Vocabulary, token_lists: Sequence[list[str]], tf: bool
+) -> tuple[list[int], list[int]]:
+    """SimHash and informative-token count of each token list, vectorized over the
+    batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
+    the vote sums are exact: the fingerprint of a text does not depend on the batch,
+    the NumPy build or the machine."""
+    n = len(token_lists)
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
+    ids = vocab.lookup(list(chain.from_iterable(token_lists)))
+    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    informative = vocab.weights[ids] > 0
+    ids, doc = ids[informative], doc[informative]
+    counts_per_doc = np.bincount(doc, minlength=n)
     if len(ids) == 0:
-        return 0, 0
-    unique, counts = np.unique(ids, return_counts=True)
-    weights = vocab.weights[unique]
+        return [0] * n, counts_per_doc.tolist()
+    keys = np.sort(doc << 32 | ids)
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    tf_counts = np.diff(np.r_[first, len(keys)])
+    unique = keys[first]
+    unique_doc = unique >> 32
+    unique_id = unique & 0xFFFFFFFF
+    weights = vocab.weights[unique_id]
     if tf:
-        weights = weights * (1.0 + np.log(counts))
-    return simhash_arrays(vocab.hashes[unique], weights), len(ids)
+        weights = weights * _TF_FACTOR[np.minimum(tf_counts, _MAX_TF)]
+    bits = (vocab.hashes[unique_id][:, None] >> _BIT_SHIFTS) & np.uint64(1)
+    signed = np.where(bits.astype(np.bool_), weights[:, None], -weights[:, None])
+    doc_start = np.flatnonzero(np.r_[True, unique_doc[1:] != unique_doc[:-1]])
+    votes = np.add.reduceat(signed, doc_start, axis=0)
+    packed = np.packbits(votes > 0, axis=1, bitorder="little").view("<u8").ravel()
+    fps = [0] * n
+    for d, fp in zip(unique_doc[doc_start].tolist(), packed.tolist(), strict=True):
+        fps[d] = fp
+    return fps, counts_per_doc.tolist()
 
 
 def _numbers(text: str) -> tuple[bytes, int]:
@@ -255,25 +296,38 @@ def _numbers(text: str) -> tuple[bytes, int]:
 
 def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> Features:
     """Features of one article. Deterministic: same text, same config -> same bytes."""
-    segmenter = get_segmenter(config.segmenter)
-    vocab = _vocabulary(config.extra_stopwords)
-    body = normalize(content)
-    content_fp, token_count = _fingerprint(vocab, segmenter.cut(body), tf=True)
-    head = _TITLE_TAG.sub("", normalize(title))
-    title_fp, title_tokens = _fingerprint(vocab, segmenter.cut(head), tf=False)
-    if title_tokens < config.title_min_tokens:
-        title_fp = 0
-    numbers, number_count = _numbers(body)
-    return Features(
-        title_fp, content_fp, token_count, Sketch.from_text(body), numbers, number_count
-    )
+    return extract_many([(title, content)], config)[0]
 
 
 def extract_many(
-    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig()
+    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig(), batch: int = 256
 ) -> list[Features]:
-    """``extract`` over (title, content) pairs."""
-    return [extract(title, content, config) for title, content in items]
+    """``extract`` over (title, content) pairs, vectorized per ``batch`` articles
+    (identical results, several times faster per article)."""
+    segmenter = get_segmenter(config.segmenter)
+    vocab = _vocabulary(config.extra_stopwords)
+    out: list[Features] = []
+    for start in range(0, len(items), batch):
+        chunk = items[start : start + batch]
+        bodies = [normalize(content) for _, content in chunk]
+        heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
+        content_fps, token_counts = _fingerprints(
+            vocab, [segmenter.cut(body) for body in bodies], tf=True
+        )
+        title_fps, title_counts = _fingerprints(
+            vocab, [segmenter.cut(head) if head else [] for head in heads], tf=False
+        )
+        sketches = sketch_many(bodies)
+        for i, body in enumerate(bodies):
+            numbers, number_count = _numbers(body)
+            title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
+            out.append(
+                Features(
+                    title_fp, content_fps[i], token_counts[i], sketches[i], numbers,
+                    number_count,
+                )
+            )
+    return out
 
 
 # --- the docId decision -------------------------------------------------------------

@@ -54,18 +54,25 @@ def cut(body: str) -> str:
     return "\n".join(body.split("\n")[:-1]) + FOOTER
 
 
+def edited(body: str) -> str:
+    """A light copy edit: one phrase reworded, one sentence added at the end."""
+    return body.replace("前来骑行和散步", "前来骑车、跑步和散步").replace(
+        "减少因降雨造成的损失", "尽量减少因降雨造成的损失") + "（完）"
+
+
 def article(nid: str, title: str, content: str, **extra: Any) -> dict[str, Any]:
     return {"nid": nid, "url": f"https://news.example/{nid}", "title": title,
             "content": content, **extra}
 
 
 # The engine places these deterministically: a copy under another title joins by content
-# (distance 0), a cut copy under the same title joins by title (a review-queue item).
+# (distance 0, similarity 1: nothing to review); a lightly edited copy under the same title
+# joins by the title rule (a review-queue item, with a diff to show).
 CORPUS = [
     article("river-1", "江城滨江绿道全线贯通 市民周末骑行人数创新高", RIVERSIDE,
             media="Evening Courier", hotness=40),
     article("river-2", "滨江绿道贯通（转载）", RIVERSIDE, media="City Daily", hotness=75),
-    article("river-3", "江城滨江绿道全线贯通 市民周末骑行人数创新高", cut(RIVERSIDE),
+    article("river-3", "江城滨江绿道全线贯通 市民周末骑行人数创新高", edited(RIVERSIDE),
             media="News Aggregator", hotness=20),
     article("library-1", "市图书馆推出夜间借阅服务", LIBRARY, media="Metro Online", hotness=30),
     article("library-2", "图书馆夜间借阅（转载）", LIBRARY, media="City Daily", hotness=10),
@@ -74,7 +81,7 @@ CORPUS = [
     article("museum-2", "青铜器特展开幕", MUSEUM, media="News Aggregator", hotness=5),
     article("xss-1", XSS_TITLE, XSS_CONTENT, media='<b>"Media"</b>', hotness=9,
             url='https://news.example/xss-1?q="><script>alert(5)</script>'),
-    article("xss-2", XSS_TITLE, cut(XSS_CONTENT), media="City Daily", hotness=3),
+    article("xss-2", XSS_TITLE, edited(XSS_CONTENT), media="City Daily", hotness=3),
 ]
 
 

@@ -1,0 +1,611 @@
+"""The batch engine on PySpark: the same fingerprints, the same clusters as online.
+
+Stages (docs/batch.md explains each and how to run it on a cluster):
+
+1. *Read* JSON lines (arrival order = line order, or a ``seq`` field) or Parquet.
+2. *Fingerprint* in ``mapPartitions`` with :func:`fingerprints.engine.extract`, the
+   code the web workers run; the first record of a nid wins.
+3. *Candidate pairs*: identical fingerprints collapse onto their earliest article
+   (a two-stage salted aggregation, the 2019 seed's method against skew); every
+   distinct fingerprint emits its ``k + 1`` pigeonhole blocks keyed with their block
+   number; bucket sizes are counted with the same salted two-stage aggregation; a
+   bucket larger than ``tile_size`` is cut into sub-buckets whose pairs are compared
+   tile by tile, so no task sees more than ``tile_size**2`` comparisons; candidates are
+   kept when the exact Hamming distance is within ``k`` (title: ``title_k``), each pair
+   once (by the first block it shares). Same canonical URL links articles too.
+4. *Connected components* of those links in Spark: min-label propagation with
+   pointer jumping, DataFrames only; nothing is collected to the driver.
+5. *Replay*: inside each component, :class:`fingerprints.batch.Replayer` assigns the
+   articles in arrival order with ``decide`` — the online rule. Every online join
+   follows a candidate link, so components never split a doc, and within one the
+   replay makes the online decisions exactly.
+6. *docIds* ``make_doc_id(founder nid)``; representative = the hottest member
+   (ties: earliest). Output: Parquet of articles with their docId and features,
+   JSON lines ``{nid, docId}``, Parquet of clusters, ``stats.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .batch import Item, Replayer, make_doc_id, url_hash
+from .engine import EngineConfig, Features, extract
+from .index import block_layout
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = ["SparkOptions", "build_session", "package_engine", "run_job"]
+
+SIGN_BIT = 1 << 63
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def to_signed(value: int) -> int:
+    """Unsigned 64-bit -> Spark's signed LongType (same bits)."""
+    return value - (1 << 64) if value >= SIGN_BIT else value
+
+
+def to_unsigned(value: int) -> int:
+    return value + (1 << 64) if value < 0 else value
+
+
+class SparkOptions:
+    """Tunables of the job (not of the engine: clusters do not depend on them)."""
+
+    def __init__(self, *, salts: int = 8, tile_size: int = 2000,
+                 max_cc_iterations: int = 50) -> None:
+        if salts < 1:
+            raise ValueError(f"salts must be at least 1, not {salts!r}")
+        if tile_size < 2:
+            raise ValueError(f"tile_size must be at least 2, not {tile_size!r}")
+        self.salts = salts
+        self.tile_size = tile_size
+        self.max_cc_iterations = max_cc_iterations
+
+
+# --- session ---------------------------------------------------------------------------
+
+
+def package_engine(path: str | Path) -> Path:
+    """Zip the ``fingerprints`` package (code and word lists) for ``--py-files``."""
+    path = Path(path)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted((ROOT / "fingerprints").rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts:
+                archive.write(file, file.relative_to(ROOT))
+    return path
+
+
+def build_session(
+    master: str = "local[*]",
+    *,
+    app_name: str = "dedupsite-spark-dedup",
+    shuffle_partitions: int | None = None,
+    driver_memory: str = "4g",
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession whose Python workers can import the engine.
+
+    Local masters get the project on ``PYTHONPATH``; any other master gets the engine
+    zipped and shipped with ``addPyFile`` (the executors need the same Python packages:
+    numpy, mmh3, rjieba, jieba — docs/batch.md).
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    local = master.startswith("local")
+    partitions = shuffle_partitions or (8 if local else 200)
+    builder = (
+        SparkSession.builder.master(master).appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", str(partitions))
+        .config("spark.default.parallelism", str(partitions))
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if not local:
+        import tempfile
+
+        target = Path(tempfile.mkdtemp(prefix="dedupsite-")) / "fingerprints.zip"
+        spark.sparkContext.addPyFile(str(package_engine(target)))
+    return spark
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+# --- stage 1 and 2: read and fingerprint ----------------------------------------------
+
+RAW_SCHEMA = (
+    "seq long, nid string, url string, title string, content string, category string, "
+    "media string, imageCount long, hotness double, publishedAt string"
+)
+FEATURE_SCHEMA = (
+    "seq long, nid string, urlHash long, titleFp long, contentFp long, features binary, "
+    "hotness double, media string"
+)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _raw_row(record: Mapping[str, Any], seq: int) -> tuple[Any, ...]:
+    if record.get("seq") is not None:
+        seq = int(record["seq"])
+    nid = record.get("nid")
+    if nid is None or nid == "":
+        raise ValueError("nid is required")
+    image_count = record.get("imageCount") or 0
+    hotness = record.get("hotness") or 0.0
+    return (
+        seq, str(nid), _text(record.get("url")), _text(record.get("title")),
+        _text(record.get("content")), _text(record.get("category")), _text(record.get("media")),
+        int(image_count), float(hotness), _text(record.get("publishedAt")) or None,
+    )
+
+
+def read_input(spark: SparkSession, path: str, input_format: str | None = None
+               ) -> tuple[DataFrame, Any]:
+    """Raw articles (RAW_SCHEMA) and an accumulator counting rejected records.
+
+    JSON lines are read with the Hadoop text reader, whose partitions keep file order,
+    so ``seq`` is the line number unless the record carries its own ``seq``. Parquet
+    keeps a ``seq`` column when it has one, else the reader's row order.
+    """
+    sc = spark.sparkContext
+    rejected = sc.accumulator(0)
+    fmt = input_format or ("parquet" if path.rstrip("/").endswith(".parquet") else "json")
+    if fmt == "json":
+
+        def parse(rows: Iterable[tuple[str, int]]) -> Iterator[tuple[Any, ...]]:
+            for line, index in rows:
+                if not line.strip():
+                    continue
+                try:
+                    yield _raw_row(json.loads(line), index)
+                except (ValueError, TypeError, AttributeError):
+                    rejected.add(1)
+
+        rdd = sc.textFile(path).zipWithIndex().mapPartitions(parse)
+    elif fmt == "parquet":
+        frame = spark.read.parquet(path)
+        has_seq = "seq" in frame.columns
+        columns = frame.columns
+
+        def convert(rows: Iterable[tuple[Any, int]]) -> Iterator[tuple[Any, ...]]:
+            for row, index in rows:
+                record = {name: row[name] for name in columns}
+                if not has_seq:
+                    record.pop("seq", None)
+                try:
+                    yield _raw_row(record, index)
+                except (ValueError, TypeError):
+                    rejected.add(1)
+
+        rdd = frame.rdd.zipWithIndex().mapPartitions(convert)
+    else:
+        raise ValueError(f"input format must be 'json' or 'parquet', not {fmt!r}")
+    return spark.createDataFrame(rdd, RAW_SCHEMA), rejected
+
+
+def _extract_partition(config: EngineConfig):  # type: ignore[no-untyped-def]
+    def run(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+        for seq, nid, url, title, content, media, hotness in rows:
+            feats = extract(title, content, config)
+            uhash = to_signed(url_hash(url)) if url else None
+            yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
+                   bytearray(feats.to_bytes()), hotness, media)
+
+    return run
+
+
+def fingerprint(raw: DataFrame, config: EngineConfig) -> DataFrame:
+    """FEATURE_SCHEMA rows, one per nid (its first record)."""
+    from pyspark.sql import functions as F
+
+    spark = raw.sparkSession
+    rdd = raw.select("seq", "nid", "url", "title", "content", "media", "hotness").rdd
+    every = spark.createDataFrame(rdd.mapPartitions(_extract_partition(config)), FEATURE_SCHEMA)
+    first = every.groupBy("nid").agg(F.min("seq").alias("seq"))
+    return every.join(first.select("seq"), "seq", "left_semi")
+
+
+# --- stage 3: candidate links ------------------------------------------------------------
+
+
+def leaders(keyed: DataFrame, key: str, salts: int) -> DataFrame:
+    """(key, leader = earliest seq, copies) by a two-stage salted aggregation: partial
+    (key, salt) groups first, then per key, so a key shared by very many articles is
+    spread over ``salts`` groups in the first shuffle."""
+    from pyspark.sql import functions as F
+
+    partial = (
+        keyed.withColumn("salt", F.pmod(F.col("seq"), F.lit(salts)))
+        .groupBy(key, "salt")
+        .agg(F.min("seq").alias("m"), F.count(F.lit(1)).alias("c"))
+    )
+    return partial.groupBy(key).agg(F.min("m").alias("leader"), F.sum("c").alias("copies"))
+
+
+def _block_value(fp: Column, shift: int, width: int) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.shiftrightunsigned(fp, shift).bitwiseAND(F.lit((1 << width) - 1))
+
+
+def near_pairs(
+    distinct: DataFrame, k: int, options: SparkOptions
+) -> tuple[DataFrame, DataFrame]:
+    """Pairs (a, b) of leaders whose fingerprints are within ``k``, and the bucket
+    sizes (block, value, size) of buckets holding two or more distinct fingerprints.
+
+    ``distinct`` has one row per distinct fingerprint: (fp, leader).
+    """
+    from pyspark.sql import functions as F
+
+    layout = block_layout(k)
+    blocks = F.array(*[
+        F.struct(F.lit(i).alias("block"), _block_value(F.col("fp"), shift, width).alias("value"))
+        for i, (shift, width) in enumerate(layout)
+    ])
+    keys = distinct.select("fp", "leader", F.explode(blocks).alias("b")).select(
+        "fp", "leader", "b.block", "b.value"
+    )
+    sizes = (
+        keys.withColumn("salt", F.pmod(F.xxhash64("fp"), F.lit(options.salts)))
+        .groupBy("block", "value", "salt").count()
+        .groupBy("block", "value").agg(F.sum("count").alias("size"))
+        .where(F.col("size") > 1)
+    )
+    tiled = (
+        keys.join(sizes, ["block", "value"])
+        .withColumn("parts", F.ceil(F.col("size") / F.lit(options.tile_size)).cast("long"))
+        .withColumn("r", F.pmod(F.xxhash64("fp", F.lit("tile")), F.col("parts")))
+    )
+    left = tiled.select(
+        "block", "value", F.col("r").alias("ti"),
+        F.explode(F.sequence(F.col("r"), F.col("parts") - 1)).alias("tj"),
+        F.col("fp").alias("fa"), F.col("leader").alias("la"),
+    )
+    right = tiled.select(
+        "block", "value", F.explode(F.sequence(F.lit(0).cast("long"), F.col("r"))).alias("ti"),
+        F.col("r").alias("tj"), F.col("fp").alias("fb"), F.col("leader").alias("lb"),
+    )
+    xor = F.col("fa").bitwiseXOR(F.col("fb"))
+    first_block: Column = F.lit(len(layout))
+    for i, (shift, width) in reversed(list(enumerate(layout))):
+        first_block = F.when(_block_value(xor, shift, width) == 0, F.lit(i)).otherwise(first_block)
+    pairs = (
+        left.join(right, ["block", "value", "ti", "tj"])
+        .where((F.col("ti") != F.col("tj")) | (F.col("fa") < F.col("fb")))
+        .where(F.bit_count(xor) <= k)
+        .where(F.col("block") == first_block)
+        .select(F.least("la", "lb").alias("src"), F.greatest("la", "lb").alias("dst"))
+    )
+    return pairs, sizes
+
+
+def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOptions
+                    ) -> tuple[DataFrame, dict[str, DataFrame]]:
+    """Undirected links (src, dst) between seqs whose articles can meet online, and
+    the intermediate frames for statistics."""
+    from pyspark.sql import functions as F
+
+    links = []
+    parts: dict[str, DataFrame] = {}
+    for name, column, k in (("content", "contentFp", config.k),
+                            ("title", "titleFp", config.title_k)):
+        keyed = feats.where(F.col(column) != 0).select("seq", F.col(column).alias("fp"))
+        lead = leaders(keyed, "fp", options.salts).cache()
+        links.append(keyed.join(lead.select("fp", "leader"), "fp")
+                     .where(F.col("seq") != F.col("leader"))
+                     .select(F.col("seq").alias("src"), F.col("leader").alias("dst")))
+        pairs, sizes = near_pairs(lead.select("fp", "leader"), k, options)
+        pairs = pairs.cache()
+        links.append(pairs)
+        parts[f"{name}Pairs"] = pairs
+        parts[f"{name}Buckets"] = sizes
+        parts[f"{name}Copies"] = lead
+    keyed = feats.where(F.col("urlHash").isNotNull()).select("seq", F.col("urlHash").alias("u"))
+    url_lead = leaders(keyed, "u", options.salts)
+    links.append(keyed.join(url_lead.select("u", "leader"), "u")
+                 .where(F.col("seq") != F.col("leader"))
+                 .select(F.col("seq").alias("src"), F.col("leader").alias("dst")))
+    edges = links[0]
+    for more in links[1:]:
+        edges = edges.unionByName(more)
+    return edges, parts
+
+
+# --- stage 4: connected components ---------------------------------------------------
+
+
+def connected_components(edges: DataFrame, max_iterations: int = 50) -> tuple[DataFrame, int]:
+    """(node, label = smallest node of its component) for every node with a link.
+
+    Min-label propagation (each node takes the smallest label among itself and its
+    neighbours) alternated with pointer jumping (label := label of the label), which
+    halves the remaining distance each round. Runs until no label changes.
+    """
+    from pyspark.sql import functions as F
+
+    both = (
+        edges.select("src", "dst")
+        .unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
+        .where(F.col("src") != F.col("dst"))
+        .distinct()
+        .localCheckpoint()
+    )
+    labels = both.groupBy("src").agg(F.least(F.col("src"), F.min("dst")).alias("label")) \
+        .withColumnRenamed("src", "node").localCheckpoint()
+    for iteration in range(1, max_iterations + 1):
+        neighbour = (
+            both.join(labels.withColumnRenamed("node", "dst"), "dst")
+            .groupBy("src").agg(F.min("label").alias("seen"))
+            .withColumnRenamed("src", "node")
+        )
+        step = labels.join(neighbour, "node").select(
+            "node", F.least("label", "seen").alias("label"))
+        jumped = (
+            step.alias("a")
+            .join(step.alias("b"), F.col("a.label") == F.col("b.node"))
+            .select(F.col("a.node").alias("node"), F.col("b.label").alias("label"))
+            .localCheckpoint()
+        )
+        changed = (
+            jumped.alias("n").join(labels.alias("o"), "node")
+            .where(F.col("n.label") != F.col("o.label")).limit(1).count()
+        )
+        labels = jumped
+        if not changed:
+            return labels, iteration
+    raise RuntimeError(f"connected components did not converge in {max_iterations} rounds")
+
+
+# --- stage 5: replay inside components -------------------------------------------------
+
+
+def _replay_component(config: EngineConfig):  # type: ignore[no-untyped-def]
+    def run(group: tuple[int, Iterable[Any]]) -> Iterator[tuple[Any, ...]]:
+        _label, rows = group
+        items = sorted(
+            (Item(seq, nid, Features.from_bytes(bytes(features)),
+                  to_unsigned(uhash) if uhash is not None else None)
+             for seq, nid, uhash, features in rows),
+            key=lambda item: item.seq,
+        )
+        replayer = Replayer(config)
+        for item in items:
+            a = replayer.add(item)
+            yield (a.seq, a.founder, a.matched_by, a.matched_seq, a.distance, a.similarity)
+
+    return run
+
+
+ASSIGNMENT_SCHEMA = (
+    "seq long, founder long, matchedBy string, matchedSeq long, distance int, similarity double"
+)
+
+
+def assign(feats: DataFrame, labels: DataFrame, config: EngineConfig) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    spark = feats.sparkSession
+    joined = feats.join(labels.withColumnRenamed("node", "seq"), "seq", "left")
+    grouped = (
+        joined.where(F.col("label").isNotNull())
+        .select("label", "seq", "nid", "urlHash", "features").rdd
+        .map(lambda r: (r[0], (r[1], r[2], r[3], r[4])))
+        .groupByKey()
+        .flatMap(_replay_component(config))
+    )
+    replayed = spark.createDataFrame(grouped, ASSIGNMENT_SCHEMA)
+    singles = joined.where(F.col("label").isNull()).select(
+        "seq", F.col("seq").alias("founder"), F.lit(None).cast("string").alias("matchedBy"),
+        F.lit(None).cast("long").alias("matchedSeq"), F.lit(None).cast("int").alias("distance"),
+        F.lit(None).cast("double").alias("similarity"),
+    )
+    return replayed.unionByName(singles)
+
+
+# --- stage 6: docIds, representatives, output -------------------------------------------
+
+
+def doc_ids(assignments: DataFrame, feats: DataFrame) -> DataFrame:
+    """(founder, docId): make_doc_id(founder nid), salted only on a collision."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    doc_id = F.udf(make_doc_id, StringType())
+    founders = (
+        assignments.where(F.col("seq") == F.col("founder")).select("founder")
+        .join(feats.select(F.col("seq").alias("founder"), "nid"), "founder")
+        .withColumn("docId", doc_id("nid"))
+        .cache()
+    )
+    clashes = (
+        founders.groupBy("docId").agg(F.count(F.lit(1)).alias("n")).where("n > 1")
+        .join(founders, "docId").select("founder", "nid").collect()
+    )
+    if not clashes:
+        return founders.select("founder", "docId")
+    # 128-bit collisions: replay the online salting ("#1", "#2"...) for the few involved.
+    from .batch import doc_ids_for
+
+    salted = doc_ids_for((int(r["founder"]), str(r["nid"])) for r in clashes)
+    fix = feats.sparkSession.createDataFrame(list(salted.items()), "founder long, fixed string")
+    return (founders.join(fix, "founder", "left")
+            .select("founder", F.coalesce("fixed", "docId").alias("docId")))
+
+
+def run_job(
+    spark: SparkSession,
+    input_path: str,
+    output_dir: str,
+    config: EngineConfig = EngineConfig(),
+    *,
+    input_format: str | None = None,
+    options: SparkOptions | None = None,
+    media_weights: Mapping[str, float] | None = None,
+    log: Any = None,
+) -> dict[str, Any]:
+    """Run every stage; write the outputs under ``output_dir``; return the statistics."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    options = options or SparkOptions()
+    timings: dict[str, float] = {}
+    started = last = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        timings[name] = round(now - last, 2)
+        last = now
+        if log is not None:
+            log(f"{name}: {timings[name]:.1f}s")
+
+    raw, rejected = read_input(spark, input_path, input_format)
+    feats = fingerprint(raw, config).persist(StorageLevel.MEMORY_AND_DISK)
+    articles = feats.count()
+    lap("fingerprints")
+
+    edges, parts = candidate_links(feats, config, options)
+    edges = edges.localCheckpoint()
+    link_count = edges.count()
+    lap("candidates")
+
+    labels, iterations = connected_components(edges, options.max_cc_iterations)
+    labels = labels.cache()
+    lap("components")
+
+    assignments = assign(feats, labels, config).persist(StorageLevel.MEMORY_AND_DISK)
+    assignments.count()
+    lap("replay")
+
+    ids = doc_ids(assignments, feats)
+    scored = feats.select("seq", "nid", "hotness", "media")
+    if media_weights:
+        weights = spark.createDataFrame(list(media_weights.items()), "media string, w double")
+        scored = scored.join(F.broadcast(weights), "media", "left")
+    else:
+        scored = scored.withColumn("w", F.lit(None).cast("double"))
+    scored = scored.withColumn("score", F.col("hotness") * F.coalesce("w", F.lit(1.0)))
+    clusters = (
+        assignments.join(scored, "seq")
+        .groupBy("founder")
+        .agg(F.count(F.lit(1)).alias("size"),
+             F.max(F.struct("score", (-F.col("seq")).alias("order"), "nid")).alias("best"))
+        .join(ids, "founder")
+        .join(feats.select(F.col("seq").alias("founder"), F.col("nid").alias("founderNid")),
+              "founder")
+        .select("docId", "size", "founderNid", F.col("best.nid").alias("representativeNid"),
+                F.col("founder").alias("founderSeq"))
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    nids = feats.select(F.col("seq").alias("matchedSeq"), F.col("nid").alias("matchedNid"))
+    result = (
+        assignments.join(ids, "founder")
+        .join(nids, "matchedSeq", "left")
+        .join(clusters.select("docId", "representativeNid"), "docId")
+        .join(feats.select("seq", "urlHash", "titleFp", "contentFp", "features"), "seq")
+        .join(raw.drop("nid", "hotness", "media"), "seq")
+        .join(feats.select("seq", "nid", "hotness", "media"), "seq")
+        .withColumn("isFounder", F.col("seq") == F.col("founder"))
+        .withColumn("isRepresentative", F.col("nid") == F.col("representativeNid"))
+        .drop("founder", "representativeNid")
+    )
+    out = output_dir.rstrip("/")
+    result.orderBy("seq").write.mode("overwrite").parquet(f"{out}/articles")
+    written = spark.read.parquet(f"{out}/articles")
+    written.orderBy("seq").select("nid", "docId").write.mode("overwrite").json(f"{out}/mapping")
+    clusters.orderBy("founderSeq").write.mode("overwrite").parquet(f"{out}/clusters")
+    lap("output")
+
+    stats = _statistics(spark, articles, rejected.value, written, clusters, parts, labels,
+                        link_count, iterations, config, options)
+    stats["timings"] = {**timings, "total": round(time.perf_counter() - started, 2)}
+    stats["input"] = input_path
+    stats["master"] = spark.sparkContext.master
+    if "://" not in out or out.startswith("file://"):
+        local = Path(out.removeprefix("file://"))
+        (local / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False))
+        _concatenate(local / "mapping", local / "mapping.jsonl")
+    else:
+        spark.createDataFrame([(json.dumps(stats),)], "value string").coalesce(1) \
+            .write.mode("overwrite").text(f"{out}/stats")
+    return stats
+
+
+def _statistics(spark: SparkSession, articles: int, rejected: int, written: DataFrame,
+                clusters: DataFrame, parts: dict[str, DataFrame], labels: DataFrame,
+                link_count: int, iterations: int, config: EngineConfig,
+                options: SparkOptions) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    sizes = clusters.groupBy("size").count().collect()
+    histogram: dict[str, int] = {}
+    for row in sizes:
+        size = int(row["size"])
+        label = ("1" if size == 1 else "2" if size == 2 else "3-4" if size <= 4
+                 else "5-9" if size <= 9 else "10+")
+        histogram[label] = histogram.get(label, 0) + int(row["count"])
+    components = labels.groupBy("label").count().agg(
+        F.count(F.lit(1)).alias("n"), F.max("count").alias("largest")).first()
+    matched = {str(r["matchedBy"]): int(r["count"])
+               for r in written.groupBy("matchedBy").count().collect()}
+    stats: dict[str, Any] = {
+        "articles": articles,
+        "rejectedRecords": rejected,
+        "docs": sum(int(r["count"]) for r in sizes),
+        "clusters": sum(int(r["count"]) for r in sizes if int(r["size"]) > 1),
+        "duplicates": sum((int(r["size"]) - 1) * int(r["count"]) for r in sizes),
+        "largestCluster": max((int(r["size"]) for r in sizes), default=0),
+        "sizeHistogram": dict(sorted(histogram.items())),
+        "matchedBy": matched,
+        "links": link_count,
+        "components": int(components["n"] or 0) if components else 0,
+        "largestComponent": int(components["largest"] or 0) if components else 0,
+        "componentRounds": iterations,
+        "k": config.k,
+        "titleK": config.title_k,
+        "salts": options.salts,
+        "tileSize": options.tile_size,
+    }
+    for name in ("content", "title"):
+        buckets = parts[f"{name}Buckets"].agg(
+            F.count(F.lit(1)).alias("n"), F.max("size").alias("largest"),
+            F.sum(F.ceil(F.col("size") / F.lit(options.tile_size))).alias("subBuckets"),
+        ).first()
+        copies = parts[f"{name}Copies"].agg(F.max("copies").alias("m")).first()
+        stats[f"{name}CandidatePairs"] = parts[f"{name}Pairs"].count()
+        stats[f"{name}SharedBuckets"] = int(buckets["n"] or 0) if buckets else 0
+        stats[f"{name}LargestBucket"] = int(buckets["largest"] or 0) if buckets else 0
+        stats[f"{name}SubBuckets"] = int(buckets["subBuckets"] or 0) if buckets else 0
+        stats[f"{name}MaxIdenticalFingerprints"] = int(copies["m"] or 0) if copies else 0
+    return stats
+
+
+def _concatenate(folder: Path, target: Path) -> None:
+    """Spark writes part files; also give local users one ``mapping.jsonl``."""
+    with target.open("wb") as out:
+        for part in sorted(folder.glob("part-*")):
+            out.write(part.read_bytes())

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import mmh3
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -20,7 +20,7 @@ from articles import redis_store, representatives
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, Doc, IndexState, MatchedBy
 from fingerprints.engine import Candidate, Decision, EngineConfig, Features, decide, extract_many
-from fingerprints.index import RedisBlockIndex, block_keys
+from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys
 from fingerprints.urls import canonical_url
 
 log = logging.getLogger(__name__)
@@ -131,20 +131,53 @@ def _url_field(value: int) -> bytes:
 
 
 def process_articles(nids: Sequence[str]) -> int:
-    """Fingerprint and assign every queued article among `nids`; return how many were done."""
+    """Fingerprint and assign every queued article among `nids`; return how many were done.
+
+    The whole batch is decided under one lock on the union of its index buckets,
+    with one candidate load, one transaction and one index write: round trips
+    per batch, not per article.
+    """
     config = current_config()
-    articles = list(Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED))
+    articles = list(
+        Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).order_by("id")
+    )
     if not articles:
         return 0
     Article.objects.filter(pk__in=[a.pk for a in articles]).update(attempts=F("attempts") + 1)
     features = extract_many([(a.title, a.content) for a in articles], config)
+    for article in articles:
+        if article.url_hash is None:
+            article.url_hash = url_hash(article.url)
+    # A changed body is processed again: the article leaves its old doc first.
+    for article in articles:
+        if article.doc_id is not None:
+            with transaction.atomic():
+                detach(article)
     ensure_index(config)
     indexes = Indexes.open(config)
-    done = 0
-    for article, feats in zip(articles, features, strict=True):
-        if assign(article, feats, config, indexes):
-            done += 1
-    return done
+    keys = [key for a, f in zip(articles, features, strict=True)
+            for key in _lock_keys(a, f, config)]
+    with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=120):
+        if not index_is_current():
+            raise IndexUnavailable("Redis indexes changed under a running job; it will retry")
+        finished = set(
+            Article.objects.filter(pk__in=[a.pk for a in articles], status=ArticleStatus.DONE)
+            .values_list("id", flat=True)
+        )  # done by another worker (a retried job)
+        todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
+        if not todo:
+            return 0
+        decisions = _decide_batch(todo, config, indexes)
+        # Index first, then commit: a crash in between leaves index entries for
+        # articles that are not done, which lookups ignore and the retry rewrites.
+        indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
+        indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
+        pipe = redis_store.client().pipeline(transaction=False)
+        for article, _f in todo:
+            pipe.hsetnx(redis_store.key("u"), _url_field(article.url_hash or 0), article.pk)
+        pipe.execute()
+        _save_batch(todo, decisions)
+    return len(todo)
 
 
 def _lock_keys(article: Article, feats: Features, config: EngineConfig) -> list[str]:
@@ -159,58 +192,72 @@ def _lock_keys(article: Article, feats: Features, config: EngineConfig) -> list[
     return keys
 
 
-def assign(article: Article, feats: Features, config: EngineConfig, indexes: Indexes) -> bool:
+def _decide_batch(
+    todo: list[tuple[Article, Features]], config: EngineConfig, indexes: Indexes
+) -> list[Decision | None]:
+    """Decide each article in order against the index and the batch's earlier articles."""
     client = redis_store.client()
-    if article.url_hash is None:
-        article.url_hash = url_hash(article.url)
-    with multi_lock(client, _lock_keys(article, feats, config)):
-        if Article.objects.filter(pk=article.pk, status=ArticleStatus.DONE).exists():
-            return False  # another worker finished it (a retried job)
-        if not index_is_current():
-            raise IndexUnavailable("Redis indexes changed under a running job; it will retry")
-        matched_by, decision = _cascade(article, feats, config, indexes)
-        # Index first, then commit: a crash in between leaves an index entry for an
-        # article that is not done yet, which lookups ignore and the retry rewrites.
-        indexes.content.add(article.pk, feats.content_fp)
+    url_hits = client.hmget(redis_store.key("u"), [_url_field(a.url_hash or 0) for a, _ in todo])
+    hits: list[set[int]] = []
+    for article, feats in todo:
+        ids = {i for i, _fp, _d in indexes.content.query(feats.content_fp, config.content_radius)}
         if feats.title_fp:
-            indexes.title.add(article.pk, feats.title_fp)
-        client.hsetnx(redis_store.key("u"), _url_field(article.url_hash), article.pk)
-        _save_assignment(article, feats, matched_by, decision)
-    return True
-
-
-def _cascade(
-    article: Article, feats: Features, config: EngineConfig, indexes: Indexes
-) -> tuple[str | None, Decision | None]:
-    client = redis_store.client()
-    known = client.hget(redis_store.key("u"), _url_field(article.url_hash or 0))
-    if known is not None and int(known) != article.pk:
-        row = (
-            Article.objects.filter(pk=int(known), status=ArticleStatus.DONE)
-            .select_related("doc")
-            .only("id", "doc__doc_id")
-            .first()
-        )
-        if row is not None and row.doc is not None:
-            return MatchedBy.URL, Decision(
-                doc_key=row.doc.doc_id, article_id=row.pk, matched_by=MatchedBy.URL,
-                distance=0, similarity=1.0,
+            ids.update(
+                i for i, _fp, _d in indexes.title.query(feats.title_fp, config.title_radius)
             )
-    ids = {item_id for item_id, _fp, _d in indexes.content.query(feats.content_fp)}
-    if feats.title_fp:
-        ids.update(item_id for item_id, _fp, _d in indexes.title.query(feats.title_fp))
-    ids.discard(article.pk)
-    if not ids:
-        return None, None
-    forbidden: frozenset[str] = frozenset()
-    if article.doc_id is not None:  # re-processing: honour the editors' cannot-links
-        from articles.editing import cannot_link_docs
+        ids.discard(article.pk)
+        hits.append(ids)
+    known_urls = {int(v) for v in url_hits if v is not None}
+    stored = load_candidates(set().union(*hits) | known_urls)
+    by_id = {c.article_id: c for c in stored}
+    # The batch itself: articles decided earlier in it are candidates for later ones.
+    local_content = MemoryBlockIndex(config.k)
+    local_title = MemoryBlockIndex(config.title_k)
+    local: dict[int, Candidate] = {}
+    local_urls: dict[int, int] = {}
+    decisions: list[Decision | None] = []
+    for (article, feats), ids, url_hit in zip(todo, hits, url_hits, strict=True):
+        decision = None
+        url_owner = int(url_hit) if url_hit is not None else local_urls.get(article.url_hash or 0)
+        owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
+        if owner is not None and url_owner != article.pk:
+            decision = Decision(doc_key=owner.doc_key, article_id=owner.article_id,
+                                matched_by=MatchedBy.URL, distance=0, similarity=1.0)
+        if decision is None:
+            ids = set(ids)
+            ids.update(i for i, _f, _d in local_content.query(feats.content_fp,
+                                                                config.content_radius))
+            if feats.title_fp:
+                ids.update(i for i, _f, _d in local_title.query(feats.title_fp,
+                                                                  config.title_radius))
+            candidates = [by_id[i] if i in by_id else local[i] for i in ids
+                          if i in by_id or i in local]
+            docs = {c.doc_key for c in candidates}
+            candidates += [c for c in list(by_id.values()) + list(local.values())
+                           if c.is_anchor and c.doc_key in docs and c.article_id not in ids]
+            if candidates:
+                forbidden = _forbidden(article)
+                decision = decide(feats, candidates, config, forbidden_docs=forbidden)
+        decisions.append(decision)
+        doc_key = decision.doc_key if decision else _new_doc_key(article)
+        local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=decision is None)
+        local_content.add(article.pk, feats.content_fp)
+        if feats.title_fp:
+            local_title.add(article.pk, feats.title_fp)
+        local_urls.setdefault(article.url_hash or 0, article.pk)
+    return decisions
 
-        forbidden = cannot_link_docs(article.nid)
-    decision = decide(feats, load_candidates(ids), config, forbidden_docs=forbidden)
-    if decision is None:
-        return None, None
-    return decision.matched_by, decision
+
+def _new_doc_key(article: Article) -> str:
+    return f"new:{article.pk}"
+
+
+def _forbidden(article: Article) -> frozenset[str]:
+    if not article.pinned and not article.matched_by:
+        return frozenset()
+    from articles.editing import cannot_link_docs
+
+    return cannot_link_docs(article.nid)
 
 
 def load_candidates(ids: Iterable[int]) -> list[Candidate]:
@@ -238,43 +285,74 @@ def load_candidates(ids: Iterable[int]) -> list[Candidate]:
     ]
 
 
-def _save_assignment(
-    article: Article, feats: Features, matched_by: str | None, decision: Decision | None
-) -> None:
+def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None]) -> None:
+    """One transaction: new docs, joins, articles, representatives and outbox rows."""
     now = timezone.now()
     with transaction.atomic():
-        if article.doc_id is not None:
-            detach(article)  # a changed body is re-processed: leave the old doc first
-        if decision is not None:
-            doc = Doc.objects.select_for_update().select_related("representative").get(
-                doc_id=decision.doc_key
-            )
-            doc.size += 1
-            doc.last_seen = max(doc.last_seen, now)
-        else:
-            doc = Doc.objects.create(
-                doc_id=_fresh_doc_id(article.nid), size=1, first_seen=now, last_seen=now
-            )
-        article.doc = doc
-        article.status = ArticleStatus.DONE
-        article.failure_reason = ""
-        article.matched_by = matched_by
-        article.matched_article_id = decision.article_id if decision else None
-        article.distance = decision.distance if decision else None
-        article.similarity = decision.similarity if decision else None
-        article.title_fp = feats.title_fp or None
-        article.content_fp = feats.content_fp
-        article.features = feats.to_bytes()
-        article.processed_at = now
-        article.save(
-            update_fields=[
-                "doc", "status", "failure_reason", "matched_by", "matched_article", "distance",
-                "similarity", "title_fp", "content_fp", "features", "processed_at", "url_hash",
-            ]
+        founders = [a for (a, _f), d in zip(todo, decisions, strict=True) if d is None]
+        taken = set(
+            Doc.objects.filter(doc_id__in=[make_doc_id(a.nid) for a in founders])
+            .values_list("doc_id", flat=True)
         )
-        if decision is None:
-            doc.anchor = article
-        representatives.on_join(doc, article)
+        new_docs = {}
+        for article in founders:
+            doc_id = make_doc_id(article.nid)
+            if doc_id in taken:
+                doc_id = _fresh_doc_id(article.nid)
+            new_docs[_new_doc_key(article)] = Doc(
+                doc_id=doc_id, anchor=article, representative=article, size=0,
+                first_seen=now, last_seen=now,
+            )
+        Doc.objects.bulk_create(list(new_docs.values()))
+        existing_keys = {d.doc_key for d in decisions if d is not None} - set(new_docs)
+        existing = {
+            doc.doc_id: doc
+            for doc in Doc.objects.select_for_update().select_related("representative")
+            .filter(doc_id__in=existing_keys)
+        }
+        if len(new_docs) and any(doc.pk is None for doc in new_docs.values()):
+            # Backends that do not return ids from bulk_create (MySQL): read them back.
+            ids = dict(Doc.objects.filter(doc_id__in=[d.doc_id for d in new_docs.values()])
+                       .values_list("doc_id", "id"))
+            for doc in new_docs.values():
+                doc.pk = ids[doc.doc_id]
+        docs = {**existing, **new_docs}
+        joined: dict[str, list[Article]] = {}
+        for (article, feats), decision in zip(todo, decisions, strict=True):
+            key = decision.doc_key if decision else _new_doc_key(article)
+            doc = docs[key]
+            article.doc = doc
+            article.status = ArticleStatus.DONE
+            article.failure_reason = ""
+            article.matched_by = decision.matched_by if decision else None
+            article.matched_article_id = decision.article_id if decision else None
+            article.distance = decision.distance if decision else None
+            article.similarity = decision.similarity if decision else None
+            article.title_fp = feats.title_fp or None
+            article.content_fp = feats.content_fp
+            article.features = feats.to_bytes()
+            article.processed_at = now
+            joined.setdefault(key, []).append(article)
+        _update_articles([a for a, _f in todo])
+        representatives.on_batch_join(docs, joined, now)
+
+
+_SAVED_FIELDS = ("doc", "status", "failure_reason", "matched_by", "matched_article", "distance",
+                 "similarity", "title_fp", "content_fp", "features", "processed_at", "url_hash")
+
+
+def _update_articles(articles: list[Article]) -> None:
+    """One UPDATE per row through executemany (Django's bulk_update builds CASE
+    expressions that cost ~20 ms a row here; this path is the ingest hot loop)."""
+    fields = [Article._meta.get_field(name) for name in _SAVED_FIELDS]
+    table = connection.ops.quote_name(Article._meta.db_table)
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    rows = [
+        [f.get_db_prep_save(getattr(a, f.attname), connection) for f in fields] + [a.pk]
+        for a in articles
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s", rows)
 
 
 def detach(article: Article) -> None:

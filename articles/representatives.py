@@ -20,7 +20,7 @@ from typing import Any
 
 import django_rq
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from rq import Retry
@@ -82,18 +82,40 @@ def refresh(doc: Doc) -> None:
     record_change(doc)
 
 
-def on_join(doc: Doc, article: Article) -> None:
-    """A member joined (or founded) the doc: elect by comparing with the current one only."""
-    rep = doc.representative
-    weights = media_weights([article.media, rep.media]) if rep is not None else {}
-    if rep is None or (
-        not doc.representative_pinned and score(article, weights) > score(rep, weights)
-    ):
-        doc.representative = article
-    doc.rep_version = F("rep_version") + 1
-    doc.save()
-    doc.refresh_from_db(fields=["rep_version"])
-    record_change(doc)
+def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: Any) -> None:
+    """Members joined (or founded) these docs in one batch: update sizes and elect.
+
+    `docs` are locked (or new) rows; in the caller's transaction.
+    """
+    medias = {a.media for members in joined.values() for a in members}
+    medias |= {d.representative.media for d in docs.values()
+               if d.representative_id and d.representative is not None}
+    weights = media_weights(medias)
+    outbox = []
+    updates = []
+    for key, members in joined.items():
+        doc = docs[key]
+        contenders = list(members)
+        rep = doc.representative if doc.size else None
+        if rep is not None:
+            contenders.append(rep)
+        if doc.representative_pinned and rep is not None:
+            best = rep
+        else:
+            best = max(contenders, key=lambda m: score(m, weights))
+        updates.append((len(members), now, best.pk, now, doc.pk))
+        outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version + 1))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {connection.ops.quote_name(Doc._meta.db_table)} SET size = size + %s, "
+            "last_seen = %s, representative_id = %s, rep_version = rep_version + 1, "
+            "updated_at = %s WHERE id = %s",
+            [(n, connection.ops.adapt_datetimefield_value(t), rep, connection.ops
+              .adapt_datetimefield_value(u), pk) for n, t, rep, u, pk in updates],
+        )
+    RepresentativeOutbox.objects.bulk_create(outbox)
+    if outbox:
+        transaction.on_commit(enqueue_push)
 
 
 def record_change(doc: Doc) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .index import block_layout
+from .simhash import _append, _run_starts
 
 
 def all_pairs(fps: npt.ArrayLike, k: int = 3) -> npt.NDArray[np.int64]:
@@ -31,8 +32,8 @@ def all_pairs(fps: npt.ArrayLike, k: int = 3) -> npt.NDArray[np.int64]:
         sorted_keys = keys[order]
         sorted_fps = values[order]
         # rest[p] = how many later positions share p's block value
-        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        ends = np.r_[starts[1:], n]
+        starts = np.flatnonzero(_run_starts(sorted_keys))
+        ends = _append(starts[1:], n)
         run_end = np.repeat(ends, ends - starts)
         rest = run_end - np.arange(n) - 1
         active = np.flatnonzero(rest > 0)

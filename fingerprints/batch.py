@@ -27,7 +27,7 @@ import mmh3
 import numpy as np
 
 from .allpairs import all_pairs
-from .engine import Candidate, EngineConfig, Features, decide, extract
+from .engine import Candidate, EngineConfig, Features, decide, extract_many
 from .index import MemoryBlockIndex
 from .urls import canonical_url
 
@@ -37,6 +37,7 @@ __all__ = [
     "DocSummary",
     "Item",
     "Replayer",
+    "write_result",
     "candidate_components",
     "doc_ids_for",
     "make_doc_id",
@@ -49,6 +50,7 @@ __all__ = [
 #: Seed of the docId and URL hashes; must equal ``articles.dedup.DOC_ID_SEED``.
 DOC_ID_SEED = 0x5EED
 MASK64 = (1 << 64) - 1
+DEFAULT_CONFIG = EngineConfig()
 
 
 def make_doc_id(nid: str, salt: str = "") -> str:
@@ -93,6 +95,7 @@ class DocSummary:
     founder_nid: str
     representative_nid: str
     size: int
+    founder_seq: int
 
 
 @dataclass
@@ -128,7 +131,7 @@ class Replayer:
     candidate instead of thousands.
     """
 
-    def __init__(self, config: EngineConfig = EngineConfig()) -> None:
+    def __init__(self, config: EngineConfig = DEFAULT_CONFIG) -> None:
         self.config = config
         self._content = MemoryBlockIndex(config.k)
         self._title = MemoryBlockIndex(config.title_k)
@@ -193,7 +196,7 @@ class Replayer:
                           decision.article_id, decision.distance, decision.similarity)
 
 
-def replay(items: Iterable[Item], config: EngineConfig = EngineConfig()) -> list[Assignment]:
+def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list[Assignment]:
     """Assignments of ``items`` (sorted here by seq) through one :class:`Replayer`."""
     replayer = Replayer(config)
     return [replayer.add(item) for item in sorted(items, key=lambda i: i.seq)]
@@ -210,26 +213,27 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def _item(seq: int, record: Mapping[str, Any], config: EngineConfig) -> Item:
-    url = record.get("url") or ""
-    return Item(
-        seq=seq,
-        nid=str(record["nid"]),
-        features=extract(record.get("title") or "", record.get("content") or "", config),
-        url_hash=url_hash(url) if url else None,
-        hotness=float(record.get("hotness") or 0.0),
-        media=str(record.get("media") or ""),
-    )
-
-
 def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig]) -> list[Item]:
     start, records, config = args
-    return [_item(start + i, r, config) for i, r in enumerate(records)]
+    features = extract_many(
+        [(r.get("title") or "", r.get("content") or "") for r in records], config
+    )
+    return [
+        Item(
+            seq=start + i,
+            nid=str(r["nid"]),
+            features=feats,
+            url_hash=url_hash(r["url"]) if r.get("url") else None,
+            hotness=float(r.get("hotness") or 0.0),
+            media=str(r.get("media") or ""),
+        )
+        for i, (r, feats) in enumerate(zip(records, features, strict=True))
+    ]
 
 
 def prepare(
     records: Iterable[Mapping[str, Any]],
-    config: EngineConfig = EngineConfig(),
+    config: EngineConfig = DEFAULT_CONFIG,
     *,
     workers: int = 1,
     chunk: int = 2000,
@@ -302,7 +306,7 @@ def summarize(
                                > representative_key(current, media_weights)):
             best[a.founder] = item
     docs = [
-        DocSummary(doc_ids[f], by_seq[f].nid, best[f].nid, sizes[f]) for f in sorted(founders)
+        DocSummary(doc_ids[f], by_seq[f].nid, best[f].nid, sizes[f], f) for f in sorted(founders)
     ]
     return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
 
@@ -325,7 +329,7 @@ def cluster_stats(sizes: Iterable[int]) -> dict[str, Any]:
 
 def run(
     records: Iterable[Mapping[str, Any]],
-    config: EngineConfig = EngineConfig(),
+    config: EngineConfig = DEFAULT_CONFIG,
     *,
     workers: int = 1,
     media_weights: Mapping[str, float] | None = None,
@@ -339,17 +343,89 @@ def run(
 
 def run_items(
     items: Sequence[Item],
-    config: EngineConfig = EngineConfig(),
+    config: EngineConfig = DEFAULT_CONFIG,
     *,
     media_weights: Mapping[str, float] | None = None,
 ) -> BatchResult:
     return summarize(items, replay(items, config), media_weights)
 
 
+# --- output (same layout as the Spark job) ------------------------------------------
+
+
+def write_result(
+    out_dir: str | Path,
+    records: Sequence[Mapping[str, Any]],
+    items: Sequence[Item],
+    result: BatchResult,
+) -> None:
+    """Write ``articles/`` and ``clusters/`` (Parquet, needs pyarrow), ``mapping.jsonl``
+    and ``stats.json`` — the layout of :func:`fingerprints.spark.run_job`, so that
+    ``spark_dedup --import`` loads either. ``records`` are the input records by seq."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    (out / "articles").mkdir(parents=True, exist_ok=True)
+    (out / "clusters").mkdir(parents=True, exist_ok=True)
+    by_seq = {item.seq: item for item in items}
+    reps = {d.doc_id: d.representative_nid for d in result.docs}
+    columns: dict[str, list[Any]] = {name: [] for name, _ in ARTICLE_COLUMNS}
+    for a in result.assignments:
+        item, record = by_seq[a.seq], records[a.seq]
+        doc_id = result.doc_ids[a.founder]
+        feats = item.features
+        row = {
+            "seq": a.seq, "nid": a.nid, "docId": doc_id, "matchedBy": a.matched_by,
+            "matchedNid": by_seq[a.matched_seq].nid if a.matched_seq is not None else None,
+            "distance": a.distance, "similarity": a.similarity,
+            "isFounder": a.founder == a.seq, "isRepresentative": reps[doc_id] == a.nid,
+            "urlHash": _signed(item.url_hash) if item.url_hash is not None else None,
+            "titleFp": _signed(feats.title_fp), "contentFp": _signed(feats.content_fp),
+            "features": feats.to_bytes(),
+            "url": str(record.get("url") or ""), "title": str(record.get("title") or ""),
+            "content": str(record.get("content") or ""),
+            "category": str(record.get("category") or ""), "media": item.media,
+            "imageCount": int(record.get("imageCount") or 0), "hotness": item.hotness,
+            "publishedAt": str(record["publishedAt"]) if record.get("publishedAt") else None,
+        }
+        for name, value in row.items():
+            columns[name].append(value)
+    schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in ARTICLE_COLUMNS])
+    pq.write_table(pa.table(columns, schema=schema), out / "articles" / "part-00000.parquet")
+    pq.write_table(pa.table({
+        "docId": [d.doc_id for d in result.docs],
+        "size": pa.array([d.size for d in result.docs], pa.int64()),
+        "founderNid": [d.founder_nid for d in result.docs],
+        "representativeNid": [d.representative_nid for d in result.docs],
+        "founderSeq": pa.array([d.founder_seq for d in result.docs], pa.int64()),
+    }), out / "clusters" / "part-00000.parquet")
+    with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
+        for a in result.assignments:
+            mapping.write(json.dumps({"nid": a.nid, "docId": result.doc_ids[a.founder]},
+                                     ensure_ascii=False) + "\n")
+    (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+#: The ``articles/`` Parquet columns (Spark job and in-process engine alike).
+ARTICLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("seq", "int64"), ("nid", "string"), ("docId", "string"), ("matchedBy", "string"),
+    ("matchedNid", "string"), ("distance", "int32"), ("similarity", "double"),
+    ("isFounder", "bool"), ("isRepresentative", "bool"), ("urlHash", "int64"),
+    ("titleFp", "int64"), ("contentFp", "int64"), ("features", "binary"), ("url", "string"),
+    ("title", "string"), ("content", "string"), ("category", "string"), ("media", "string"),
+    ("imageCount", "int64"), ("hotness", "double"), ("publishedAt", "string"),
+)
+
+
 # --- the partition the Spark job works in -------------------------------------------
 
 
-def candidate_components(items: Sequence[Item], config: EngineConfig = EngineConfig()
+def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_CONFIG
                          ) -> list[list[int]]:
     """Connected components (lists of seq) of the candidate graph: content fingerprints
     within ``k``, title fingerprints within ``title_k`` (zeros excluded: ``decide``
@@ -378,10 +454,11 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = EngineCon
         nonzero = np.flatnonzero(fps != 0)
         distinct, first, inverse = np.unique(fps[nonzero], return_index=True,
                                              return_inverse=True)
-        for pos, group in zip(nonzero, inverse, strict=True):
-            union(int(pos), int(nonzero[first[group]]))
-        for a, b in all_pairs(distinct, k):
-            union(int(nonzero[first[a]]), int(nonzero[first[b]]))
+        leader = [int(p) for p in nonzero[first]]
+        for pos, group in zip(nonzero.tolist(), inverse.tolist(), strict=True):
+            union(pos, leader[group])
+        for a, b in all_pairs(distinct, k).tolist():
+            union(leader[a], leader[b])
     first_url: dict[int, int] = {}
     for pos, item in enumerate(items):
         if item.url_hash is not None:

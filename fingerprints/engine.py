@@ -17,16 +17,16 @@ import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from functools import lru_cache
 from importlib import resources
+from itertools import chain
 
 import mmh3
 import numpy as np
 import numpy.typing as npt
 
 from .normalize import normalize
-from .simhash import FEATURE_SEED, hamming
+from .simhash import FEATURE_SEED, _append, _prepend, _run_starts, hamming
 from .sketch import Sketch, sketch_many
 from .stopwords import build_stopwords, is_punctuation_or_space
 from .tokenize import SegmenterSpec, UserWord, get_segmenter
@@ -82,7 +82,9 @@ class EngineConfig:
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_K:
                 raise ValueError(f"{name} must be an integer from 0 to {MAX_K}, not {value!r}")
         if not 0 <= self.candidate_radius <= 64:
-            raise ValueError(f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}")
+            raise ValueError(
+                f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
+            )
         for name in ("jaccard", "containment", "short_jaccard", "guard_conflicts"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -158,8 +160,6 @@ def idf_table() -> tuple[dict[str, float], float]:
     return table, values[len(values) // 2]
 
 
-_NOT_WORD = re.compile(r"[\W_]+")
-_DIGITS = re.compile(r"\d+")
 
 
 WEIGHT_SCALE = 100  # IDF to integer weight: exact sums, identical on every machine
@@ -171,53 +171,140 @@ _TF_FACTOR = np.array(
 )
 
 
-class _Ids(dict[str, int]):
-    """token -> id; a missing token is added to the vocabulary (``__missing__``), so a
-    whole document is looked up with ``map(ids.__getitem__, tokens)`` in C."""
+_KEY_BASE = 0x100000001B3  # odd, so invertible modulo 2**64
+_KEY_BASE_INV = pow(_KEY_BASE, -1, 1 << 64)
+_powers = np.ones(1, dtype=np.uint64)
+_inverse_powers = np.ones(1, dtype=np.uint64)
 
-    def __init__(self, vocab: _Vocabulary) -> None:
-        super().__init__()
-        self.vocab = vocab
 
-    def __missing__(self, token: str) -> int:
-        return self.vocab._add(token)
+def _power_tables(length: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """BASE**i and BASE**-i modulo 2**64 for i < length (grown on demand)."""
+    global _powers, _inverse_powers
+    if len(_powers) < length:
+        size = max(length, 2 * len(_powers), 1 << 16)
+        with np.errstate(over="ignore"):
+            powers = np.full(size, _KEY_BASE, dtype=np.uint64)
+            powers[0] = 1
+            inverse = np.full(size, _KEY_BASE_INV, dtype=np.uint64)
+            inverse[0] = 1
+            _powers, _inverse_powers = np.cumprod(powers), np.cumprod(inverse)
+    return _powers, _inverse_powers
+
+
+def _token_keys(flat: list[str]) -> npt.NDArray[np.uint64]:
+    """A 64-bit key per token, computed for all tokens at once: a polynomial hash of
+    the code points (prefix sums modulo 2**64), finished with the splitmix64 mixer.
+    Only used to find a token's vocabulary entry; the SimHash feature hash is mmh3."""
+    if not flat:
+        return np.zeros(0, dtype=np.uint64)
+    cps = np.frombuffer("\x00".join(flat).encode("utf-32-le"), dtype="<u4")
+    separators = np.flatnonzero(cps == 0)
+    starts = _prepend(0, separators + 1)
+    ends = _append(separators, len(cps))
+    powers, inverse = _power_tables(len(cps) + 1)
+    with np.errstate(over="ignore"):
+        prefix = np.empty(len(cps) + 1, dtype=np.uint64)
+        prefix[0] = 0
+        np.cumsum(cps.astype(np.uint64) * powers[: len(cps)], out=prefix[1:])
+        h = (prefix[ends] - prefix[starts]) * inverse[starts]
+        h ^= (ends - starts).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return h
 
 
 class _Vocabulary:
     """Token -> id, with per-id 64-bit feature hash and integer weight in NumPy arrays;
-    stopwords, punctuation and white space get weight 0."""
+    stopwords, punctuation and white space get weight 0.
+
+    Tokens are found by a vectorized 64-bit key (:func:`_token_keys`) in an
+    open-addressing hash table held in NumPy arrays, so a document's ~400 tokens cost a
+    few NumPy calls rather than ~400 Python dict lookups; tokens seen for the first time
+    go through Python once.
+    """
 
     def __init__(self, stopwords: frozenset[str]) -> None:
         self.stopwords = stopwords
         self.idf, self.default_idf = idf_table()
-        self.ids = _Ids(self)
         self.hashes = np.zeros(1 << 16, dtype=np.uint64)
         self.weights = np.zeros(1 << 16, dtype=np.int64)
+        self.skip = np.zeros(1 << 16, dtype=np.bool_)  # white space or punctuation
+        self.number = np.zeros(1 << 16, dtype=np.bool_)  # all digits
+        self.number_hash = np.zeros(1 << 16, dtype=np.uint64)  # 16 bits, leading 0s dropped
         self.size = 0
+        self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
+        self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
         self.lock = threading.Lock()
 
-    def _add(self, token: str) -> int:
-        with self.lock:
-            known = dict.get(self.ids, token)
-            if known is not None:
-                return known
-            i = self.size
-            if i == len(self.hashes):
-                self.hashes = np.concatenate([self.hashes, np.zeros_like(self.hashes)])
-                self.weights = np.concatenate([self.weights, np.zeros_like(self.weights)])
-            word = token.strip()
-            if not word or word in self.stopwords or is_punctuation_or_space(word):
-                weight = 0
-            else:
-                weight = max(1, round(self.idf.get(word, self.default_idf) * WEIGHT_SCALE))
-            self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
-            self.weights[i] = weight
-            self.size = i + 1
-            dict.__setitem__(self.ids, token, i)
-            return i
+    def _add(self, key: int, token: str) -> int:
+        i = self.size
+        if i == len(self.hashes):
+            for name in ("hashes", "weights", "skip", "number", "number_hash"):
+                array = getattr(self, name)
+                setattr(self, name, np.concatenate([array, np.zeros_like(array)]))
+        word = token.strip()
+        skip = not word or is_punctuation_or_space(word)
+        if word.isdigit() and word.isascii():
+            self.number[i] = True
+            digits = word.lstrip("0") or "0"
+            self.number_hash[i] = mmh3.hash(digits, seed=FEATURE_SEED, signed=False) & 0xFFFF
+        self.skip[i] = skip
+        if skip or word in self.stopwords:
+            weight = 0
+        else:
+            weight = max(1, round(self.idf.get(word, self.default_idf) * WEIGHT_SCALE))
+        self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
+        self.weights[i] = weight
+        self.size = i + 1
+        return i
+
+    def _insert(self, key: int, item: int) -> None:
+        """Open addressing, linear probing; key 0 marks an empty slot."""
+        mask = len(self.table_keys) - 1
+        slot = key & mask
+        while self.table_keys[slot] != 0:
+            slot = (slot + 1) & mask
+        self.table_keys[slot] = key
+        self.table_ids[slot] = item
+
+    def _grow(self) -> None:
+        keys, ids = self.table_keys, self.table_ids
+        used = keys != 0
+        self.table_keys = np.zeros(2 * len(keys), dtype=np.uint64)
+        self.table_ids = np.full(2 * len(keys), -1, dtype=np.int64)
+        for key, item in zip(keys[used].tolist(), ids[used].tolist(), strict=True):
+            self._insert(key, item)
 
     def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
-        return np.fromiter(map(self.ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        keys = _token_keys(tokens)
+        keys[keys == 0] = 1  # 0 marks empty slots
+        with self.lock:
+            ids = np.full(len(keys), -1, dtype=np.int64)
+            mask = np.uint64(len(self.table_keys) - 1)
+            pending = np.arange(len(keys))
+            slots = keys & mask
+            while len(pending):
+                found = self.table_keys[slots]
+                hit = found == keys[pending]
+                ids[pending[hit]] = self.table_ids[slots[hit]]
+                go_on = ~hit & (found != 0)
+                pending, slots = pending[go_on], (slots[go_on] + np.uint64(1)) & mask
+            missing = np.flatnonzero(ids < 0)
+            if len(missing):
+                added: dict[int, int] = {}
+                for i, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
+                    known = added.get(key)
+                    if known is None:
+                        known = added[key] = self._add(key, tokens[i])
+                        # load <= 1/4 keeps probe chains short
+                        if 4 * self.size > len(self.table_keys):
+                            self._grow()
+                        self._insert(key, known)
+                    ids[i] = known
+            return ids
 
 
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
@@ -235,63 +322,78 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
 
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
 _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
-_BIT_SHIFTS = np.arange(64, dtype=np.uint64)
 
 
 def _fingerprints(
     vocab: _Vocabulary, token_lists: Sequence[list[str]], tf: bool
-) -> tuple[list[int], list[int]]:
-    """SimHash and informative-token count of each token list, vectorized over the
-    batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
+) -> tuple[list[int], list[int], list[tuple[bytes, int]]]:
+    """SimHash, informative-token count and numbers of each token list, vectorized
+    over the batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
     the vote sums are exact: the fingerprint of a text does not depend on the batch,
     the NumPy build or the machine."""
     n = len(token_lists)
     lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
     ids = vocab.lookup(list(chain.from_iterable(token_lists)))
     doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    numbers = _numbers_in_context(vocab, ids, doc, n)
     informative = vocab.weights[ids] > 0
     ids, doc = ids[informative], doc[informative]
     counts_per_doc = np.bincount(doc, minlength=n)
+    fps = [0] * n
     if len(ids) == 0:
-        return [0] * n, counts_per_doc.tolist()
+        return fps, counts_per_doc.tolist(), numbers
     keys = np.sort(doc << 32 | ids)
-    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    tf_counts = np.diff(np.r_[first, len(keys)])
+    first = np.flatnonzero(_run_starts(keys))
+    tf_counts = np.diff(_append(first, len(keys)))
     unique = keys[first]
     unique_doc = unique >> 32
     unique_id = unique & 0xFFFFFFFF
     weights = vocab.weights[unique_id]
     if tf:
         weights = weights * _TF_FACTOR[np.minimum(tf_counts, _MAX_TF)]
-    bits = (vocab.hashes[unique_id][:, None] >> _BIT_SHIFTS) & np.uint64(1)
-    signed = np.where(bits.astype(np.bool_), weights[:, None], -weights[:, None])
-    doc_start = np.flatnonzero(np.r_[True, unique_doc[1:] != unique_doc[:-1]])
-    votes = np.add.reduceat(signed, doc_start, axis=0)
-    packed = np.packbits(votes > 0, axis=1, bitorder="little").view("<u8").ravel()
-    fps = [0] * n
-    for d, fp in zip(unique_doc[doc_start].tolist(), packed.tolist(), strict=True):
-        fps[d] = fp
-    return fps, counts_per_doc.tolist()
+    hashes = np.ascontiguousarray(vocab.hashes[unique_id], dtype="<u8")
+    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    bits_f = bits.astype(np.float64)
+    weights_f = weights.astype(np.float64)
+    doc_start = np.flatnonzero(_run_starts(unique_doc))
+    doc_end = _append(doc_start[1:], len(unique))
+    # Integer weights summed in float64 stay exact (every partial sum < 2**53), so the
+    # BLAS summation order cannot change a bit.
+    for d, lo, hi in zip(unique_doc[doc_start].tolist(), doc_start.tolist(), doc_end.tolist(),
+                         strict=True):
+        w = weights_f[lo:hi]
+        votes = 2.0 * (w @ bits_f[lo:hi]) - w.sum()
+        fps[d] = int(np.packbits(votes > 0, bitorder="little").view("<u8")[0])
+    return fps, counts_per_doc.tolist(), numbers
 
 
-def _numbers(text: str) -> tuple[bytes, int]:
-    """The content's numbers *in context*: each number with the two letters before it
-    (``报收3012.45`` -> context ``报收``, number ``301245``), packed as
-    ``context hash16 << 16 | number hash16``. Punctuation is dropped first, so
-    ``3,012.45`` and ``3012.45`` agree. Sorted; the smallest :data:`MAX_NUMBERS` kept."""
-    compact = _NOT_WORD.sub("", text)
-    packed: set[int] = set()
-    for match in _DIGITS.finditer(compact):
-        start = match.start()
-        context = compact[max(0, start - 2) : start]
-        number = match.group().lstrip("0") or "0"
-        ctx_hash = mmh3.hash(context, seed=FEATURE_SEED, signed=False) & 0xFFFF
-        num_hash = mmh3.hash(number, seed=FEATURE_SEED, signed=False) & 0xFFFF
-        packed.add(ctx_hash << 16 | num_hash)
-    if not packed:
-        return b"", 0
-    values = sorted(packed)
-    return np.array(values[:MAX_NUMBERS], dtype="<u4").tobytes(), len(values)
+def _numbers_in_context(
+    vocab: _Vocabulary, ids: npt.NDArray[np.int64], doc: npt.NDArray[np.int64], n: int
+) -> list[tuple[bytes, int]]:
+    """Each text's numbers *in context*: every number token with the word before it
+    (``报收 3012`` -> context ``报收``, number ``3012``), packed as
+    ``hash16(context) << 16 | hash16(number)``; sorted, the smallest
+    :data:`MAX_NUMBERS` kept, with the count of distinct values."""
+    words = ~vocab.skip[ids]
+    ids, doc = ids[words], doc[words]
+    at = np.flatnonzero(vocab.number[ids])
+    out: list[tuple[bytes, int]] = [(b"", 0)] * n
+    if len(at) == 0:
+        return out
+    before = at - 1
+    has_context = (before >= 0) & (doc[np.maximum(before, 0)] == doc[at])
+    context = np.where(has_context, vocab.hashes[ids[np.maximum(before, 0)]] >> np.uint64(48), 0)
+    number = vocab.number_hash[ids[at]]
+    packed = (doc[at].astype(np.uint64) << np.uint64(32)) | (context << np.uint64(16)) | number
+    packed = np.sort(packed)
+    packed = packed[_run_starts(packed)]
+    packed_doc = (packed >> np.uint64(32)).astype(np.int64)
+    values = (packed & np.uint64(0xFFFFFFFF)).astype("<u4")
+    bounds = np.searchsorted(packed_doc, np.arange(n + 1))
+    for d in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        lo, hi = int(bounds[d]), int(bounds[d + 1])
+        out[d] = (values[lo : min(hi, lo + MAX_NUMBERS)].tobytes(), hi - lo)
+    return out
 
 
 def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> Features:
@@ -311,20 +413,18 @@ def extract_many(
         chunk = items[start : start + batch]
         bodies = [normalize(content) for _, content in chunk]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
-        content_fps, token_counts = _fingerprints(
+        content_fps, token_counts, numbers = _fingerprints(
             vocab, [segmenter.cut(body) for body in bodies], tf=True
         )
-        title_fps, title_counts = _fingerprints(
+        title_fps, title_counts, _ = _fingerprints(
             vocab, [segmenter.cut(head) if head else [] for head in heads], tf=False
         )
         sketches = sketch_many(bodies)
-        for i, body in enumerate(bodies):
-            numbers, number_count = _numbers(body)
+        for i in range(len(chunk)):
             title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
             out.append(
                 Features(
-                    title_fp, content_fps[i], token_counts[i], sketches[i], numbers,
-                    number_count,
+                    title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i]
                 )
             )
     return out

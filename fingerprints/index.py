@@ -16,6 +16,9 @@ from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
+
+from .simhash import _append, _run_starts
 
 MAX_K = 8
 MASK64 = (1 << 64) - 1
@@ -194,8 +197,11 @@ class RedisBlockIndex:
     def bucket_key(self, number: int, value: int) -> str:
         return f"{self.prefix}:b{number}:{value:x}"
 
-    def _keys(self, fp: int) -> list[str]:
+    def bucket_keys(self, fp: int) -> list[str]:
+        """The ``k + 1`` bucket keys a query for ``fp`` reads (and an add writes)."""
         return [self.bucket_key(n, v) for n, v in block_keys(fp, self.k)]
+
+    _keys = bucket_keys
 
     @staticmethod
     def _record(item_id: int, fp: int) -> bytes:
@@ -222,6 +228,44 @@ class RedisBlockIndex:
         if pending:
             pipe.hincrby(self.meta_key, "count", pending)
             pipe.execute()
+
+    def bulk_load(
+        self, item_ids: npt.ArrayLike, fps: npt.ArrayLike, *, keys_per_round_trip: int = 2000
+    ) -> int:
+        """Append many items at once (``rebuild_index``): records are grouped by bucket
+        in NumPy and each bucket gets one ``APPEND``, pipelined. Returns the item count.
+        Zero fingerprints (empty texts) should be left out by the caller."""
+        ids = np.asarray(item_ids, dtype=np.int64)
+        values = np.asarray(fps, dtype=np.uint64)
+        if len(ids) != len(values):
+            raise ValueError("item_ids and fps must have the same length")
+        if len(ids) == 0:
+            return 0
+        if ids.min() < 0 or ids.max() > MAX_ITEM_ID:
+            raise ValueError("item ids must fit in 32 bits")
+        records = np.empty(len(ids), dtype=_RECORD_DTYPE)
+        records["fp"] = values
+        records["id"] = ids.astype(np.uint32)
+        pipe = self.client.pipeline(transaction=False)
+        pending = 0
+        for number, (shift, width) in enumerate(block_layout(self.k)):
+            block = (values >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+            order = np.argsort(block, kind="stable")
+            block_sorted = block[order]
+            data = records[order].tobytes()
+            starts = np.flatnonzero(_run_starts(block_sorted))
+            ends = _append(starts[1:], len(block_sorted))
+            size = _RECORD_DTYPE.itemsize
+            for value, lo, hi in zip(block_sorted[starts].tolist(), starts.tolist(),
+                                     ends.tolist(), strict=True):
+                pipe.append(self.bucket_key(number, value), data[lo * size : hi * size])
+                pending += 1
+                if pending >= keys_per_round_trip:
+                    pipe.execute()
+                    pending = 0
+        pipe.hincrby(self.meta_key, "count", len(ids))
+        pipe.execute()
+        return len(ids)
 
     def remove(self, item_id: int, fp: int) -> None:
         if self._remove_script is None:
@@ -269,3 +313,72 @@ class RedisBlockIndex:
 
     def set_count(self, count: int) -> None:
         self.client.hset(self.meta_key, "count", count)
+
+
+# Release only a lock we still own (the token), in one atomic step.
+_UNLOCK_LUA = """
+local released = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+    released = released + 1
+  end
+end
+return released
+"""
+# Take every lock or none: NX on all keys at once, atomically.
+_LOCK_LUA = """
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then return 0 end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+end
+return 1
+"""
+
+
+class BucketLock:
+    """Serializes the docId decisions of articles that could match each other.
+
+    Two near-duplicates found through the index share at least one bucket (content
+    within k, or within ``max_distance`` and sharing a block, or title), so locking the
+    article's content and title bucket keys — all at once, atomically, in a Lua script —
+    makes concurrent workers decide one after the other exactly when their articles
+    could collide, and in parallel otherwise. Hold it around *query -> decide -> add*::
+
+        with BucketLock(client, content_index.bucket_keys(fp) + title_index.bucket_keys(t)):
+            hits = content_index.query(fp, radius); ...; content_index.add(article_id, fp)
+
+    The lock expires after ``ttl_ms`` so a crashed worker cannot block others forever.
+    """
+
+    def __init__(
+        self, client: Any, bucket_keys: Iterable[str], *, ttl_ms: int = 10_000,
+        wait_s: float = 30.0,
+    ) -> None:
+        import os
+
+        self.client = client
+        self.keys = sorted({f"{key}:lock" for key in bucket_keys})
+        self.ttl_ms = ttl_ms
+        self.wait_s = wait_s
+        self.token = os.urandom(16).hex()
+
+    def __enter__(self) -> BucketLock:
+        import time
+
+        if not self.keys:
+            return self
+        deadline = time.monotonic() + self.wait_s
+        delay = 0.001
+        while not self.client.eval(_LOCK_LUA, len(self.keys), *self.keys, self.token, self.ttl_ms):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not lock {len(self.keys)} index buckets")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.keys:
+            self.client.eval(_UNLOCK_LUA, len(self.keys), *self.keys, self.token)

@@ -13,12 +13,17 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 # A tag is "<" followed by a letter, "/" or "!" — so "a < b" in plain text survives.
 _TAG = re.compile(r"<[a-zA-Z/!][^<>]*>")
 _BLOCK_TAG = re.compile(r"<(?:br|p|/p|div|/div|li|tr|h[1-6])\b[^<>]*>", re.IGNORECASE)
-_SPACE = re.compile(r"\s+")
+# Control characters other than white space carry nothing (and NUL separates tokens
+# internally): they are removed.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # The characters that make most Chinese news text non-NFKC: full-width ASCII forms,
 # the ideographic space, the ellipsis and NBSP. Mapping them first (each to its own
 # NFKC form, so the result is identical) lets most articles skip the slow full NFKC.
 _FAST_NFKC = {chr(cp): unicodedata.normalize("NFKC", chr(cp)) for cp in range(0xFF01, 0xFF5F)}
 _FAST_NFKC.update({"\u3000": " ", "\u2026": "...", "\xa0": " "})
+# One regex scan finds which of them occur, then one str.replace (a C scan) per
+# character found: far faster than a callback per match or str.translate.
+_MOST_COMMON = tuple((c, _FAST_NFKC[c]) for c in "，（）：；？！")
 _FAST_CHARS = re.compile("[" + re.escape("".join(_FAST_NFKC)) + "]")
 
 
@@ -44,8 +49,15 @@ def normalize(text: str) -> str:
     if not text:
         return ""
     text = strip_html(text)
-    text = _FAST_CHARS.sub(lambda m: _FAST_NFKC[m.group()], text)
+    for char, replacement in _MOST_COMMON:
+        text = text.replace(char, replacement)
     if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    text = text.lower()
-    return _SPACE.sub(" ", text).strip()
+        for char in set(_FAST_CHARS.findall(text)):
+            text = text.replace(char, _FAST_NFKC[char])
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+    # str.split() splits on exactly the characters regex \s matches, several times faster
+    text = " ".join(text.lower().split())
+    if not text.isprintable():
+        text = " ".join(_CONTROL.sub("", text).split())
+    return text

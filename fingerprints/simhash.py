@@ -7,6 +7,7 @@ fingerprint is set when the sum is positive. Fingerprints are unsigned 64-bit in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import mmh3
 import numpy as np
@@ -60,3 +61,29 @@ def simhash(features: Mapping[str, float] | Iterable[str]) -> int:
     hashes = np.fromiter((feature_hash(f) for f, _ in items), dtype=np.uint64, count=len(items))
     weights = np.fromiter((w for _, w in items), dtype=np.float64, count=len(items))
     return simhash_arrays(hashes, weights)
+
+
+# --- small array helpers shared by the vectorized modules (np.r_ is slow per call) ---
+
+
+def _run_starts(sorted_values: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """True where a run of equal values starts in a sorted array."""
+    starts = np.empty(len(sorted_values), dtype=np.bool_)
+    if len(sorted_values):
+        starts[0] = True
+        np.not_equal(sorted_values[1:], sorted_values[:-1], out=starts[1:])
+    return starts
+
+
+def _append(values: npt.NDArray[Any], last: int) -> npt.NDArray[np.int64]:
+    out = np.empty(len(values) + 1, dtype=np.int64)
+    out[:-1] = values
+    out[-1] = last
+    return out
+
+
+def _prepend(first: int, values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    out = np.empty(len(values) + 1, dtype=np.int64)
+    out[0] = first
+    out[1:] = values
+    return out

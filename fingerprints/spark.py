@@ -34,8 +34,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .batch import Item, Replayer, make_doc_id, url_hash
-from .engine import EngineConfig, Features, extract
+from .batch import DEFAULT_CONFIG, Item, Replayer, make_doc_id, url_hash
+from .engine import EngineConfig, Features, extract_many
 from .index import block_layout
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def build_session(
     builder = (
         SparkSession.builder.master(master).appName(app_name)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", driver_memory)
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.default.parallelism", str(partitions))
@@ -206,24 +207,40 @@ def read_input(spark: SparkSession, path: str, input_format: str | None = None
     return spark.createDataFrame(rdd, RAW_SCHEMA), rejected
 
 
-def _extract_partition(config: EngineConfig):  # type: ignore[no-untyped-def]
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _extract_partition(config: EngineConfig):
     def run(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-        for seq, nid, url, title, content, media, hotness in rows:
-            feats = extract(title, content, config)
-            uhash = to_signed(url_hash(url)) if url else None
-            yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
-                   bytearray(feats.to_bytes()), hotness, media)
+        for chunk in _chunks(rows, 256):
+            features = extract_many([(row[3], row[4]) for row in chunk], config)
+            for (seq, nid, url, _title, _content, media, hotness), feats in zip(
+                chunk, features, strict=True
+            ):
+                uhash = to_signed(url_hash(url)) if url else None
+                yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
+                       bytearray(feats.to_bytes()), hotness, media)
 
     return run
 
 
 def fingerprint(raw: DataFrame, config: EngineConfig) -> DataFrame:
     """FEATURE_SCHEMA rows, one per nid (its first record)."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     spark = raw.sparkSession
     rdd = raw.select("seq", "nid", "url", "title", "content", "media", "hotness").rdd
     every = spark.createDataFrame(rdd.mapPartitions(_extract_partition(config)), FEATURE_SCHEMA)
+    every = every.persist(StorageLevel.MEMORY_AND_DISK)
     first = every.groupBy("nid").agg(F.min("seq").alias("seq"))
     return every.join(first.select("seq"), "seq", "left_semi")
 
@@ -332,7 +349,8 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
     edges = links[0]
     for more in links[1:]:
         edges = edges.unionByName(more)
-    return edges, parts
+    partitions = int(feats.sparkSession.conf.get("spark.sql.shuffle.partitions") or 8)
+    return edges.coalesce(partitions), parts
 
 
 # --- stage 4: connected components ---------------------------------------------------
@@ -383,7 +401,7 @@ def connected_components(edges: DataFrame, max_iterations: int = 50) -> tuple[Da
 # --- stage 5: replay inside components -------------------------------------------------
 
 
-def _replay_component(config: EngineConfig):  # type: ignore[no-untyped-def]
+def _replay_component(config: EngineConfig):
     def run(group: tuple[int, Iterable[Any]]) -> Iterator[tuple[Any, ...]]:
         _label, rows = group
         items = sorted(
@@ -432,15 +450,16 @@ def assign(feats: DataFrame, labels: DataFrame, config: EngineConfig) -> DataFra
 def doc_ids(assignments: DataFrame, feats: DataFrame) -> DataFrame:
     """(founder, docId): make_doc_id(founder nid), salted only on a collision."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType
 
-    doc_id = F.udf(make_doc_id, StringType())
-    founders = (
+    spark = feats.sparkSession
+    named = (
         assignments.where(F.col("seq") == F.col("founder")).select("founder")
         .join(feats.select(F.col("seq").alias("founder"), "nid"), "founder")
-        .withColumn("docId", doc_id("nid"))
-        .cache()
     )
+    founders = spark.createDataFrame(
+        named.rdd.map(lambda r: (r[0], r[1], make_doc_id(r[1]))),
+        "founder long, nid string, docId string",
+    ).cache()
     clashes = (
         founders.groupBy("docId").agg(F.count(F.lit(1)).alias("n")).where("n > 1")
         .join(founders, "docId").select("founder", "nid").collect()
@@ -460,7 +479,7 @@ def run_job(
     spark: SparkSession,
     input_path: str,
     output_dir: str,
-    config: EngineConfig = EngineConfig(),
+    config: EngineConfig = DEFAULT_CONFIG,
     *,
     input_format: str | None = None,
     options: SparkOptions | None = None,

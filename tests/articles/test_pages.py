@@ -30,7 +30,7 @@ def test_a_logged_in_user_sees_the_cluster_with_its_members_escaped(client, auth
                     data=json.dumps({"nid": nid, "url": f"https://a.example/{nid}",
                                      "title": title, "content": CONTENT}))
     run_worker()
-    User.objects.create_user("editor", password="pw-12345-long")
+    User.objects.create_user("editor", password="pw-12345-long", is_staff=True)
     client.login(username="editor", password="pw-12345-long")
     page = client.get("/clusters/")
     assert page.status_code == 200

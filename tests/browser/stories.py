@@ -87,10 +87,10 @@ CORPUS = [
 
 def load(client: Any, auth: dict[str, str], run_worker: Callable[[], int],
          items: Iterable[dict[str, Any]] = CORPUS) -> None:
-    """Post the articles through the API, in order (one worker run each: the first of a
-    story founds its docId, the reposts join it), and process them."""
+    """Post the articles through the API and run one worker over them: it processes the
+    jobs in order, so the first article of a story founds its docId and the copies join."""
     for item in items:
         response = client.post("/api/v1/articles", data=json.dumps(item),
                                content_type="application/json", **auth)
         assert response.status_code in (200, 202), response.content
-        run_worker()
+    run_worker()

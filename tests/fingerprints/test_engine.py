@@ -128,3 +128,43 @@ def test_decide_without_the_anchor_row_uses_stricter_thresholds() -> None:
     other = _candidate(3, "doc-b", "统计局：工业生产稳中有升", half, False)
     assert verify(repost, other.features, EngineConfig(jaccard=0.2)).ok
     assert decide(repost, [other], EngineConfig(jaccard=0.2, k=8, title_k=8)) is None
+
+
+def test_batch_and_single_extraction_give_identical_features() -> None:
+    items = [("标题一", STORY), ("", OTHER), ("", ""), ("Council", ENGLISH), ("x", "短"),
+             ("", BULLETIN_1), ("（国际）标题", STORY_REPOST)]
+    assert extract_many(items, batch=3) == [extract(t, c) for t, c in items]
+
+
+def test_features_of_an_empty_article_are_empty() -> None:
+    features = extract("", "")
+    assert (features.title_fp, features.content_fp, features.token_count) == (0, 0, 0)
+
+
+def test_a_leading_column_tag_does_not_change_the_title_fingerprint() -> None:
+    plain = extract("突尼斯选出太极迷 中国功夫走红北非", STORY)
+    tagged = extract("（海外涉华）突尼斯选出太极迷 中国功夫走红北非", STORY)
+    assert plain.title_fp == tagged.title_fp != 0
+
+
+def test_stopwords_and_punctuation_do_not_move_the_fingerprint() -> None:
+    base = extract("", "国家统计局发布工业增加值数据 高技术制造业增长较快")
+    noisy = extract("", "国家统计局，发布了工业增加值的数据！高技术制造业增长较快。")
+    assert base.content_fp == noisy.content_fp
+
+
+def test_extra_stopwords_change_the_weights() -> None:
+    config = EngineConfig(extra_stopwords=frozenset({"统计局", "工业"}))
+    assert extract("", STORY, config).content_fp != extract("", STORY).content_fp
+
+
+def test_short_texts_need_near_identical_shingles() -> None:
+    a = extract("", "今日股市收盘上涨")
+    b = extract("", "今日股市收盘下跌")
+    result = verify(a, b, CONFIG)
+    assert not result.ok and result.reason == "short-text"
+    assert verify(a, extract("", "今日股市收盘上涨。"), CONFIG).ok
+
+
+def test_features_stay_compact() -> None:
+    assert len(extract("统计局：工业生产稳中有升", STORY * 4).to_bytes()) < 1200

@@ -72,3 +72,34 @@ def test_redis_index_remembers_its_generation(redis_client) -> None:  # type: ig
 def test_redis_index_rejects_ids_over_32_bits(redis_client) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="32 bits"):
         RedisBlockIndex(redis_client).add(1 << 32, 5)
+
+
+def test_redis_bulk_load_answers_like_single_adds(redis_client) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(5)
+    fps = [rng.getrandbits(64) for _ in range(300)]
+    fps += [fp ^ (1 << rng.randrange(64)) for fp in fps[:50]]
+    bulk = RedisBlockIndex(redis_client, 3, namespace="bulk")
+    assert bulk.bulk_load(list(range(len(fps))), fps) == len(fps)
+    single = MemoryBlockIndex(3)
+    single.add_many(enumerate(fps))
+    assert len(bulk) == len(fps)
+    for fp in fps[:80]:
+        assert bulk.query(fp) == single.query(fp)
+        assert bulk.query(fp, max_distance=12) == single.query(fp, max_distance=12)
+
+
+def test_bucket_locks_exclude_each_other_only_when_buckets_overlap(redis_client) -> None:  # type: ignore[no-untyped-def]
+    from fingerprints.index import BucketLock
+
+    index = RedisBlockIndex(redis_client, 3)
+    a = index.bucket_keys(0x1111_2222_3333_4444)
+    near = index.bucket_keys(0x1111_2222_3333_4445)  # shares three blocks
+    far = index.bucket_keys(0x9999_8888_7777_6666)
+    with BucketLock(redis_client, a):
+        with pytest.raises(TimeoutError), BucketLock(redis_client, near, wait_s=0.05):
+            pass
+        with BucketLock(redis_client, far, wait_s=0.05):
+            pass
+    with BucketLock(redis_client, near, wait_s=0.05):
+        pass
+    assert redis_client.keys("*:lock") == []

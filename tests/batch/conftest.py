@@ -1,0 +1,42 @@
+"""Fixtures of the batch tests: one local[2] Spark session for the whole run."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from fingerprints.spark import build_session
+
+    session = build_session("local[2]", shuffle_partitions=4, driver_memory="2g")
+    yield session
+    session.stop()
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_mapping(folder: Path) -> dict[str, str]:
+    with (folder / "mapping.jsonl").open(encoding="utf-8") as lines:
+        return {row["nid"]: row["docId"] for row in map(json.loads, lines)}
+
+
+def partition(mapping: dict[str, str]) -> set[frozenset[str]]:
+    groups: dict[str, set[str]] = {}
+    for nid, doc_id in mapping.items():
+        groups.setdefault(doc_id, set()).add(nid)
+    return {frozenset(g) for g in groups.values()}

@@ -1,0 +1,102 @@
+"""A small corpus written for these tests: Chinese and English stories, their reposts and
+cut copies, a URL re-crawl, and templated bulletins that must not merge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+BRIDGE = (
+    "新华社武汉6月12日电 记者从湖北省交通运输厅获悉，历时四年建设的江汉七桥今天正式通车。"
+    "大桥全长四点二公里，主跨六百八十米，是长江中游跨度最大的双层钢桁梁悬索桥。"
+    "上层为双向八车道城市快速路，下层预留轨道交通空间，设计时速八十公里。"
+    "交通部门预计，大桥通车后汉口至汉阳的通行时间将由四十分钟缩短至十二分钟，"
+    "可有效缓解既有桥梁的交通压力。建设单位介绍，施工过程中攻克了深水基础、"
+    "大节段钢梁整体吊装等多项技术难题，申请国家专利二十三项。"
+    "当天上午，数百名市民步行登桥参观，不少人拿出手机拍照留念。"
+)
+LIBRARY = (
+    "本报讯 市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点，"
+    "并在一楼大厅设置二十台自助借还机。图书馆馆长表示，过去一年读者问卷显示，"
+    "超过七成受访者希望在下班后也能借书。此外，图书馆还将每月举办两场晚间读书会，"
+    "邀请本地作家和学者与读者交流阅读心得。馆方提醒，夜间时段仅开放一至三层阅览区，"
+    "古籍和特藏文献仍需在白天预约查阅，读者可通过官方小程序提前预约座位。"
+)
+FARM = (
+    "新华社哈尔滨9月3日电 黑龙江省农业农村厅消息，全省今年粮食播种面积稳定在两亿一千万亩以上，"
+    "水稻、玉米、大豆长势总体好于常年。农业专家介绍，今年夏季光照充足、降水适中，"
+    "有利于作物灌浆成熟。为确保颗粒归仓，全省已组织各类收获机械十二万台，"
+    "并在重点产区设立农机维修服务点三百多个。气象部门提醒，九月下旬北部地区可能出现早霜，"
+    "各地要抓住晴好天气抢收抢晒，防止霜冻造成损失。"
+)
+FLOOD = (
+    "The city council approved a new flood defence plan on Tuesday after three hours of debate. "
+    "The scheme will raise the river wall along the old harbour by one metre and add two pumping "
+    "stations in the eastern districts, which were badly hit by storms last winter. Engineers "
+    "say the work will protect about four thousand homes and should be finished within two "
+    "years. Some shop owners on the quay objected that construction would block access during "
+    "the summer season, and the council promised to keep one lane open at all times."
+)
+MUSEUM = (
+    "A small museum dedicated to the history of printing has reopened after a two year "
+    "restoration. Visitors can now see a working nineteenth century press, a collection of "
+    "wooden type donated by local families, and a new gallery about newspapers in the region. "
+    "The director said the building's leaking roof had been replaced and the basement archive "
+    "fitted with climate control, so that fragile posters and pamphlets can finally be shown."
+)
+
+
+def bulletin(day: int, close: str, change: str, volume: str, up: int, down: int) -> str:
+    return (
+        f"沪深两市6月{day}日收盘：上证综指报收{close}点，{change}，成交额{volume}亿元；"
+        f"两市共有{up}只个股上涨，{down}只个股下跌。行业板块中，半导体、汽车整车涨幅居前，"
+        "银行、保险板块小幅回调。分析人士认为，短期市场仍将维持震荡格局，"
+        "投资者应关注政策面变化和外围市场走势，控制仓位，理性投资。"
+    )
+
+
+def record(nid: str, title: str, content: str, url: str | None = None,
+           hotness: float = 1.0, media: str = "") -> dict[str, Any]:
+    return {"nid": nid, "url": url or f"https://news.example/{nid}", "title": title,
+            "content": content, "hotness": hotness, "media": media}
+
+
+def corpus() -> list[dict[str, Any]]:
+    """Articles in arrival order."""
+    return [
+        record("bridge-1", "江汉七桥今天正式通车", BRIDGE, hotness=5),
+        record("library-1", "市图书馆推出夜间借阅服务", LIBRARY, hotness=2),
+        record("stock-12", "沪深两市收盘综述", bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210)),
+        record("bridge-repost", "（交通）江汉七桥今天正式通车",
+               "（来源：长江日报）" + BRIDGE.replace("新华社武汉6月12日电 ", "")
+               + "责任编辑：李明。本文来源于网络，如有侵权请联系删除。", hotness=9),
+        record("flood-1", "Council approves flood defence plan", FLOOD, hotness=3),
+        record("stock-13", "沪深两市收盘综述", bulletin(13, "2998.10", "下跌0.48%", "2104", 1320, 2540)),
+        record("farm-1", "黑龙江粮食播种面积稳定在两亿一千万亩以上", FARM, hotness=4),
+        record("bridge-cut", "【独家】江汉七桥今天正式通车", BRIDGE[: len(BRIDGE) * 3 // 4], hotness=1),
+        record("flood-repost", "Council approves flood defence plan",
+               "By our reporter. " + FLOOD + " Copyright 2024 Harbour Times. All rights reserved.",
+               hotness=7),
+        record("museum-1", "Printing museum reopens", MUSEUM, hotness=2),
+        record("stock-14", "沪深两市收盘综述", bulletin(14, "3020.77", "上涨0.73%", "2456", 2801, 1050)),
+        record("library-recrawl", "市图书馆推出夜间借阅服务", LIBRARY,
+               url="https://news.example/library-1?utm_source=weibo&utm_medium=share"),
+        record("farm-repost", "（农业）黑龙江粮食播种面积稳定在两亿一千万亩以上", FARM.replace("新华社哈尔滨9月3日电 ", "据新华社消息，"),
+               hotness=4),
+        record("museum-cut", "Printing museum reopens", MUSEUM[: len(MUSEUM) * 4 // 5], hotness=6),
+        record("stock-12-copy", "沪深两市收盘综述",
+               bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210), hotness=3),
+        record("bridge-repost-2", "大桥通车 市民登桥留影", BRIDGE + "（完）", hotness=9),
+    ]
+
+
+#: The partition the online engine gives (checked against it in test_spark_dedup).
+EXPECTED = {
+    frozenset({"bridge-1", "bridge-repost", "bridge-cut", "bridge-repost-2"}),
+    frozenset({"library-1", "library-recrawl"}),
+    frozenset({"stock-12", "stock-12-copy"}),
+    frozenset({"stock-13"}),
+    frozenset({"stock-14"}),
+    frozenset({"flood-1", "flood-repost"}),
+    frozenset({"farm-1", "farm-repost"}),
+    frozenset({"museum-1", "museum-cut"}),
+}

@@ -7,18 +7,19 @@ be rebuilt at any time (`rebuild_index`). See docs/engine.md for the rule.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import mmh3
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles import redis_store, representatives
+from articles import redis_store, reindex, representatives
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, Doc, IndexState, MatchedBy
+from articles.tuning import active_config
 from fingerprints.engine import Candidate, Decision, EngineConfig, Features, decide, extract_many
 from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys
 from fingerprints.urls import canonical_url
@@ -26,6 +27,7 @@ from fingerprints.urls import canonical_url
 log = logging.getLogger(__name__)
 
 DOC_ID_SEED = 0x5EED
+_url_field = reindex.url_field
 
 
 class IndexUnavailable(RuntimeError):
@@ -33,7 +35,7 @@ class IndexUnavailable(RuntimeError):
 
 
 def current_config() -> EngineConfig:
-    return EngineConfig()
+    return active_config()
 
 
 def url_hash(url: str) -> int:
@@ -49,82 +51,28 @@ def make_doc_id(nid: str, salt: str = "") -> str:
 class Indexes:
     content: RedisBlockIndex
     title: RedisBlockIndex
+    urls: str
+    generation: str
 
     @classmethod
-    def open(cls, config: EngineConfig) -> Indexes:
+    def open(cls, config: EngineConfig, generation: str) -> Indexes:
         client = redis_store.client()
+        names = reindex.namespaces(generation)
         return cls(
-            content=RedisBlockIndex(client, k=config.k, namespace=redis_store.key("c")),
-            title=RedisBlockIndex(client, k=config.title_k, namespace=redis_store.key("t")),
+            content=RedisBlockIndex(client, k=config.k, namespace=names["c"]),
+            title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
+            urls=names["u"], generation=generation,
         )
 
-
-# --- index generation -------------------------------------------------------
-
-
-def index_is_current() -> bool:
-    state = IndexState.load()
-    current = redis_store.client().get(redis_store.key("gen"))
-    return bool(state.generation) and current is not None and current.decode() == state.generation
+    def is_active(self) -> bool:
+        return reindex.active_generation() == self.generation
 
 
-def ensure_index(config: EngineConfig | None = None) -> None:
-    """Rebuild the Redis indexes when they do not match the database (e.g. Redis restarted)."""
-    if index_is_current():
-        return
+def rebuild_index(progress: Any = None) -> int:
+    """Rebuild every Redis structure from MySQL (a new generation, then the switch)."""
     client = redis_store.client()
-    with multi_lock(client, [redis_store.key("lock", "rebuild")], ttl_ms=600_000, wait_s=600):
-        if not index_is_current():
-            log.warning("Redis indexes missing or stale: rebuilding from the database")
-            rebuild_index(config)
-
-
-def rebuild_index(
-    config: EngineConfig | None = None, progress: Iterable[int] | None = None, chunk: int = 5000
-) -> int:
-    """Rebuild every Redis structure from MySQL; return the number of articles indexed."""
-    config = config or current_config()
-    indexes = Indexes.open(config)
-    client = redis_store.client()
-    client.delete(redis_store.key("gen"))
-    indexes.content.clear()
-    indexes.title.clear()
-    client.delete(redis_store.key("u"))
-    done = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
-    total = 0
-    last_id = 0
-    while True:
-        rows = list(
-            done.filter(id__gt=last_id)
-            .order_by("id")
-            .values_list("id", "url_hash", "title_fp", "content_fp")[:chunk]
-        )
-        if not rows:
-            break
-        last_id = rows[-1][0]
-        indexes.content.add_many((row[0], row[3]) for row in rows if row[3] is not None)
-        indexes.title.add_many((row[0], row[2]) for row in rows if row[2])
-        urls = {_url_field(row[1]): row[0] for row in rows if row[1] is not None}
-        if urls:
-            # The oldest article keeps a URL: setting in id order, first writer wins.
-            pipe = client.pipeline(transaction=False)
-            for field, article_id in urls.items():
-                pipe.hsetnx(redis_store.key("u"), field, article_id)
-            pipe.execute()
-        total += len(rows)
-        if progress is not None and hasattr(progress, "update"):
-            progress.update(len(rows))
-    generation = secrets.token_hex(8)
-    IndexState.objects.update_or_create(
-        pk=1,
-        defaults={"generation": generation, "built_at": timezone.now(), "article_count": total},
-    )
-    client.set(redis_store.key("gen"), generation)
-    return total
-
-
-def _url_field(value: int) -> bytes:
-    return value.to_bytes(8, "big")
+    with multi_lock(client, [redis_store.key("lock", "rebuild")], ttl_ms=3_600_000, wait_s=3600):
+        return reindex.build(progress=progress.update if progress is not None else None)
 
 
 # --- assignment -------------------------------------------------------------
@@ -153,13 +101,13 @@ def process_articles(nids: Sequence[str]) -> int:
         if article.doc_id is not None:
             with transaction.atomic():
                 detach(article)
-    ensure_index(config)
-    indexes = Indexes.open(config)
+    indexes = Indexes.open(config, reindex.ensure_index())
     keys = [key for a, f in zip(articles, features, strict=True)
             for key in _lock_keys(a, f, config)]
-    with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=120):
-        if not index_is_current():
-            raise IndexUnavailable("Redis indexes changed under a running job; it will retry")
+    with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=300,
+                    gate=reindex.gate_key()):
+        if not indexes.is_active():
+            raise IndexUnavailable("the index was switched under a running job; it will retry")
         finished = set(
             Article.objects.filter(pk__in=[a.pk for a in articles], status=ArticleStatus.DONE)
             .values_list("id", flat=True)
@@ -174,9 +122,9 @@ def process_articles(nids: Sequence[str]) -> int:
         indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
         pipe = redis_store.client().pipeline(transaction=False)
         for article, _f in todo:
-            pipe.hsetnx(redis_store.key("u"), _url_field(article.url_hash or 0), article.pk)
+            pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
         pipe.execute()
-        _save_batch(todo, decisions)
+        _save_batch(todo, decisions, config_version(config))
     return len(todo)
 
 
@@ -197,7 +145,7 @@ def _decide_batch(
 ) -> list[Decision | None]:
     """Decide each article in order against the index and the batch's earlier articles."""
     client = redis_store.client()
-    url_hits = client.hmget(redis_store.key("u"), [_url_field(a.url_hash or 0) for a, _ in todo])
+    url_hits = client.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
     hits: list[set[int]] = []
     for article, feats in todo:
         ids = {i for i, _fp, _d in indexes.content.query(feats.content_fp, config.content_radius)}
@@ -285,7 +233,12 @@ def load_candidates(ids: Iterable[int]) -> list[Candidate]:
     ]
 
 
-def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None]) -> None:
+def config_version(config: EngineConfig) -> int | None:
+    return IndexState.objects.filter(pk=1).values_list("config_version", flat=True).first()
+
+
+def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],
+                settings_version: int | None) -> None:
     """One transaction: new docs, joins, articles, representatives and outbox rows."""
     now = timezone.now()
     with transaction.atomic():
@@ -332,13 +285,15 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
             article.content_fp = feats.content_fp
             article.features = feats.to_bytes()
             article.processed_at = now
+            article.settings_version = settings_version
             joined.setdefault(key, []).append(article)
         _update_articles([a for a, _f in todo])
         representatives.on_batch_join(docs, joined, now)
 
 
 _SAVED_FIELDS = ("doc", "status", "failure_reason", "matched_by", "matched_article", "distance",
-                 "similarity", "title_fp", "content_fp", "features", "processed_at", "url_hash")
+                 "similarity", "title_fp", "content_fp", "features", "processed_at", "url_hash",
+                 "settings_version")
 
 
 def _update_articles(articles: list[Article]) -> None:
@@ -368,9 +323,10 @@ def detach(article: Article) -> None:
     Article.objects.filter(pk=article.pk).update(doc=None)
     article.doc = None
     old = Article.objects.filter(pk=article.pk).values_list("title_fp", "content_fp").first()
-    if old is not None:
+    generation = reindex.active_generation()
+    if old is not None and generation is not None:
         config = current_config()
-        indexes = Indexes.open(config)
+        indexes = Indexes.open(config, generation)
         if old[1] is not None:
             indexes.content.remove(article.pk, old[1])
         if old[0]:
@@ -402,11 +358,10 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
 
     config = current_config()
     feats = extract_many([(title, content)], config)[0]
-    ensure_index(config)
-    indexes = Indexes.open(config)
+    indexes = Indexes.open(config, reindex.ensure_index())
     matches: dict[str, dict] = {}
     if url:
-        known = redis_store.client().hget(redis_store.key("u"), _url_field(url_hash(url)))
+        known = redis_store.client().hget(indexes.urls, _url_field(url_hash(url)))
         row = (
             Article.objects.filter(pk=int(known), doc__isnull=False)
             .values_list("nid", "doc__doc_id").first() if known is not None else None

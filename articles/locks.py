@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import redis
 
 ACQUIRE = """
+if ARGV[3] ~= '' and redis.call('EXISTS', ARGV[3]) == 1 then return 0 end
 for i, k in ipairs(KEYS) do
   if redis.call('EXISTS', k) == 1 then return 0 end
 end
@@ -44,14 +45,16 @@ class LockTimeout(RuntimeError):
 
 @contextmanager
 def multi_lock(
-    client: redis.Redis, keys: Sequence[str], *, ttl_ms: int = 30_000, wait_s: float = 30.0
+    client: redis.Redis, keys: Sequence[str], *, ttl_ms: int = 30_000, wait_s: float = 30.0,
+    gate: str = "",
 ) -> Iterator[None]:
+    """Lock every key or none; while the `gate` key exists, wait (an index switch)."""
     keys = sorted(set(keys))
     token = secrets.token_hex(8)
     acquire = client.register_script(ACQUIRE)
     deadline = time.monotonic() + wait_s
     delay = 0.001
-    while not acquire(keys=keys, args=[token, ttl_ms]):
+    while not acquire(keys=keys, args=[token, ttl_ms, gate]):
         if time.monotonic() > deadline:
             raise LockTimeout(f"could not lock {len(keys)} index buckets in {wait_s}s")
         time.sleep(delay)

@@ -176,6 +176,9 @@ class Article(models.Model):
     pinned = models.BooleanField(
         default=False, help_text=_("Placed by an editor; re-processing keeps it where it is.")
     )
+    settings_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("Engine settings version it was processed with.")
+    )
 
     title_fp = UnsignedBigIntegerField(null=True, blank=True)
     content_fp = UnsignedBigIntegerField(null=True, blank=True)
@@ -210,6 +213,14 @@ class IndexState(models.Model):
     generation = models.CharField(max_length=32, blank=True, default="")
     built_at = models.DateTimeField(null=True, blank=True)
     article_count = models.PositiveBigIntegerField(default=0)
+    # The engine configuration the active index was built with (articles/tuning.py).
+    config = models.JSONField(default=dict, blank=True)
+    config_version = models.PositiveIntegerField(default=0)
+    # A reindex in progress: what it builds and how far it got.
+    reindex_status = models.CharField(max_length=16, blank=True, default="")
+    reindex_total = models.PositiveBigIntegerField(default=0)
+    reindex_done = models.PositiveBigIntegerField(default=0)
+    reindex_error = models.TextField(blank=True, default="")
 
     @classmethod
     def load(cls) -> IndexState:
@@ -318,3 +329,97 @@ class EditorLink(models.Model):
     @staticmethod
     def ordered(nid_1: str, nid_2: str) -> tuple[str, str]:
         return (nid_1, nid_2) if nid_1 <= nid_2 else (nid_2, nid_1)
+
+
+class EngineSettings(models.Model):
+    """Singleton: the engine's tunable settings, edited by admins (see articles/tuning.py)."""
+
+    k = models.PositiveSmallIntegerField(
+        _("content distance k"), default=3,
+        help_text=_("Hamming distance (0–8) within which content fingerprints are candidates."),
+    )
+    title_k = models.PositiveSmallIntegerField(_("title distance"), default=3)
+    jaccard = models.FloatField(
+        _("copy similarity"), default=0.6,
+        help_text=_("Shingle Jaccard at which two texts are copies (also confirms a title match)."),
+    )
+    containment = models.FloatField(
+        _("containment"), default=0.9,
+        help_text=_("Share of the shorter text found in the longer for cut or padded copies."),
+    )
+    short_shingles = models.PositiveIntegerField(
+        _("short-text size"), default=30,
+        help_text=_("Texts with fewer shingles than this use the short-text rule."),
+    )
+    short_jaccard = models.FloatField(_("short-text similarity"), default=0.9)
+    hmm = models.BooleanField(_("jieba HMM"), default=False)
+    extra_stopwords = models.TextField(
+        _("extra stopwords"), blank=True, default="", help_text=_("One word per line.")
+    )
+    user_words = models.TextField(
+        _("user dictionary"), blank=True, default="",
+        help_text=_("One word per line: word [frequency] [part of speech]."),
+    )
+    review_distance = models.PositiveSmallIntegerField(
+        _("review: distance at least"), default=2,
+        help_text=_("Content matches at this distance or more go to the review queue."),
+    )
+    review_similarity = models.FloatField(
+        _("review: similarity below"), default=0.8,
+        help_text=_("Matches verified below this similarity go to the review queue."),
+    )
+    review_cluster_size = models.PositiveIntegerField(
+        _("review: cluster size at least"), default=20
+    )
+    retention_days = models.PositiveIntegerField(
+        _("keep non-representative bodies (days)"), default=0,
+        help_text=_("0 keeps every body; otherwise bodies of non-representatives are cleared."),
+    )
+    version = models.PositiveIntegerField(default=1, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("engine settings")
+        verbose_name_plural = _("engine settings")
+
+    def __str__(self) -> str:
+        return f"engine settings v{self.version}"
+
+    @classmethod
+    def load(cls) -> EngineSettings:
+        settings, _created = cls.objects.get_or_create(pk=1)
+        return settings
+
+    def parsed_user_words(self) -> tuple[tuple[str, int | None, str | None], ...]:
+        words = []
+        for line in self.user_words.splitlines():
+            parts = line.split()
+            if not parts:
+                continue
+            freq = int(parts[1]) if len(parts) > 1 else None
+            pos = parts[2] if len(parts) > 2 else None
+            words.append((parts[0], freq, pos))
+        return tuple(words)
+
+    def engine_config(self) -> Any:
+        from fingerprints.engine import EngineConfig
+
+        return EngineConfig(
+            k=self.k, title_k=self.title_k, jaccard=self.jaccard, containment=self.containment,
+            short_shingles=self.short_shingles, short_jaccard=self.short_jaccard, hmm=self.hmm,
+            extra_stopwords=frozenset(w.strip() for w in self.extra_stopwords.splitlines()
+                                      if w.strip()),
+            user_words=self.parsed_user_words(),
+        )
+
+
+class PendingFeatures(models.Model):
+    """Fingerprints recomputed by a reindex, applied to articles at the switch."""
+
+    article_id = models.BigIntegerField(primary_key=True)
+    title_fp = models.BigIntegerField(null=True)
+    content_fp = models.BigIntegerField(null=True)
+    features = models.BinaryField()
+
+    class Meta:
+        db_table = "articles_pendingfeatures"

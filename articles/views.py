@@ -35,7 +35,14 @@ from django.views.decorators.http import require_POST
 from articles import editing, review
 from articles.dedup import current_config
 from articles.diff import shared_keywords, word_diff
-from articles.forms import ClusterFilterForm, MemberForm, MoveForm, NoteForm, TargetForm
+from articles.forms import (
+    DEFAULT_SORT,
+    ClusterFilterForm,
+    MemberForm,
+    MoveForm,
+    NoteForm,
+    TargetForm,
+)
 from articles.models import Article, ArticleStatus, AuditEntry, Doc
 from fingerprints.engine import Features
 from fingerprints.simhash import hamming
@@ -136,7 +143,8 @@ def clusters(request: HttpRequest) -> HttpResponse:
     template = "articles/clusters.html"
     if _fragment(request) == "cluster-rows":
         template += "#cluster-rows"
-    return _render(request, template, {"form": form, "page": page})
+    sort = (form.cleaned_data.get("sort") if hasattr(form, "cleaned_data") else "") or DEFAULT_SORT
+    return _render(request, template, {"form": form, "page": page, "sort": sort})
 
 
 # --- /clusters/<docId>/ -------------------------------------------------------------

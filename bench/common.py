@@ -185,7 +185,7 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content and title indexes, hand the hits plus each hit doc's anchor to
     ``decide``, join the chosen doc or found a new one (its anchor is the founder)."""
-    from fingerprints.engine import Candidate, EngineConfig, decide, extract
+    from fingerprints.engine import Candidate, EngineConfig, decide, extract_many
     from fingerprints.index import MemoryBlockIndex
 
     cfg = config if isinstance(config, EngineConfig) else EngineConfig()
@@ -195,8 +195,11 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
     doc_of: list[str] = []
     anchor: dict[str, int] = {}
     labels: dict[str, str] = {}
+    # Features depend on the article alone, so they are extracted in batches up front;
+    # the decisions below still run one article at a time, in corpus order.
+    extracted = extract_many([(doc.title, doc.content) for doc in docs], cfg)
     for i, doc in enumerate(docs):
-        new = extract(doc.title, doc.content, cfg)
+        new = extracted[i]
         hits: set[int] = set()
         if new.content_fp:
             found = content_index.query(new.content_fp, cfg.content_radius)

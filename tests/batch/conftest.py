@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +24,19 @@ def spark() -> Iterator[Any]:
     session = build_session("local[2]", shuffle_partitions=4, driver_memory="2g")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """spark_dedup's job on the test corpus at local[2]: (result folder, statistics)."""
+    from fingerprints.spark import run_job
+
+    from .corpus import corpus
+
+    folder = tmp_path_factory.mktemp("spark")
+    source = write_jsonl(folder / "corpus.jsonl", corpus())
+    stats = run_job(spark, str(source), str(folder / "out"))
+    return folder / "out", stats
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:

@@ -45,6 +45,9 @@ MUSEUM = (
 )
 
 
+BULLETIN_TITLE = "沪深两市收盘综述"
+
+
 def bulletin(day: int, close: str, change: str, volume: str, up: int, down: int) -> str:
     return (
         f"沪深两市6月{day}日收盘：上证综指报收{close}点，{change}，成交额{volume}亿元；"
@@ -65,27 +68,33 @@ def corpus() -> list[dict[str, Any]]:
     return [
         record("bridge-1", "江汉七桥今天正式通车", BRIDGE, hotness=5),
         record("library-1", "市图书馆推出夜间借阅服务", LIBRARY, hotness=2),
-        record("stock-12", "沪深两市收盘综述", bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210)),
+        record("stock-12", BULLETIN_TITLE,
+               bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210)),
         record("bridge-repost", "（交通）江汉七桥今天正式通车",
                "（来源：长江日报）" + BRIDGE.replace("新华社武汉6月12日电 ", "")
                + "责任编辑：李明。本文来源于网络，如有侵权请联系删除。", hotness=9),
         record("flood-1", "Council approves flood defence plan", FLOOD, hotness=3),
-        record("stock-13", "沪深两市收盘综述", bulletin(13, "2998.10", "下跌0.48%", "2104", 1320, 2540)),
+        record("stock-13", BULLETIN_TITLE,
+               bulletin(13, "2998.10", "下跌0.48%", "2104", 1320, 2540)),
         record("farm-1", "黑龙江粮食播种面积稳定在两亿一千万亩以上", FARM, hotness=4),
-        record("bridge-cut", "【独家】江汉七桥今天正式通车", BRIDGE[: len(BRIDGE) * 3 // 4], hotness=1),
+        record("bridge-cut", "【独家】江汉七桥今天正式通车", BRIDGE[: len(BRIDGE) * 3 // 4],
+               hotness=1),
         record("flood-repost", "Council approves flood defence plan",
                "By our reporter. " + FLOOD + " Copyright 2024 Harbour Times. All rights reserved.",
                hotness=7),
         record("museum-1", "Printing museum reopens", MUSEUM, hotness=2),
-        record("stock-14", "沪深两市收盘综述", bulletin(14, "3020.77", "上涨0.73%", "2456", 2801, 1050)),
+        record("stock-14", BULLETIN_TITLE,
+               bulletin(14, "3020.77", "上涨0.73%", "2456", 2801, 1050)),
         record("library-recrawl", "市图书馆推出夜间借阅服务", LIBRARY,
                url="https://news.example/library-1?utm_source=weibo&utm_medium=share"),
-        record("farm-repost", "（农业）黑龙江粮食播种面积稳定在两亿一千万亩以上", FARM.replace("新华社哈尔滨9月3日电 ", "据新华社消息，"),
+        record("farm-repost", "（农业）黑龙江粮食播种面积稳定在两亿一千万亩以上",
+               FARM.replace("新华社哈尔滨9月3日电 ", "据新华社消息，"),
                hotness=4),
         record("museum-cut", "Printing museum reopens", MUSEUM[: len(MUSEUM) * 4 // 5], hotness=6),
-        record("stock-12-copy", "沪深两市收盘综述",
+        record("stock-12-copy", BULLETIN_TITLE,
                bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210), hotness=3),
         record("bridge-repost-2", "大桥通车 市民登桥留影", BRIDGE + "（完）", hotness=9),
+        record("museum-repost", "Printing museum reopens", MUSEUM + " (AP)", hotness=50),
     ]
 
 
@@ -98,5 +107,5 @@ EXPECTED = {
     frozenset({"stock-14"}),
     frozenset({"flood-1", "flood-repost"}),
     frozenset({"farm-1", "farm-repost"}),
-    frozenset({"museum-1", "museum-cut"}),
+    frozenset({"museum-1", "museum-cut", "museum-repost"}),
 }

@@ -64,7 +64,8 @@ def _entity(rng: random.Random) -> dict[str, Any]:
     elif style == 1:
         name = f"{rng.choice(OWNER)}'s {rng.choice(SECOND)}"
     else:
-        name = f"{rng.choice(SECOND)} & {rng.choice(SECOND)} {rng.choice(['cafe', 'grill', 'house'])}"
+        kind = rng.choice(["cafe", "grill", "house"])
+        name = f"{rng.choice(SECOND)} & {rng.choice(SECOND)} {kind}"
     kind = rng.choice(KINDS)
     return {
         "name": name,

@@ -1,0 +1,63 @@
+"""Engine settings that admins change at run time, and how they reach every process.
+
+`EngineSettings` (a singleton row, edited in the Django admin) holds what the
+admin *wants*. `IndexState.config` holds the configuration the active Redis
+index was built with; workers and the web read that one (`active_config()`),
+re-reading it when `IndexState.config_version` changes — one cheap query per
+batch, no restart.
+
+A change of verification parameters (similarity thresholds, review rules)
+applies at once. A change of the block layout (k) or of the tokens (stopwords,
+user dictionary, HMM) needs new fingerprints: it starts a reindex job that
+builds a new index generation beside the old one, which keeps serving until
+the new one is complete; then one atomic switch (articles/reindex.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+from fingerprints.engine import EngineConfig
+
+# EngineConfig fields whose change needs new fingerprints or a new block layout.
+REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend")
+
+_cache = threading.local()
+
+
+def config_to_json(config: EngineConfig) -> dict[str, Any]:
+    data = dataclasses.asdict(config)
+    data["extra_stopwords"] = sorted(config.extra_stopwords)
+    data["user_words"] = [list(word) for word in config.user_words]
+    return data
+
+
+def config_from_json(data: dict[str, Any]) -> EngineConfig:
+    known = {f.name for f in dataclasses.fields(EngineConfig)}
+    values = {k: v for k, v in data.items() if k in known}
+    if "extra_stopwords" in values:
+        values["extra_stopwords"] = frozenset(values["extra_stopwords"])
+    if "user_words" in values:
+        values["user_words"] = tuple(tuple(w) for w in values["user_words"])
+    return EngineConfig(**values)
+
+
+def needs_reindex(old: EngineConfig, new: EngineConfig) -> bool:
+    return any(getattr(old, name) != getattr(new, name) for name in REINDEX_FIELDS)
+
+
+def active_config() -> EngineConfig:
+    """The configuration of the active index, re-read when its version changes."""
+    from articles.models import IndexState
+
+    row = IndexState.objects.filter(pk=1).values_list("config_version", "config").first()
+    if row is None or not row[1]:
+        return EngineConfig()
+    version, data = row
+    cached = getattr(_cache, "entry", None)
+    if cached is None or cached[0] != version:
+        cached = (version, config_from_json(data))
+        _cache.entry = cached
+    return cached[1]

@@ -1,0 +1,77 @@
+"""Screenshots of every editor page, English and Chinese, into docs/screenshots/.
+
+Not part of the normal run (skipped): regenerate them with
+
+    DEDUPSITE_SCREENSHOTS=1 .venv/bin/pytest tests/browser/test_screenshots.py
+
+The data is demo/sample.jsonl (stories written for the demo, with reposts), posted
+through the API and processed by a real worker, plus two editor decisions.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from articles import editing
+from articles.models import Article, Doc
+from tests.browser.conftest import log_in
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.environ.get("DEDUPSITE_SCREENSHOTS"),
+                       reason="set DEDUPSITE_SCREENSHOTS=1 to regenerate docs/screenshots/"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "screenshots"
+
+
+@pytest.fixture
+def sample(client, auth, run_worker, editor):
+    lines = (ROOT / "demo" / "sample.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        response = client.post("/api/v1/articles", data=line, content_type="application/json",
+                               **auth)
+        assert response.status_code in (200, 202)
+    run_worker()
+    docs = list(Doc.objects.filter(size__gt=1).select_related("representative")
+                .order_by("-size", "id"))
+    assert len(docs) > 1, "the sample made too few clusters"
+    chinese = [d for d in docs if any("\u4e00" <= ch <= "\u9fff" for ch in d.representative.title)]
+    shown = (chinese or docs)[0]
+    # Two decisions, so that statuses and the history have something to show.
+    editing.confirm_doc(next(d for d in reversed(docs) if d != shown), editor,
+                        "checked against the originals")
+    editing.choose_representative(shown.representative, editor, "the most complete copy")
+    return shown
+
+
+def shoot(page, name: str, full_page: bool = False) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUT / name), full_page=full_page)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_screenshots(page, live_server, sample, language):
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    page.goto("/accounts/login/")
+    shoot(page, f"login-{language}.png")
+    log_in(page, "editor")
+    shoot(page, f"clusters-{language}.png")
+
+    members = list(Article.objects.filter(doc=sample).exclude(pk=sample.representative_id)
+                   .order_by("-hotness"))
+    compare = members[-1] if members else None
+    url = f"/clusters/{sample.doc_id}/"
+    page.goto(url + (f"?compare={compare.nid}" if compare else ""))
+    page.locator("#diff").scroll_into_view_if_needed()
+    shoot(page, f"cluster-{language}.png", full_page=True)
+
+    page.goto("/review/")
+    shoot(page, f"review-{language}.png")

@@ -2,12 +2,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.utils.translation import gettext_lazy as _
 
+from articles import preview
+from articles.charts import line_chart
 from articles.jobs import enqueue_processing
-from articles.models import ApiKey, Article, ArticleStatus, Doc
+from articles.models import (
+    ApiKey,
+    Article,
+    ArticleStatus,
+    Doc,
+    EngineSettings,
+    IndexState,
+    MediaWeight,
+)
+from articles.reindex import apply_settings
 
 
 @admin.register(ApiKey)
@@ -65,3 +81,112 @@ class DocAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["doc_id"]
     raw_id_fields = ["anchor", "representative"]
+
+
+class EngineSettingsForm(forms.ModelForm):
+    class Meta:
+        model = EngineSettings
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in ("k", "title_k", "review_distance"):
+            value = data.get(name)
+            if value is not None and not 0 <= value <= 8:
+                self.add_error(name, _("Must be between 0 and 8."))
+        for name in ("jaccard", "containment", "short_jaccard", "review_similarity"):
+            value = data.get(name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                self.add_error(name, _("Must be between 0 and 1."))
+        for number, line in enumerate(data.get("user_words", "").splitlines(), 1):
+            parts = line.split()
+            if len(parts) > 3 or (len(parts) > 1 and not parts[1].isdigit()):
+                self.add_error("user_words", _(
+                    "Line %(n)d: use 'word [frequency] [part of speech]', "
+                    "frequency a whole number.") % {"n": number})
+        if not self.errors:
+            try:
+                EngineSettings(**{f: data.get(f) for f in data}).engine_config()
+            except (TypeError, ValueError) as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return data
+
+
+@admin.register(EngineSettings)
+class EngineSettingsAdmin(admin.ModelAdmin):
+    form = EngineSettingsForm
+    change_form_template = "admin/articles/enginesettings/change_form.html"
+    readonly_fields = ["version", "updated_at", "index_state"]
+    fieldsets = [
+        (_("Matching"), {"fields": ["k", "title_k", "jaccard", "containment",
+                                    "short_shingles", "short_jaccard"]}),
+        (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
+                                                        "user_words"]}),
+        (_("Review queue"), {"fields": ["review_distance", "review_similarity",
+                                        "review_cluster_size"]}),
+        (_("Retention"), {"fields": ["retention_days"]}),
+        (_("State"), {"fields": ["version", "updated_at", "index_state"]}),
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        obj = EngineSettings.load()
+        return redirect(reverse("admin:articles_enginesettings_change", args=[obj.pk]))
+
+    @admin.display(description=_("index"))
+    def index_state(self, obj: EngineSettings) -> str:
+        state = IndexState.load()
+        text = f"generation {state.generation or '—'}, settings v{state.config_version}"
+        if state.reindex_status:
+            text += f"; reindex {state.reindex_status} {state.reindex_done}/{state.reindex_total}"
+        if state.reindex_error:
+            text += f" ({state.reindex_error})"
+        return text
+
+    def save_model(self, request: HttpRequest, obj: EngineSettings, form: Any,
+                   change: bool) -> None:
+        obj.version = EngineSettings.load().version + 1
+        super().save_model(request, obj, form, change)
+        outcome = apply_settings(obj)
+        if outcome["reindex"]:
+            self.message_user(request, _("A reindex job started; the current index serves "
+                                         "until the new one is complete."), messages.WARNING)
+        else:
+            self.message_user(request, _("The new settings are active."))
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path("preview/", self.admin_site.admin_view(self.preview_view),
+                 name="articles_enginesettings_preview"),
+            *super().get_urls(),
+        ]
+
+    def preview_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        if request.method != "POST":
+            return redirect(reverse("admin:articles_enginesettings_changelist"))
+        form = EngineSettingsForm(request.POST, instance=EngineSettings.load())
+        context = {**self.admin_site.each_context(request), "form": form,
+                   "title": _("Preview of the proposed settings"), "opts": self.model._meta}
+        if form.is_valid():
+            proposed = form.instance.engine_config()
+            changes = preview.cluster_changes(proposed)
+            pr = preview.editor_precision_recall(proposed)
+            context.update(changes=changes, pr=pr, chart=line_chart(
+                [str(row["k"]) for row in pr],
+                [(str(_("precision")), "#2458d6", [row["precision"] for row in pr]),
+                 (str(_("recall")), "#d6762a", [row["recall"] for row in pr])],
+                title=str(_("Precision and recall by k"))))
+        return render(request, "admin/articles/enginesettings/preview.html", context)
+
+
+@admin.register(MediaWeight)
+class MediaWeightAdmin(admin.ModelAdmin):
+    list_display = ["media", "weight"]
+    search_fields = ["media"]

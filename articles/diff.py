@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from articles.dedup import current_config
-from fingerprints.engine import idf_table
+from fingerprints.engine import EngineConfig, idf_table
 from fingerprints.normalize import normalize, strip_html
 from fingerprints.stopwords import build_stopwords, is_punctuation_or_space
 from fingerprints.tokenize import get_segmenter
@@ -50,10 +50,10 @@ class SideBySide:
         return self.deleted == 0 and self.inserted == 0
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, config: EngineConfig) -> list[str]:
     """Words of a crawled text, white space and punctuation kept, HTML tags removed."""
     text = strip_html(text or "").replace("\r\n", "\n")
-    return get_segmenter(current_config().segmenter).cut(text)
+    return get_segmenter(config.segmenter).cut(text)
 
 
 def _key(token: str) -> str:
@@ -106,16 +106,17 @@ def _words_diff(a: list[str], b: list[str], left: list[Segment], right: list[Seg
     return deleted, inserted
 
 
-def word_diff(old: str, new: str) -> SideBySide:
+def word_diff(old: str, new: str, config: EngineConfig | None = None) -> SideBySide:
     """Side-by-side word diff: ``old`` (the representative) against ``new`` (a member).
 
     Sentences are aligned first and words only inside changed sentences: faster
     than one word-level pass over a long article, and edits stay local instead of
     matching stray punctuation across paragraphs.
     """
+    config = config or current_config()
     truncated = len(old or "") > MAX_DIFF_CHARS or len(new or "") > MAX_DIFF_CHARS
-    a = _sentences(tokens((old or "")[:MAX_DIFF_CHARS]))
-    b = _sentences(tokens((new or "")[:MAX_DIFF_CHARS]))
+    a = _sentences(tokens((old or "")[:MAX_DIFF_CHARS], config))
+    b = _sentences(tokens((new or "")[:MAX_DIFF_CHARS], config))
     a_keys = ["".join(_key(t) for t in s) for s in a]
     b_keys = ["".join(_key(t) for t in s) for s in b]
     left: list[Segment] = []
@@ -140,8 +141,7 @@ def word_diff(old: str, new: str) -> SideBySide:
     return SideBySide(left, right, deleted, inserted, same, truncated)
 
 
-def _informative(text: str) -> Counter[str]:
-    config = current_config()
+def _informative(text: str, config: EngineConfig) -> Counter[str]:
     stopwords = build_stopwords(config.extra_stopwords)
     words = get_segmenter(config.segmenter).cut(normalize(text or "")[:MAX_DIFF_CHARS])
     return Counter(
@@ -152,15 +152,16 @@ def _informative(text: str) -> Counter[str]:
 
 
 def shared_keywords(a_title: str, a_text: str, b_title: str, b_text: str,
-                    limit: int = 12) -> list[str]:
+                    limit: int = 12, config: EngineConfig | None = None) -> list[str]:
     """The informative words both articles share, heaviest first.
 
     Weighted as the fingerprints weigh them — the engine's IDF table (stopwords
     and punctuation dropped) times the smaller of the two counts — so the words
     listed first are the ones that pulled the two SimHash fingerprints together.
     """
-    left = _informative(f"{a_title}\n{a_text}")
-    right = _informative(f"{b_title}\n{b_text}")
+    config = config or current_config()
+    left = _informative(f"{a_title}\n{a_text}", config)
+    right = _informative(f"{b_title}\n{b_text}", config)
     idf, default = idf_table()
     scored = [(idf.get(w, default) * min(left[w], right[w]), w) for w in left.keys() & right]
     scored.sort(key=lambda item: (-item[0], item[1]))

@@ -5,44 +5,60 @@ content, not by an identical URL), no editor has placed or confirmed it yet
 (``pinned`` is false, the doc is not confirmed), it is not the doc's
 representative (it is what the others are compared with), and at least one of:
 
-- its Hamming distance is near the threshold (``k - 1`` or more; k = 3 -> 2, 3);
+- its Hamming distance is near the threshold (``review_distance``, default 2
+  with k = 3);
 - it matched by title (the title rule: headlines alike, content verified);
-- its verified similarity is low (< 0.8: a cut or padded copy);
-- its docId is large (``LARGE_CLUSTER`` members or more);
+- its verified similarity is low (below ``review_similarity``, default 0.8: a
+  cut or padded copy);
+- its docId is large (``review_cluster_size`` members or more, default 20);
 - its docId was flagged ``needs_review``.
 
+The three numbers are the admin's (EngineSettings, "review: ..." fields).
 Confirming the doc pins every member and splitting or moving the article pins
 it, so each decision takes items out of the queue: the count goes down.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import F, Q, QuerySet
 
-from articles.dedup import current_config
-from articles.models import Article, ArticleStatus, DocStatus, MatchedBy
-
-LARGE_CLUSTER = 10
-LOW_SIMILARITY = 0.8
+from articles.models import Article, ArticleStatus, DocStatus, EngineSettings, MatchedBy
 
 NEAR_THRESHOLD = "near_threshold"
 TITLE_ONLY = "title_only"
-LOW_SIMILARITY_REASON = "low_similarity"
+LOW_SIMILARITY = "low_similarity"
 LARGE = "large_cluster"
 FLAGGED = "flagged"
 
 
-def near_threshold_distance() -> int:
-    return max(current_config().k - 1, 1)
+@dataclass(frozen=True)
+class ReviewRules:
+    distance: int  # a match at this Hamming distance or more is borderline
+    similarity: float  # a match verified below this similarity is borderline
+    cluster_size: int  # a docId this large deserves a look
 
 
-def review_queue() -> QuerySet[Article]:
+def _default(field: str) -> object:
+    return EngineSettings._meta.get_field(field).get_default()
+
+
+def rules() -> ReviewRules:
+    """The admin's review rules (field defaults until the settings row exists)."""
+    fields = ("review_distance", "review_similarity", "review_cluster_size")
+    row = EngineSettings.objects.filter(pk=1).values_list(*fields).first()
+    values = row if row is not None else tuple(_default(f) for f in fields)
+    return ReviewRules(int(values[0]), float(values[1]), int(values[2]))
+
+
+def review_queue(rules: ReviewRules) -> QuerySet[Article]:
     """Queue items, most doubtful first: lowest verified similarity, then largest distance."""
     borderline = (
-        Q(distance__gte=near_threshold_distance())
+        Q(distance__gte=rules.distance)
         | Q(matched_by=MatchedBy.TITLE)
-        | Q(similarity__lt=LOW_SIMILARITY)
-        | Q(doc__size__gte=LARGE_CLUSTER)
+        | Q(similarity__lt=rules.similarity)
+        | Q(doc__size__gte=rules.cluster_size)
         | Q(doc__status=DocStatus.NEEDS_REVIEW)
     )
     return (
@@ -60,16 +76,16 @@ def review_queue() -> QuerySet[Article]:
     )
 
 
-def reasons(article: Article) -> list[str]:
+def reasons(article: Article, rules: ReviewRules) -> list[str]:
     """Why an article is in the queue (codes; the templates translate them)."""
     found = []
-    if article.distance is not None and article.distance >= near_threshold_distance():
+    if article.distance is not None and article.distance >= rules.distance:
         found.append(NEAR_THRESHOLD)
     if article.matched_by == MatchedBy.TITLE:
         found.append(TITLE_ONLY)
-    if article.similarity is not None and article.similarity < LOW_SIMILARITY:
-        found.append(LOW_SIMILARITY_REASON)
-    if article.doc is not None and article.doc.size >= LARGE_CLUSTER:
+    if article.similarity is not None and article.similarity < rules.similarity:
+        found.append(LOW_SIMILARITY)
+    if article.doc is not None and article.doc.size >= rules.cluster_size:
         found.append(LARGE)
     if article.doc is not None and article.doc.status == DocStatus.NEEDS_REVIEW:
         found.append(FLAGGED)

@@ -44,7 +44,7 @@ from articles.forms import (
     TargetForm,
 )
 from articles.models import Article, ArticleStatus, AuditEntry, Doc
-from fingerprints.engine import Features
+from fingerprints.engine import EngineConfig, Features
 from fingerprints.simhash import hamming
 from fingerprints.verify import verify
 
@@ -168,8 +168,7 @@ def _features(article: Article) -> Features | None:
         return None
 
 
-def _member_rows(doc: Doc, members: list[Article]) -> list[MemberRow]:
-    config = current_config()
+def _member_rows(doc: Doc, members: list[Article], config: EngineConfig) -> list[MemberRow]:
     rep = next((m for m in members if m.pk == doc.representative_id), None)
     rep_features = _features(rep) if rep is not None else None
     rows = []
@@ -189,7 +188,7 @@ def _member_rows(doc: Doc, members: list[Article]) -> list[MemberRow]:
     return rows
 
 
-def _comparison(doc: Doc, member: Article | None) -> dict[str, Any]:
+def _comparison(doc: Doc, member: Article | None, config: EngineConfig) -> dict[str, Any]:
     """Context of the diff fragment: ``member`` against the doc's representative."""
     rep = doc.representative
     if member is None or rep is None or member.pk == rep.pk:
@@ -202,9 +201,10 @@ def _comparison(doc: Doc, member: Article | None) -> dict[str, Any]:
         "doc": doc,
         "rep": rep,
         "compare": member,
-        "diff": word_diff(rep_text, member_text),
-        "title_diff": word_diff(rep.title, member.title),
-        "keywords": shared_keywords(rep.title, rep_text, member.title, member_text),
+        "diff": word_diff(rep_text, member_text, config),
+        "title_diff": word_diff(rep.title, member.title, config),
+        "keywords": shared_keywords(rep.title, rep_text, member.title, member_text,
+                                    config=config),
     }
 
 
@@ -236,11 +236,12 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
         Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(*MEMBER_FIELDS)
         .order_by("-hotness", "received_at", "id")
     )
-    rows = _member_rows(doc, members)
+    config = current_config()
+    rows = _member_rows(doc, members, config)
     wanted = request.GET.get("compare", "")
     others = [r.article for r in rows if not r.is_representative]
     member = next((a for a in others if a.nid == wanted), others[0] if others else None)
-    context = _comparison(doc, member)
+    context = _comparison(doc, member, config)
     merge_query = request.GET.get("merge_q", "")
     context.update({
         "rows": rows,
@@ -265,7 +266,7 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
         wanted = request.GET.get("compare", "")
         member = (Article.objects.filter(doc=doc, nid=wanted, status=ArticleStatus.DONE)
                   .only(*MEMBER_FIELDS).first())
-        return _render(request, "articles/_diff.html", _comparison(doc, member))
+        return _render(request, "articles/_diff.html", _comparison(doc, member, current_config()))
     if target == "merge-results":
         query = request.GET.get("merge_q", "")
         return _render(request, "articles/cluster_detail.html#merge-results",
@@ -281,7 +282,8 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
 
 
 def _review_response(request: HttpRequest, position: int, fragment: bool) -> HttpResponse:
-    queue = review.review_queue()
+    rules = review.rules()
+    queue = review.review_queue(rules)
     total = queue.count()
     items = list(
         queue.select_related("doc", "doc__representative").only(
@@ -293,11 +295,12 @@ def _review_response(request: HttpRequest, position: int, fragment: bool) -> Htt
     )
     position = max(0, min(position, len(items) - 1))
     selected = items[position] if items else None
-    entries = [(item, review.reasons(item)) for item in items]
+    entries = [(item, review.reasons(item, rules)) for item in items]
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
                                "selected": selected}
     if selected is not None and selected.doc is not None:
-        context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected)
+        context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected,
+                                            current_config())
     template = "articles/review.html" + ("#review-queue" if fragment else "")
     return _render(request, template, context)
 

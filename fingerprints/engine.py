@@ -68,6 +68,7 @@ class EngineConfig:
     backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
     # verification (not fingerprint: change freely)
     jaccard: float = 0.6
+    copy_containment: float = 0.8
     containment: float = 0.9
     containment_min_shingles: int = 60
     short_shingles: int = 30
@@ -85,7 +86,9 @@ class EngineConfig:
             raise ValueError(
                 f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
             )
-        for name in ("jaccard", "containment", "short_jaccard", "guard_conflicts"):
+        for name in (
+            "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts"
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
@@ -544,6 +547,7 @@ def _strict(config: EngineConfig) -> EngineConfig:
     return replace(
         config,
         jaccard=max(config.jaccard, 0.8),
-        containment=max(config.containment, 0.9),
+        copy_containment=max(config.copy_containment, 0.9),
+        containment=max(config.containment, 0.95),
     )
 

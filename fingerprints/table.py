@@ -71,6 +71,7 @@ ABBREVIATIONS = {
 _APOSTROPHE = re.compile(r"['’`´]")
 _NON_WORD = re.compile(r"[^\w&]+")
 _HAS_DIGIT = re.compile(r"\d")
+_CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])")
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,8 @@ def normalize_value(value: Any) -> str:
     text = unicodedata.normalize("NFKC", str(value)).lower()
     text = _APOSTROPHE.sub("", text)
     words = _NON_WORD.sub(" ", text).split()
-    return " ".join(ABBREVIATIONS.get(w, w) for w in words)
+    # "张 伟" and "张伟" are one name: no spaces between Chinese characters.
+    return _CJK_GAP.sub("", " ".join(ABBREVIATIONS.get(w, w) for w in words))
 
 
 def _numbers(words: Sequence[str]) -> frozenset[str]:

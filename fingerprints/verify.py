@@ -6,8 +6,10 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
    of a few words is noise and a few shared words prove nothing, so only near-identical
    texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
-3. *Copy*: Jaccard >= ``jaccard`` -> match (a repost with light edits, a new byline,
-   a changed header or footer).
+3. *Copy*: Jaccard >= ``jaccard`` and containment >= ``copy_containment`` -> match
+   (a repost with light edits, a new byline, a changed header or footer). The second
+   condition rejects rewrites of one event that share many phrases but keep less than
+   80% of either text.
 4. *Cut or padded copy*: containment of the smaller text in the larger >=
    ``containment`` and the smaller is at least ``containment_min_shingles`` long ->
    match (the shorter article's main body is inside the longer).
@@ -90,7 +92,7 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
         if ov.jaccard >= config.short_jaccard:
             return _guarded(a, b, config, result, "short-copy")
         return result(False, "short-text")
-    if ov.jaccard >= config.jaccard:
+    if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
         return _guarded(a, b, config, result, "copy")
     if small >= config.containment_min_shingles and ov.containment >= config.containment:
         return _guarded(a, b, config, result, "contained")

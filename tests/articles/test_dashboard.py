@@ -475,7 +475,7 @@ def test_a_large_cluster_or_a_near_threshold_match_is_queued(client, corpus, edi
     Article.objects.filter(nid="museum-2").update(similarity=1.0)
     from articles import review
 
-    Doc.objects.filter(pk=corpus["museum"].pk).update(size=review.LARGE_CLUSTER)
+    Doc.objects.filter(pk=corpus["museum"].pk).update(size=review.rules().cluster_size)
     html = client.get("/review/").content.decode()
     assert "museum-2" in queued(html) and "large cluster" in html
 

@@ -1,0 +1,178 @@
+"""Admin-tuned engine settings: validation, live pickup, reindex, preview."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import pytest
+from django.contrib.auth.models import User
+
+from articles import editing, preview, redis_store, reindex
+from articles.models import Article, Doc, EditorLink, EngineSettings, IndexState, LinkKind
+from fingerprints.index import block_keys
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BASE = (
+    "国家统计局今天发布数据显示，前三季度全国规模以上工业增加值同比增长百分之五点八，"
+    "其中高技术制造业增加值增长百分之九点六，明显快于全部规模以上工业。分行业看，"
+    "电子信息、新能源汽车和光伏设备等行业保持较快增长，传统行业生产稳中有升。"
+    "统计局新闻发言人表示，国民经济延续恢复向好态势，但外部环境依然复杂严峻。"
+)
+OTHER = (
+    "市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点，并在一楼大厅设置自助借还机。"
+    "图书馆馆长表示，过去一年读者问卷显示，超过七成受访者希望在下班后也能借书。"
+    "此外，图书馆还将每月举办两场晚间读书会，邀请本地作家和学者与读者交流。"
+)
+
+
+def post(client, auth, nid, content, title="工业增加值增长"):
+    response = client.post("/api/v1/articles", content_type="application/json", **auth,
+                           data=json.dumps({"nid": nid, "url": f"https://a.example/{nid}",
+                                            "title": title, "content": content}))
+    assert response.status_code in (200, 202)
+
+
+@pytest.fixture
+def admin_client(client, db):
+    User.objects.create_superuser("admin", "a@example.com", "pw-long-enough-1")
+    client.login(username="admin", password="pw-long-enough-1")
+    return client
+
+
+def settings_form(**overrides):
+    current = EngineSettings.load()
+    data = {f: getattr(current, f) for f in (
+        "k", "title_k", "jaccard", "containment", "short_shingles", "short_jaccard",
+        "extra_stopwords", "user_words", "review_distance", "review_similarity",
+        "review_cluster_size", "retention_days")}
+    if current.hmm:
+        data["hmm"] = "on"
+    data.update(overrides)
+    return data
+
+
+def test_the_settings_page_rejects_bad_values_and_changes_nothing(admin_client, redis_client):
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    assert admin_client.get(url).status_code == 200
+    response = admin_client.post(url, settings_form(k=9, jaccard=1.5, user_words="词 abc"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Must be between 0 and 8." in body and "Must be between 0 and 1." in body
+    assert "frequency a whole number" in body
+    assert EngineSettings.load().k == 3 and EngineSettings.load().version == 1
+
+
+def test_a_verification_change_reaches_the_worker_without_a_restart(admin_client, auth,
+                                                                   run_worker):
+    post(admin_client, auth, "a", BASE)
+    run_worker()
+    assert Article.objects.get(nid="a").settings_version in (None, 0, 1)
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    response = admin_client.post(url, settings_form(jaccard=0.7))
+    assert response.status_code == 302
+    version = EngineSettings.load().version
+    assert version == 2
+    assert IndexState.load().config["jaccard"] == 0.7
+    post(admin_client, auth, "b", OTHER, title="图书馆夜间借阅")
+    run_worker()  # the same process, which cached the old configuration
+    assert Article.objects.get(nid="b").settings_version == version
+
+
+def test_a_k_change_reindexes_keeps_doc_ids_and_editor_decisions(admin_client, auth,
+                                                                 run_worker, redis_client):
+    for n in range(3):
+        post(admin_client, auth, f"s{n}", BASE + "（完）" * n)
+    post(admin_client, auth, "o", OTHER, title="图书馆夜间借阅")
+    run_worker()
+    before = dict(Article.objects.values_list("nid", "doc__doc_id"))
+    assert before["s0"] == before["s1"] == before["s2"] != before["o"]
+    editing.split_article(Article.objects.get(nid="s2"), None, "not the same")
+    after_split = dict(Article.objects.values_list("nid", "doc__doc_id"))
+    old_generation = IndexState.load().generation
+
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    assert admin_client.post(url, settings_form(k=5)).status_code == 302
+    assert IndexState.load().reindex_status == "queued"
+    run_worker()  # runs the reindex job
+    state = IndexState.load()
+    assert state.reindex_status == "done" and state.config["k"] == 5
+    assert state.generation != old_generation
+    assert dict(Article.objects.values_list("nid", "doc__doc_id")) == after_split
+    # The new layout: k + 1 = 6 blocks, under the new generation's namespace.
+    fp = Article.objects.get(nid="s0").content_fp
+    keys = [f"{reindex.namespaces(state.generation)['c']}"]
+    assert len(block_keys(fp, 5)) == 6
+    assert any(redis_client.scan_iter(match=f"{keys[0]}*"))
+    assert not any(redis_client.scan_iter(match=f"{redis_store.key('c', old_generation)}*"))
+    # A new duplicate still finds the old docId.
+    post(admin_client, auth, "s9", BASE + "记者 报道")
+    run_worker()
+    assert Article.objects.get(nid="s9").doc.doc_id == before["s0"]
+    assert Article.objects.get(nid="s2").doc.doc_id == after_split["s2"]
+
+
+def brute_force_changes(current_of, proposed_of):
+    same_now = {(a, b) for a, b in itertools.combinations(sorted(current_of), 2)
+                if current_of[a] == current_of[b]}
+    same_next = {(a, b) for a, b in itertools.combinations(sorted(current_of), 2)
+                 if proposed_of[a] == proposed_of[b]}
+    split_docs = {current_of[a] for a, b in same_now - same_next}
+    merge_groups = {proposed_of[a] for a, b in same_next - same_now}
+    return len(split_docs), len(merge_groups)
+
+
+def test_the_preview_counts_match_a_brute_force_count():
+    rng = random.Random(7)
+    for _trial in range(50):
+        nids = [f"n{i}" for i in range(rng.randint(2, 25))]
+        current_of = {n: f"d{rng.randint(0, 6)}" for n in nids}
+        proposed_of = {n: rng.randint(0, 6) for n in nids}
+        result = preview.compare_partitions(current_of, proposed_of, {})
+        assert (result["splits"], result["merges"]) == brute_force_changes(current_of,
+                                                                           proposed_of)
+
+
+def test_precision_and_recall_from_editor_decisions_match_a_brute_force_count(
+        admin_client, auth, run_worker):
+    for n in range(3):
+        post(admin_client, auth, f"s{n}", BASE + "（完）" * n)
+    post(admin_client, auth, "o", OTHER, title="图书馆夜间借阅")
+    run_worker()
+    EditorLink.objects.create(kind=LinkKind.MUST, nid_a="s0", nid_b="s1")
+    EditorLink.objects.create(kind=LinkKind.MUST, nid_a="s0", nid_b="s2")
+    EditorLink.objects.create(kind=LinkKind.CANNOT, nid_a="o", nid_b="s0")
+    from fingerprints.engine import Features
+    from fingerprints.simhash import hamming
+    from fingerprints.verify import verify
+
+    config = EngineSettings.load().engine_config()
+    feats = {a.nid: Features.from_bytes(bytes(a.features)) for a in Article.objects.all()}
+    rows = preview.editor_precision_recall(config)
+    for row in rows:
+        k = row["k"]
+
+        def hit(a, b, k=k):
+            return (hamming(feats[a].content_fp, feats[b].content_fp) <= k
+                    and verify(feats[a], feats[b], config).ok)
+
+        tp = hit("s0", "s1") + hit("s0", "s2")
+        fp = int(hit("o", "s0"))
+        assert (row["tp"], row["fp"], row["fn"]) == (tp, fp, 2 - tp)
+    assert rows[8]["recall"] == 1.0
+
+
+def test_the_preview_page_shows_the_changes_and_the_chart(admin_client, auth, run_worker):
+    for n in range(3):
+        post(admin_client, auth, f"s{n}", BASE + "（完）" * n)
+    run_worker()
+    response = admin_client.post("/admin/articles/enginesettings/preview/",
+                                 settings_form(k=0, jaccard=0.99, containment=0.99))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "<svg" in body and "Precision and recall" in body
+    assert 'class="split-count"' in body
+    assert Doc.objects.filter(size=3).exists()
+    assert EngineSettings.load().version == 1  # nothing saved

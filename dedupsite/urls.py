@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from articles import seed, views
+from articles import seed, stats, views
 from articles.api import api
 
 urlpatterns = [
@@ -20,6 +20,7 @@ urlpatterns = [
          name="cluster_representative"),
     path("clusters/<str:doc_id>/release/", views.release, name="cluster_release"),
     path("review/", views.review_queue, name="review"),
+    path("stats/", stats.stats, name="stats"),
     path("admin/", admin.site.urls),
     path("django-rq/", include("django_rq.urls")),
 ]

@@ -8,6 +8,8 @@ class ArticlesConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        import dedupsite.security  # noqa: F401  (login-failure signal receivers)
+
         if settings.EMBEDDED_REDIS:
             from dedupsite.embedded import ensure_redis
 

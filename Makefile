@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := dedupsite.settings
 
-.PHONY: demo test install system-deps lint test-mysql test-sqlite web worker migrate bench-accuracy bench-engine clean
+.PHONY: demo test install system-deps lint test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
 
 demo: install
 	$(PY) scripts/demo.py
@@ -39,6 +39,10 @@ test-mysql:
 test-sqlite:
 	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser" tests/articles tests/fingerprints
 
+# Reliability drills, the slow ones included (tests marked `drill`; see docs/reliability.md).
+drills: install system-deps
+	$(PY) scripts/testenv.py run -- $(VENV)/bin/pytest -q -m drill --run-slow-drills tests
+
 migrate: install
 	$(PY) manage.py migrate --noinput
 
@@ -46,7 +50,7 @@ web: migrate
 	exec $(VENV)/bin/gunicorn dedupsite.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-2} --access-logfile -
 
 worker: migrate
-	exec $(PY) manage.py rqworker ingest push default --with-scheduler
+	exec $(PY) manage.py dedup_worker
 
 bench-accuracy: install
 	$(PY) bench/accuracy.py

@@ -122,3 +122,24 @@ def load_result(nid: str) -> Article | None:
 
     rows = load_articles([nid])
     return rows[0] if rows else None
+
+
+def requeue_stale(older_than_seconds: float = 60.0, batch: int = 500) -> int:
+    """Enqueue again every article still queued after `older_than_seconds`.
+
+    Articles are in MySQL before their job is queued; if Redis lost the queue
+    (a restart without persistence) or a job vanished, this is how they get
+    processed. Enqueueing an article twice is harmless: a job skips done ones.
+    """
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    nids = list(
+        Article.objects.filter(status=ArticleStatus.QUEUED, received_at__lt=cutoff)
+        .order_by("id").values_list("nid", flat=True)[:100_000]
+    )
+    for start in range(0, len(nids), batch):
+        enqueue_processing(nids[start:start + batch])
+    return len(nids)

@@ -48,6 +48,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--docs", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the scratch database (and reuse it when it is already loaded)")
     return parser.parse_args()
 
 
@@ -174,6 +176,7 @@ def timed(client: object, path: str, repeats: int, **headers: str
 
     response = client.get(path, **headers)  # warm-up (segmenter, IDF table, templates)
     assert response.status_code == 200, (path, response.status_code)
+    connection.queries_log.clear()
     with CaptureQueriesContext(connection) as queries:
         client.get(path, **headers)
     times = []
@@ -203,14 +206,25 @@ def main() -> None:
 
     test_settings = settings.DATABASES["default"].setdefault("TEST", {})
     if connection.vendor == "sqlite":
-        test_settings["NAME"] = str(Path(scratch.name) / "bench.sqlite3")
+        folder = Path(tempfile.gettempdir()) if args.keep else Path(scratch.name)
+        test_settings["NAME"] = str(folder / "dedupsite-bench-dashboard.sqlite3")
     else:
         test_settings["NAME"] = f"{settings.DATABASES['default']['NAME']}_bench_dashboard"
     print(f"database: {connection.vendor}, scratch {test_settings['NAME']}")
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True,
+                                                  keepdb=args.keep)
+    settings.DEBUG = False  # as in production: no query log, no template debug info
     try:
-        big_doc, word = load(args)
-        from articles.models import Article
+        from articles.models import Article, Doc
+
+        loaded = Doc.objects.order_by("id").first()
+        if args.keep and loaded is not None and Doc.objects.count() == args.docs:
+            big_doc, word = loaded.doc_id, WORDS[7]
+            print(f"reusing the loaded scratch database ({Article.objects.count():,} articles)")
+        else:
+            Article.objects.all().delete()
+            Doc.objects.all().delete()
+            big_doc, word = load(args)
 
         compare = (Article.objects.filter(doc__doc_id=big_doc).order_by("hotness")
                    .values_list("nid", flat=True).first())
@@ -229,6 +243,9 @@ def main() -> None:
              {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "diff"}),
             ("/review/", "/review/", {}),
         ]
+        load_1m = os.getloadavg()[0]
+        print(f"machine: {os.cpu_count()} CPUs, load average {load_1m:.1f} (timings are wall "
+              "clock: a busy machine inflates them)")
         print(f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8} {'KB':>6}  goal")
         for label, path, headers in pages:
             times, queries, size = timed(client, path, args.repeats, **headers)
@@ -239,7 +256,8 @@ def main() -> None:
                 goal = f"<= {GOAL_MS:.0f} ms: {'met' if p95 <= GOAL_MS else 'MISSED'}"
             print(f"{label:34} {p50:8.1f} {p95:8.1f} {queries:8d} {size / 1024:6.0f}  {goal}")
     finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if not args.keep:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
         scratch.cleanup()
 
 

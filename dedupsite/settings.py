@@ -101,6 +101,7 @@ RQ_QUEUES = {
     for name in ("ingest", "push", "default")
 }
 RQ_SHOW_ADMIN_LINK = True
+WATCHDOG_SECONDS = env_int("WATCHDOG_SECONDS", 30)
 
 # --- representatives ------------------------------------------------------
 HBASE_URL = env_str("HBASE_URL")

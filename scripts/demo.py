@@ -34,8 +34,7 @@ def main() -> int:
         f"u.set_password('{PASSWORD}'); u.save()\n"
     ))
     children = [
-        subprocess.Popen([PY, "manage.py", "rqworker", "ingest", "push", "default",
-                          "--with-scheduler"], cwd=ROOT),
+        subprocess.Popen([PY, "manage.py", "dedup_worker"], cwd=ROOT),
         subprocess.Popen([PY, "manage.py", "runserver", f"127.0.0.1:{PORT}", "--noreload"],
                          cwd=ROOT),
     ]

@@ -279,8 +279,13 @@ class RepresentativeOutbox(models.Model):
     cannot make the store go backwards.
     """
 
+    SHARDS = 16
+
     doc_id = models.CharField(max_length=33)
     version = models.PositiveBigIntegerField()
+    # Push jobs split the outbox by shard; one docId is always in one shard, so
+    # its rows are delivered in order by one job at a time.
+    shard = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(
         max_length=8, choices=OutboxStatus.choices, default=OutboxStatus.PENDING
     )
@@ -289,10 +294,16 @@ class RepresentativeOutbox(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
 
+    @classmethod
+    def shard_of(cls, doc_id: str) -> int:
+        return int(doc_id[-2:], 16) % cls.SHARDS if doc_id else 0
+
     class Meta:
         indexes = [
-            # The push job: pending rows in order; health: the oldest pending row (lag).
+            # Health: the oldest pending row (lag).
             models.Index(fields=["status", "id"], name="articles_outbox_status_id"),
+            # A push job: the pending rows of its shards, in order.
+            models.Index(fields=["status", "shard", "id"], name="articles_outbox_shard"),
         ]
 
 

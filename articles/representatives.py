@@ -104,7 +104,8 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
         else:
             best = max(contenders, key=lambda m: score(m, weights))
         updates.append((len(members), now, best.pk, now, doc.pk))
-        outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version + 1))
+        outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version + 1,
+                                           shard=RepresentativeOutbox.shard_of(doc.doc_id)))
     with connection.cursor() as cursor:
         cursor.executemany(
             f"UPDATE {connection.ops.quote_name(Doc._meta.db_table)} SET size = size + %s, "
@@ -119,7 +120,8 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
 
 
 def record_change(doc: Doc) -> None:
-    RepresentativeOutbox.objects.create(doc_id=doc.doc_id, version=doc.rep_version)
+    RepresentativeOutbox.objects.create(doc_id=doc.doc_id, version=doc.rep_version,
+                                        shard=RepresentativeOutbox.shard_of(doc.doc_id))
     transaction.on_commit(enqueue_push)
 
 
@@ -131,8 +133,11 @@ def enqueue_push() -> None:
     """
     from articles import redis_store
 
-    if redis_store.client().set(redis_store.key("push", "queued"), 1, nx=True, ex=60):
-        django_rq.get_queue("push").enqueue(push_pending, retry=PUSH_RETRY)
+    shards = settings.PUSH_JOBS
+    client = redis_store.client()
+    for shard in range(shards):
+        if client.set(redis_store.key("push", "queued", shard, shards), 1, nx=True, ex=60):
+            django_rq.get_queue("push").enqueue(push_pending, shard, shards, retry=PUSH_RETRY)
 
 
 def row_for(doc: Doc) -> dict[str, Any] | None:
@@ -170,15 +175,17 @@ def _deliver(doc_id: str, target: RepresentativeStore) -> None:
         target.put_if_newer(doc_id, row, version=doc.rep_version)
 
 
-def push_pending(limit: int = 2000) -> int:
-    """Deliver pending outbox rows, oldest first, once per docId. Raises if the store is down."""
+def push_pending(shard: int = 0, shards: int = 1, limit: int = 2000) -> int:
+    """Deliver the pending outbox rows of one slice of the shards, oldest first, once per
+    docId. Raises if the store is down (the job is retried with back-off)."""
     from articles import redis_store
 
-    redis_store.client().delete(redis_store.key("push", "queued"))
+    redis_store.client().delete(redis_store.key("push", "queued", shard, shards))
+    mine = [s for s in range(RepresentativeOutbox.SHARDS) if s % shards == shard]
     pushed = 0
     while True:
         rows = list(
-            RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING)
+            RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING, shard__in=mine)
             .order_by("id").values_list("id", "doc_id")[:limit]
         )
         if not rows:

@@ -102,6 +102,8 @@ RQ_QUEUES = {
 }
 RQ_SHOW_ADMIN_LINK = True
 WATCHDOG_SECONDS = env_int("WATCHDOG_SECONDS", 30)
+# Push jobs that deliver representatives in parallel (each owns a slice of the outbox).
+PUSH_JOBS = env_int("PUSH_JOBS", 2)
 
 # --- representatives ------------------------------------------------------
 HBASE_URL = env_str("HBASE_URL")

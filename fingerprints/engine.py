@@ -237,6 +237,7 @@ class _Vocabulary:
         self.skip = np.zeros(1 << 16, dtype=np.bool_)  # white space or punctuation
         self.number = np.zeros(1 << 16, dtype=np.bool_)  # all digits
         self.number_hash = np.zeros(1 << 16, dtype=np.uint64)  # 16 bits, leading 0s dropped
+        self.month = np.zeros(1 << 16, dtype=np.bool_)  # "月" or a month name
         self.size = 0
         self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
         self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
@@ -245,7 +246,7 @@ class _Vocabulary:
     def _add(self, key: int, token: str) -> int:
         i = self.size
         if i == len(self.hashes):
-            for name in ("hashes", "weights", "skip", "number", "number_hash"):
+            for name in ("hashes", "weights", "skip", "number", "number_hash", "month"):
                 array = getattr(self, name)
                 setattr(self, name, np.concatenate([array, np.zeros_like(array)]))
         word = token.strip()
@@ -255,6 +256,7 @@ class _Vocabulary:
             digits = word.lstrip("0") or "0"
             self.number_hash[i] = mmh3.hash(digits, seed=FEATURE_SEED, signed=False) & 0xFFFF
         self.skip[i] = skip
+        self.month[i] = word.lower() in _MONTHS
         if skip or word in self.stopwords:
             weight = 0
         else:
@@ -309,6 +311,11 @@ class _Vocabulary:
                     ids[i] = known
             return ids
 
+
+_MONTHS = frozenset(
+    "月 january february march april may june july august september october november "
+    "december jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
 
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
 
@@ -383,9 +390,16 @@ def _numbers_in_context(
     out: list[tuple[bytes, int]] = [(b"", 0)] * n
     if len(at) == 0:
         return out
-    before = at - 1
-    has_context = (before >= 0) & (doc[np.maximum(before, 0)] == doc[at])
-    context = np.where(has_context, vocab.hashes[ids[np.maximum(before, 0)]] >> np.uint64(48), 0)
+    before = np.maximum(at - 1, 0)
+    has_context = (at > 0) & (doc[before] == doc[at])
+    # The day of a date ("1月5日", "March 5") is left out: re-issuing a story the next
+    # day changes only its dateline, while a bulletin for another day differs in its
+    # body numbers too.
+    keep = ~(has_context & vocab.month[ids[before]])
+    at, before, has_context = at[keep], before[keep], has_context[keep]
+    if len(at) == 0:
+        return out
+    context = np.where(has_context, vocab.hashes[ids[before]] >> np.uint64(48), 0)
     number = vocab.number_hash[ids[at]]
     packed = (doc[at].astype(np.uint64) << np.uint64(32)) | (context << np.uint64(16)) | number
     packed = np.sort(packed)

@@ -44,7 +44,7 @@ def test_it_queues_an_article_and_a_worker_gives_it_a_doc_id(client, auth, run_w
     }
     assert Article.objects.get(nid="a1").status == "queued"
 
-    assert run_worker() == 2  # the ingest job, then the push of the new representative
+    assert run_worker() == 3  # the ingest job, then a push job per outbox slice (PUSH_JOBS=2)
 
     result = client.get("/api/v1/articles/a1", **auth).json()
     assert result["status"] == "done"

@@ -169,3 +169,19 @@ def test_short_texts_need_near_identical_shingles() -> None:
 
 def test_features_stay_compact() -> None:
     assert len(extract("统计局：工业生产稳中有升", STORY * 4).to_bytes()) < 1200
+
+
+def test_a_story_reissued_the_next_day_is_not_vetoed_by_its_dateline() -> None:
+    today = extract("", STORY)
+    tomorrow = extract("", STORY.replace("3月5日电", "3月6日电"))
+    assert verify(today, tomorrow, CONFIG).ok
+
+
+def test_a_photo_series_item_with_another_number_is_vetoed() -> None:
+    caption = (
+        "新华社照片，杭州，2024年5月1日 西湖游船（{}） 5月1日，游客在杭州西湖乘坐游船观光。"
+        "当日是劳动节假期第一天，西湖景区迎来客流高峰，各游船码头秩序井然。新华社记者 王明 摄"
+    )
+    result = verify(extract("", caption.format(3)), extract("", caption.format(4)), CONFIG)
+    assert not result.ok
+    assert result.reason.startswith("template")

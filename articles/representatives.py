@@ -175,13 +175,17 @@ def _deliver(doc_id: str, target: RepresentativeStore) -> None:
         target.put_if_newer(doc_id, row, version=doc.rep_version)
 
 
-def push_pending(shard: int = 0, shards: int = 1, limit: int = 2000) -> int:
+def push_pending(shard: int = 0, shards: int = 1, limit: int = 500) -> int:
     """Deliver the pending outbox rows of one slice of the shards, oldest first, once per
-    docId. Raises if the store is down (the job is retried with back-off)."""
+    docId, `limit` docIds per round trip. Raises if the store is down (the job is retried
+    with back-off; rows stay pending)."""
     from articles import redis_store
+    from articles.locks import multi_lock
 
-    redis_store.client().delete(redis_store.key("push", "queued", shard, shards))
+    client = redis_store.client()
+    client.delete(redis_store.key("push", "queued", shard, shards))
     mine = [s for s in range(RepresentativeOutbox.SHARDS) if s % shards == shard]
+    target = store()
     pushed = 0
     while True:
         rows = list(
@@ -190,21 +194,38 @@ def push_pending(shard: int = 0, shards: int = 1, limit: int = 2000) -> int:
         )
         if not rows:
             return pushed
-        seen: dict[str, list[int]] = {}
+        by_doc: dict[str, list[int]] = {}
         for row_id, doc_id in rows:
-            seen.setdefault(doc_id, []).append(row_id)
-        for doc_id, ids in seen.items():
-            try:
-                deliver(doc_id)
-            except StoreUnavailable as exc:
-                RepresentativeOutbox.objects.filter(id__in=ids).update(
-                    attempts=F("attempts") + 1, last_error=str(exc)[:1000]
-                )
-                raise
+            by_doc.setdefault(doc_id, []).append(row_id)
+        ids = [row_id for row_id, _ in rows]
+        locks = [redis_store.key("lock", "push", doc_id) for doc_id in by_doc]
+        try:
+            # The state is read inside the per-docId locks: whoever writes last writes
+            # the newest state, so two deliveries of one docId cannot go backwards.
+            with multi_lock(client, locks, ttl_ms=120_000, wait_s=120):
+                docs = {d.doc_id: d for d in Doc.objects.select_related("representative")
+                        .filter(doc_id__in=list(by_doc))}
+                puts, deletes = [], []
+                for doc_id in by_doc:
+                    doc = docs.get(doc_id)
+                    row = row_for(doc) if doc is not None else None
+                    if row is None:
+                        deletes.append(doc_id)
+                    else:
+                        assert doc is not None
+                        puts.append((doc_id, row, doc.rep_version))
+                target.put_many_if_newer(puts)
+                if deletes:
+                    target.delete_many(deletes)
+        except StoreUnavailable as exc:
             RepresentativeOutbox.objects.filter(id__in=ids).update(
-                status=OutboxStatus.SENT, sent_at=timezone.now()
+                attempts=F("attempts") + 1, last_error=str(exc)[:1000]
             )
-            pushed += 1
+            raise
+        RepresentativeOutbox.objects.filter(id__in=ids).update(
+            status=OutboxStatus.SENT, sent_at=timezone.now()
+        )
+        pushed += len(by_doc)
 
 
 def outbox_lag() -> dict[str, Any]:

@@ -37,7 +37,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -94,6 +94,12 @@ class RepresentativeStore(Protocol):
 
     def put_if_newer(self, doc_id: str, row: Mapping[str, Any], version: int) -> bool:
         """Write only if no row is stored or the stored version < ``version``."""
+
+    def put_many_if_newer(self, items: Sequence[tuple[str, Mapping[str, Any], int]]) -> int:
+        """``put_if_newer`` for many (doc_id, row, version) at once; returns rows written."""
+
+    def delete_many(self, doc_ids: Sequence[str]) -> None:
+        """Remove these rows (no error for absent ones)."""
 
     def delete(self, doc_id: str) -> None:
         """Remove the row (no error if absent)."""
@@ -429,6 +435,34 @@ class HBaseStore:
 
         return self._call(run)
 
+    def put_many_if_newer(self, items: Sequence[tuple[str, Mapping[str, Any], int]]) -> int:
+        """One read of the stored versions, one batch of puts (mutateRows)."""
+        prepared = []
+        for doc_id, row, version in items:
+            norm = normalize_row(row, version=version)
+            prepared.append((_check_doc_id(doc_id).encode("utf-8"), _encode_hbase(norm),
+                             int(norm[VERSION] or 0)))
+        if not prepared:
+            return 0
+
+        def run(t: Any) -> int:
+            stored = dict(t.rows([key for key, _c, _v in prepared], columns=[_COL_VERSION]))
+            written = 0
+            with t.batch() as batch:
+                for key, cells, version in prepared:
+                    raw = stored.get(key, {}).get(_COL_VERSION)
+                    if raw and int(raw.decode()) >= version:
+                        continue
+                    batch.put(key, cells)
+                    written += 1
+            return written
+
+        return self._call(run)
+
+    def delete_many(self, doc_ids: Sequence[str]) -> None:
+        for doc_id in doc_ids:
+            self.delete(doc_id)
+
     def delete(self, doc_id: str) -> None:
         key = _check_doc_id(doc_id).encode("utf-8")
         self._call(lambda t: t.connection.client.deleteAllRow(t.name, key, {}))
@@ -613,6 +647,29 @@ class LocalStore:
     def put_if_newer(self, doc_id: str, row: Mapping[str, Any], version: int) -> bool:
         params = self._params(_check_doc_id(doc_id), normalize_row(row, version=version))
         return self._run(lambda c: c.execute(_SQL_PUT_IF_NEWER, params).rowcount > 0)
+
+    def put_many_if_newer(self, items: Sequence[tuple[str, Mapping[str, Any], int]]) -> int:
+        params = [self._params(_check_doc_id(d), normalize_row(r, version=v))
+                  for d, r, v in items]
+
+        def run(c: sqlite3.Connection) -> int:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                before = c.total_changes
+                c.executemany(_SQL_PUT_IF_NEWER, params)
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            return c.total_changes - before
+
+        return self._run(run)
+
+    def delete_many(self, doc_ids: Sequence[str]) -> None:
+        for doc_id in doc_ids:
+            _check_doc_id(doc_id)
+        self._run(lambda c: c.executemany("DELETE FROM representatives WHERE doc_id = ?",
+                                          [(d,) for d in doc_ids]))
 
     def delete(self, doc_id: str) -> None:
         _check_doc_id(doc_id)

@@ -52,8 +52,17 @@ def rules() -> ReviewRules:
     return ReviewRules(int(values[0]), float(values[1]), int(values[2]))
 
 
+#: The queue page ranks the newest matches of this many by doubt (see most_doubtful).
+WINDOW = 500
+
+
 def review_queue(rules: ReviewRules) -> QuerySet[Article]:
-    """Queue items, most doubtful first: lowest verified similarity, then largest distance."""
+    """Queue items, newest first.
+
+    Newest first is the order an index serves at any size (a backward scan of the
+    primary key stops after a page of hits); a total order by similarity would read
+    every automatic match. :func:`most_doubtful` ranks a window of them.
+    """
     borderline = (
         Q(distance__gte=rules.distance)
         | Q(matched_by=MatchedBy.TITLE)
@@ -71,9 +80,20 @@ def review_queue(rules: ReviewRules) -> QuerySet[Article]:
         .exclude(doc__status=DocStatus.CONFIRMED)
         .exclude(doc__representative=F("pk"))
         .filter(borderline)
-        .order_by(F("similarity").asc(nulls_last=True), F("distance").desc(nulls_last=True),
-                  "id")
+        .order_by("-id")
     )
+
+
+def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[Article]:
+    """The ``limit`` most doubtful of the newest ``window`` items: lowest verified
+    similarity first, then largest distance, then newest."""
+    items = list(queue[:window])
+    items.sort(key=lambda a: (
+        a.similarity if a.similarity is not None else 2.0,
+        -(a.distance if a.distance is not None else -1),
+        -a.pk,
+    ))
+    return items[:limit]
 
 
 def reasons(article: Article, rules: ReviewRules) -> list[str]:

@@ -90,19 +90,22 @@ def variant(rng: random.Random, base: str) -> str:
 
 
 def doc_sizes(rng: random.Random, articles: int, docs: int) -> list[int]:
-    """The 50-member doc first, then sizes skewed like news: many single articles, some
-    reposted a few times, a few widely (capped below 50)."""
+    """The 50-member doc first, then sizes skewed like news: half the docIds are single
+    articles, the others reposted a few times, a few widely (capped below 50)."""
     rest, others = articles - BIG_DOC_SIZE, docs - 1
-    weights = [rng.paretovariate(1.3) for _ in range(others)]
-    scale = (rest - others) / sum(weights)
-    sizes = [1 + min(int(w * scale), BIG_DOC_SIZE - 2) for w in weights]
-    deficit, i = rest - sum(sizes), 0
-    while deficit > 0:
-        if sizes[i] < BIG_DOC_SIZE - 1:
-            sizes[i] += 1
-            deficit -= 1
-        i = (i + 1) % others
-    return [BIG_DOC_SIZE, *sizes]
+    singles = others // 2
+    weights = [rng.paretovariate(1.2) for _ in range(others - singles)]
+    scale = (rest - singles) / sum(weights)
+    sizes = [max(2, min(round(w * scale), BIG_DOC_SIZE - 1)) for w in weights]
+    deficit = rest - singles - sum(sizes)
+    while deficit != 0:  # settle the rounding on random docIds, within 2..49
+        i = rng.randrange(len(sizes))
+        step = 1 if deficit > 0 else -1
+        if 2 <= sizes[i] + step <= BIG_DOC_SIZE - 1:
+            sizes[i] += step
+            deficit -= step
+    rng.shuffle(sizes)
+    return [BIG_DOC_SIZE, *sizes, *([1] * singles)]
 
 
 def load(args: argparse.Namespace) -> tuple[str, str]:

@@ -561,3 +561,55 @@ def test_the_nav_links_every_page(client, corpus, viewer):
     for url in (reverse("clusters"), reverse("review"), reverse("admin:index"),
                 reverse("set_language"), reverse("logout")):
         assert f'"{url}"' in html
+
+
+def test_the_review_rules_are_the_admins(client, corpus, editor):
+    from articles.models import EngineSettings
+
+    EngineSettings.objects.update_or_create(pk=1, defaults={"review_similarity": 0.95})
+    login(client, editor)
+    html = client.get("/review/").content.decode()
+    # river-3 was verified at 0.93: below the admin's 0.95, so now also "low similarity"
+    item = re.search(r'id="review-item-\d+".*?</li>', html, re.S).group(0)
+    assert "river-3" in item and "low similarity" in item
+
+
+# --- the diff and the helpers ---------------------------------------------------------
+
+
+def test_the_diff_compares_chinese_word_by_word(db):
+    from articles.diff import DELETE, EQUAL, INSERT, word_diff
+
+    diff = word_diff("股市今天上涨了百分之三，投资者很高兴。", "股市今天下跌了百分之三，投资者很担心。")
+    assert [(s.kind, s.text) for s in diff.left] == [
+        (EQUAL, "股市今天"), (DELETE, "上涨"), (EQUAL, "了百分之三，投资者很"), (DELETE, "高兴"),
+        (EQUAL, "。")]
+    assert [s.text for s in diff.right if s.kind == INSERT] == ["下跌", "担心"]
+    assert (diff.deleted, diff.inserted) == (2, 2)
+    # width and case are what the fingerprints ignore: no difference there
+    assert word_diff("ＡＢＣ新闻２０２４年", "abc新闻2024年").identical
+
+
+def test_shared_keywords_are_informative_words_of_both(db):
+    from articles.diff import shared_keywords
+
+    words = shared_keywords("滨江绿道全线贯通", stories.RIVERSIDE, "绿道贯通", stories.RIVERSIDE)
+    assert "滨江" in words and "绿道" in words
+    assert "的" not in words and "，" not in words
+    assert shared_keywords("", stories.RIVERSIDE, "", stories.LIBRARY)[:3] != words[:3]
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://news.example/a?b=1", "https://news.example/a?b=1"),
+    ("http://news.example/", "http://news.example/"),
+    ("javascript:alert(1)", ""),
+    (" JavaScript:alert(1)", ""),
+    ("data:text/html,<script>alert(1)</script>", ""),
+    ("//evil.example/x", ""),
+    ("https:///nohost", ""),
+    ("https://news.example/\nx", ""),
+])
+def test_only_http_urls_become_links(url, shown):
+    from articles.templatetags.dashboard import http_url
+
+    assert http_url(url) == shown

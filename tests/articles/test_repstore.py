@@ -129,6 +129,19 @@ def test_put_get_overwrite(store):
     assert store.get(doc_id(2)) is None
 
 
+def test_put_many_if_newer_writes_only_newer_rows_and_delete_many_removes(store):
+    a, b, c = doc_id(30), doc_id(31), doc_id(32)
+    store.put_if_newer(a, make_row(1, title="a5"), 5)
+    written = store.put_many_if_newer([(a, make_row(2, title="a4"), 4),
+                                       (b, make_row(3, title="b1"), 1),
+                                       (c, make_row(4, title="c2"), 2)])
+    assert written == 2
+    assert store.get(a)["title"] == "a5"
+    assert store.get(b)["title"] == "b1" and store.get(c)["version"] == 2
+    store.delete_many([b, c, doc_id(33)])
+    assert store.get(b) is None and store.get(c) is None and store.get(a) is not None
+
+
 def test_put_if_newer_keeps_the_newer(store):
     d = doc_id(3)
     assert store.put_if_newer(d, make_row(1, title="v5"), 5) is True

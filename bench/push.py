@@ -65,10 +65,10 @@ def main() -> None:
         RepresentativeOutbox(doc_id=d, version=1, shard=RepresentativeOutbox.shard_of(d))
         for d in Doc.objects.values_list("doc_id", flat=True)], 2000)
 
-    from articles.representatives import enqueue_push
-
     import django_rq
     from rq import Worker
+
+    from articles.representatives import enqueue_push
 
     workers = [subprocess.Popen([PY, "manage.py", "rqworker", "push"], cwd=ROOT)
                for _ in range(args.workers)]

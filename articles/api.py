@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
+import unicodedata
 from typing import Any
 
 import pydantic
@@ -11,7 +13,9 @@ import redis
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import URLPattern, re_path
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
@@ -84,6 +88,36 @@ class DedupAPI(NinjaAPI):
             components[model.__name__] = body
         return schema
 
+    def _get_urls(self) -> list[Any]:
+        """Every answer under /api/ is an error object: a wrong method (405) and an
+        unknown path (404) too, not the framework's plain text or HTML pages."""
+        patterns = super()._get_urls()
+        for pattern in patterns:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = _json_not_allowed(pattern.callback)
+        patterns.append(re_path(r"^", _unknown_path))
+        return patterns
+
+
+def _json_not_allowed(view: Any) -> Any:
+    @functools.wraps(view)  # keeps csrf_exempt
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = sorted(m.strip() for m in response["Allow"].split(","))
+            response = error_response(request, 405, "method_not_allowed",
+                                      f"{request.method} is not allowed here",
+                                      {"allowed": allowed})
+            response["Allow"] = ", ".join(allowed)
+        return response
+
+    return wrapped
+
+
+@csrf_exempt
+def _unknown_path(request: HttpRequest) -> HttpResponse:
+    return error_response(request, 404, "not_found", f"no API call at {request.path}")
+
 
 api = DedupAPI(
     title="dedupsite API",
@@ -149,6 +183,13 @@ def _field_errors(errors: list[dict[str, Any]]) -> dict[str, list[str]]:
     return fields
 
 
+def has_text(content: str) -> bool:
+    """Something is left after removing markup, white space and invisible format
+    characters (zero-width spaces and joiners, direction marks, BOMs)."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf"
+               for ch in normalize(content))
+
+
 def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
     limit = settings.API_MAX_BODY_BYTES
     declared = request.META.get("CONTENT_LENGTH") or "0"
@@ -181,7 +222,7 @@ def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
     empty = {
         (f"articles.{i}.content" if batch else "content"): [
             "is empty after removing markup and white space"]
-        for i, item in enumerate(items) if not normalize(item.content).strip()
+        for i, item in enumerate(items) if not has_text(item.content)
     }
     if empty:
         raise ApiError(422, "invalid", "some fields are invalid", empty)
@@ -236,7 +277,8 @@ def _wait_for(nids: list[str], seconds: int) -> list[Article]:
         delay = min(delay * 1.5, 0.1)
 
 
-@api.get("/v1/articles/{nid}", response={200: ArticleResult, **ERRORS})
+# `path:` so that a nid with a slash (the schema allows one) can be read and patched.
+@api.get("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS})
 def get_article(request: HttpRequest, nid: str) -> Any:
     rows = results.load_articles([nid])
     if not rows:
@@ -244,7 +286,7 @@ def get_article(request: HttpRequest, nid: str) -> Any:
     return results.article_result(rows[0])
 
 
-@api.patch("/v1/articles/{nid}", response={200: ArticleResult, **ERRORS},
+@api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},
            summary="Update hotness; re-elects the representative")
 def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
     article = update_hotness(nid, payload.hotness, actor_label=f"api:{request.auth.name}")
@@ -256,7 +298,7 @@ def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
 @api.post("/v1/similar", response={200: SimilarOut, **ERRORS},
           summary="Dry run: the nearest docIds of an article; stores nothing")
 def similar(request: HttpRequest, payload: SimilarIn) -> Any:
-    if not normalize(payload.content).strip():
+    if not has_text(payload.content):
         raise ApiError(422, "invalid", "content is empty after normalization",
                        {"content": ["is empty after removing markup and white space"]})
     return find_similar(payload.title, payload.content, payload.url)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from ninja import Schema
@@ -50,6 +50,19 @@ class ArticleIn(Schema):
     def _url(cls, value: str) -> str:
         if not re.match(r"^https?://[^\s/]+", value, re.IGNORECASE):
             raise ValueError("must be an absolute http(s) URL")
+        if re.search(r"[\t\n\r]", value):  # a URL has no line breaks (header injection)
+            raise ValueError("must not contain tabs or line breaks")
+        return value
+
+    @field_validator("publishedAt")
+    @classmethod
+    def _storable(cls, value: datetime | None) -> datetime | None:
+        # Stored in UTC: 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 would overflow.
+        if value is not None and value.tzinfo is not None:
+            try:
+                value.astimezone(UTC)
+            except OverflowError as exc:
+                raise ValueError("is out of range once converted to UTC") from exc
         return value
 
     @field_validator("hotness")

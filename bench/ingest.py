@@ -129,10 +129,14 @@ def main() -> None:
     procs = [subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "dedupsite.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", "2", "--log-level", "warning"], cwd=ROOT)]
-    procs += [subprocess.Popen([PY, "manage.py", "rqworker", "ingest", "push", "default",
-                                "--with-scheduler"], cwd=ROOT) for _ in range(2)]
+    procs += [subprocess.Popen([PY, "manage.py", "dedup_worker"], cwd=ROOT) for _ in range(2)]
     try:
         wait_http(f"{base}/api/v1/health")
+        import django_rq
+        from rq import Worker
+
+        while len(Worker.all(connection=django_rq.get_connection("ingest"))) < 2:
+            time.sleep(0.2)  # both workers listening (and warmed up)
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {key}"
         batches = [docs[i:i + args.batch] for i in range(0, len(docs), args.batch)]

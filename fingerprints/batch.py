@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import mmh3
-import numpy as np
 
-from .allpairs import all_pairs
 from .engine import Candidate, EngineConfig, Features, decide, extract_many
 from .index import MemoryBlockIndex
 from .urls import canonical_url
@@ -151,10 +149,9 @@ class Replayer:
         self.founder[item.seq] = assignment.founder
         self._features[item.seq] = item.features
         key = (assignment.founder, item.features)
-        fp = item.features.content_fp
-        if fp:
-            self._content.add(fp, fp)
-            self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
+        fp = item.features.content_fp  # zero too: the online index holds it
+        self._content.add(fp, fp)
+        self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
         fp = item.features.title_fp
         if fp:
             self._title.add(fp, fp)
@@ -170,13 +167,15 @@ class Replayer:
             if known is not None:
                 return Assignment(seq, item.nid, self.founder[known], "url", known, 0, 1.0)
         hits: dict[tuple[int, Features], int] = {}
-        if feats.content_fp:
-            for fp, _value, _distance in self._content.query(feats.content_fp):
-                for key, member in self._by_content[fp].items():
-                    if hits.get(key, member + 1) > member:
-                        hits[key] = member
+        # As online: every item within the candidate radius among those sharing a block.
+        for fp, _value, _distance in self._content.query(feats.content_fp,
+                                                         self.config.content_radius):
+            for key, member in self._by_content[fp].items():
+                if hits.get(key, member + 1) > member:
+                    hits[key] = member
         if feats.title_fp:
-            for fp, _value, _distance in self._title.query(feats.title_fp):
+            for fp, _value, _distance in self._title.query(feats.title_fp,
+                                                           self.config.title_radius):
                 for key, member in self._by_title[fp].items():
                     if hits.get(key, member + 1) > member:
                         hits[key] = member
@@ -427,13 +426,14 @@ ARTICLE_COLUMNS: tuple[tuple[str, str], ...] = (
 
 def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_CONFIG
                          ) -> list[list[int]]:
-    """Connected components (lists of seq) of the candidate graph: content fingerprints
-    within ``k``, title fingerprints within ``title_k`` (zeros excluded: ``decide``
-    ignores them), and the same canonical URL.
+    """Connected components (lists of seq) of the candidate graph: what the online index
+    lookups can return — content fingerprints (zero included) sharing a pigeonhole block
+    of ``k`` and within ``content_radius``, non-zero title fingerprints sharing a block
+    of ``title_k`` and within ``title_radius`` — and the same canonical URL.
 
     Every online decision joins an article to a doc through one of these pairs (a
-    URL pair, or a title or content index hit in that doc), so every doc lies inside
-    one component and replaying each component alone gives the online partition.
+    URL hit, or an index hit in that doc), so every doc lies inside one component and
+    replaying each component alone gives the online partition.
     """
     n = len(items)
     parent = list(range(n))
@@ -449,16 +449,19 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
 
-    for attr, k in (("content_fp", config.k), ("title_fp", config.title_k)):
-        fps = np.array([getattr(item.features, attr) for item in items], dtype=np.uint64)
-        nonzero = np.flatnonzero(fps != 0)
-        distinct, first, inverse = np.unique(fps[nonzero], return_index=True,
-                                             return_inverse=True)
-        leader = [int(p) for p in nonzero[first]]
-        for pos, group in zip(nonzero.tolist(), inverse.tolist(), strict=True):
-            union(pos, leader[group])
-        for a, b in all_pairs(distinct, k).tolist():
-            union(leader[a], leader[b])
+    for attr, k, radius, zero in (("content_fp", config.k, config.content_radius, True),
+                                  ("title_fp", config.title_k, config.title_radius, False)):
+        leader: dict[int, int] = {}
+        for pos, item in enumerate(items):
+            fp = getattr(item.features, attr)
+            if fp or zero:
+                union(pos, leader.setdefault(fp, pos))
+        index = MemoryBlockIndex(k)
+        for fp in leader:
+            index.add(fp, fp)
+        for fp, pos in leader.items():
+            for other, _value, _distance in index.query(fp, radius):
+                union(pos, leader[other])
     first_url: dict[int, int] = {}
     for pos, item in enumerate(items):
         if item.url_hash is not None:

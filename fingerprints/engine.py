@@ -313,8 +313,11 @@ class _Vocabulary:
 
 
 _MONTHS = frozenset(
-    "月 january february march april may june july august september october november "
-    "december jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    {
+        "月", "january", "february", "march", "april", "may", "june", "july", "august",
+        "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun",
+        "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    }
 )
 
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
@@ -482,11 +485,13 @@ def decide(
     anchor *and* against the member that the index found (when that member is not the
     anchor). Membership is therefore a star around the anchor, never a chain.
     When the anchor row is missing, the member alone must verify with the stricter
-    thresholds of :func:`_strict`.
+    thresholds of :func:`_strict`. The caller supplies the index hits plus, for each
+    doc among them, the doc's anchor row (``is_anchor=True``).
 
-    Title rule first (title fingerprints within ``title_k``), then content
-    (fingerprints within ``k``); within a rule the highest verified similarity wins,
-    ties going to the oldest doc (smallest anchor/article id).
+    Title rule first (title fingerprints within ``config.title_radius``), then content
+    (within ``config.content_radius``); within a rule the highest verified similarity
+    (max of Jaccard and containment) wins, ties going to the oldest doc (smallest
+    anchor id). Docs in ``forbidden_docs`` (editor cannot-links) are never joined.
     """
     by_doc: dict[str, list[Candidate]] = {}
     for cand in candidates:

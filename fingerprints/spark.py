@@ -269,9 +269,10 @@ def _block_value(fp: Column, shift: int, width: int) -> Column:
 
 
 def near_pairs(
-    distinct: DataFrame, k: int, options: SparkOptions
+    distinct: DataFrame, k: int, options: SparkOptions, radius: int | None = None
 ) -> tuple[DataFrame, DataFrame]:
-    """Pairs (a, b) of leaders whose fingerprints are within ``k``, and the bucket
+    """Pairs (a, b) of leaders whose fingerprints share one of the ``k + 1`` blocks and
+    are within ``radius`` (default ``k``: then every pair within ``k``), and the bucket
     sizes (block, value, size) of buckets holding two or more distinct fingerprints.
 
     ``distinct`` has one row per distinct fingerprint: (fp, leader).
@@ -313,7 +314,7 @@ def near_pairs(
     pairs = (
         left.join(right, ["block", "value", "ti", "tj"])
         .where((F.col("ti") != F.col("tj")) | (F.col("fa") < F.col("fb")))
-        .where(F.bit_count(xor) <= k)
+        .where(F.bit_count(xor) <= (k if radius is None else radius))
         .where(F.col("block") == first_block)
         .select(F.least("la", "lb").alias("src"), F.greatest("la", "lb").alias("dst"))
     )
@@ -328,14 +329,20 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
 
     links = []
     parts: dict[str, DataFrame] = {}
-    for name, column, k in (("content", "contentFp", config.k),
-                            ("title", "titleFp", config.title_k)):
-        keyed = feats.where(F.col(column) != 0).select("seq", F.col(column).alias("fp"))
+    # What the online lookups return: fingerprints sharing a block and within the
+    # candidate radius; zero content fingerprints are indexed online too, zero titles not.
+    for name, column, k, radius in (
+        ("content", "contentFp", config.k, config.content_radius),
+        ("title", "titleFp", config.title_k, config.title_radius),
+    ):
+        keyed = feats.select("seq", F.col(column).alias("fp"))
+        if name == "title":
+            keyed = keyed.where(F.col("fp") != 0)
         lead = leaders(keyed, "fp", options.salts).cache()
         links.append(keyed.join(lead.select("fp", "leader"), "fp")
                      .where(F.col("seq") != F.col("leader"))
                      .select(F.col("seq").alias("src"), F.col("leader").alias("dst")))
-        pairs, sizes = near_pairs(lead.select("fp", "leader"), k, options)
+        pairs, sizes = near_pairs(lead.select("fp", "leader"), k, options, radius)
         pairs = pairs.cache()
         links.append(pairs)
         parts[f"{name}Pairs"] = pairs

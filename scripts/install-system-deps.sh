@@ -18,6 +18,7 @@ PACKAGES=(
     pkg-config
     chromium
     fonts-wqy-microhei
+    openjdk-17-jre-headless  # Java for PySpark (spark_dedup, tests/batch)
 )
 
 log() { printf 'install-system-deps: %s\n' "$*" >&2; }

@@ -12,9 +12,16 @@ class Command(BaseCommand):
         parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
 
     def handle(self, *args: object, **options: object) -> None:
+        # Load the segmenter dictionary and IDF table once, before the first job: jobs
+        # run in this process (SimpleWorker: no fork per job, which would load them
+        # again for every batch and add a fork to every single-article request).
+        from articles.tuning import active_config
+        from fingerprints.engine import extract
+
+        extract("预热", "加载分词词典和逆文档频率表。warm up", active_config())
         stop = watchdog.start()
         try:
             call_command("rqworker", "ingest", "push", "default", with_scheduler=True,
-                         burst=bool(options["burst"]))
+                         burst=bool(options["burst"]), worker_class="rq.worker.SimpleWorker")
         finally:
             stop.set()

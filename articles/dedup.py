@@ -146,13 +146,15 @@ def _decide_batch(
     """Decide each article in order against the index and the batch's earlier articles."""
     client = redis_store.client()
     url_hits = client.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
+    content_hits = indexes.content.query_many([f.content_fp for _a, f in todo],
+                                              config.content_radius)
+    titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
+    title_hits = dict(zip([n for n, _fp in titled], indexes.title.query_many(
+        [fp for _n, fp in titled], config.title_radius), strict=True))
     hits: list[set[int]] = []
-    for article, feats in todo:
-        ids = {i for i, _fp, _d in indexes.content.query(feats.content_fp, config.content_radius)}
-        if feats.title_fp:
-            ids.update(
-                i for i, _fp, _d in indexes.title.query(feats.title_fp, config.title_radius)
-            )
+    for n, (article, feats) in enumerate(todo):
+        ids = {i for i, _fp, _d in content_hits[n]} if feats.content_fp else set()
+        ids.update(i for i, _fp, _d in title_hits.get(n, ()))
         ids.discard(article.pk)
         hits.append(ids)
     known_urls = {int(v) for v in url_hits if v is not None}
@@ -307,6 +309,9 @@ def _update_articles(articles: list[Article]) -> None:
         for a in articles
     ]
     with connection.cursor() as cursor:
+        # One UPDATE by primary key per row: it locks exactly the rows it changes.
+        # (A single UPDATE ... JOIN of a derived table was tried: fewer round trips,
+        # but it can take wider locks and deadlock concurrent batches.)
         cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s", rows)
 
 

@@ -68,7 +68,9 @@ class ClusterFilterForm(forms.Form):
             # Clusters with at least one article from that outlet.
             docs = docs.filter(pk__in=Article.objects.filter(media=media).values("doc_id"))
         sort = data.get("sort") or DEFAULT_SORT
-        return docs.order_by(sort, "-id" if sort.startswith("-") else "id")
+        # The tie-break ascending: (status, last_seen DESC) then serves the order (the primary
+        # key is the last, ascending, part of every InnoDB index).
+        return docs.order_by(sort, "id")
 
 
 def _day_start(day: dt.date) -> dt.datetime:

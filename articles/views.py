@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import wraps
+from functools import cached_property, wraps
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,6 +27,7 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -44,6 +45,7 @@ from articles.forms import (
     TargetForm,
 )
 from articles.models import Article, ArticleStatus, AuditEntry, Doc
+from articles.templatetags.dashboard import http_url
 from fingerprints.engine import EngineConfig, Features
 from fingerprints.simhash import hamming
 from fingerprints.verify import verify
@@ -159,11 +161,29 @@ def clusters(request: HttpRequest) -> HttpResponse:
 
 @dataclass
 class MemberRow:
+    """One member on the cluster page, with what the template would otherwise compute
+    per row (a 50-member page renders 50 of these)."""
+
     article: Article
     is_representative: bool
     rep_distance: int | None  # Hamming distance of the content fingerprints
     rep_similarity: float | None  # verified shingle Jaccard with the representative
     rep_containment: float | None
+    is_compared: bool = False
+
+    @cached_property
+    def link(self) -> str:
+        """The crawled URL when it may be a link (absolute http or https), else ""."""
+        return http_url(self.article.url)
+
+    @cached_property
+    def time(self) -> str:
+        moment = self.article.published_at or self.article.received_at
+        return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else ""
+
+    @cached_property
+    def hotness(self) -> str:
+        return f"{self.article.hotness:g}"
 
 
 def _features(article: Article) -> Features | None:
@@ -248,6 +268,8 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     wanted = request.GET.get("compare", "")
     others = [r.article for r in rows if not r.is_representative]
     member = next((a for a in others if a.nid == wanted), others[0] if others else None)
+    for row in rows:
+        row.is_compared = member is not None and row.article.pk == member.pk
     context = _comparison(doc, member, config)
     merge_query = request.GET.get("merge_q", "")
     context.update({

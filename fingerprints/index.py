@@ -12,7 +12,7 @@ work) and :class:`RedisBlockIndex` (the online index shared by every worker).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -275,7 +275,20 @@ class RedisBlockIndex:
     def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]:
         """One ``MGET`` of the ``k + 1`` buckets; see :meth:`MemoryBlockIndex.query`."""
         radius = _radius(self.k, max_distance)
-        values = self.client.mget(self._keys(fp))
+        return self._hits(self.client.mget(self._keys(fp)), fp, radius)
+
+    def query_many(self, fps: Sequence[int], max_distance: int | None = None
+                   ) -> list[list[tuple[int, int, int]]]:
+        """:meth:`query` for many fingerprints in one round trip (a pipeline of MGETs)."""
+        radius = _radius(self.k, max_distance)
+        pipe = self.client.pipeline(transaction=False)
+        for fp in fps:
+            pipe.mget(self._keys(fp))
+        return [self._hits(values, fp, radius)
+                for values, fp in zip(pipe.execute(), fps, strict=True)]
+
+    @staticmethod
+    def _hits(values: list[bytes | None], fp: int, radius: int) -> list[tuple[int, int, int]]:
         data = b"".join(v for v in values if v)
         if not data:
             return []

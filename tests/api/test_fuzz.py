@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
-from schemathesis.checks import not_a_server_error
 
 from dedupsite.wsgi import application
 

@@ -43,3 +43,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("drill")
         if marker is not None and marker.kwargs.get("slow"):
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory):
+    """A production-style dedupsite with dedicated MariaDB and Redis (tests/drills/stack.py),
+    shared by the slow drills; each drill empties it and starts its own workers."""
+    from tests.drills.stack import Stack
+
+    server = Stack(tmp_path_factory.mktemp("stack")).start()
+    yield server
+    server.stop()
+

@@ -7,6 +7,7 @@ scripts/drills_report.py renders them as the table in docs/reliability.md.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 from datetime import UTC, datetime
@@ -61,5 +62,5 @@ def percentile(values: list[float], fraction: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
+    rank = max(1, math.ceil(fraction * len(ordered)))
     return ordered[rank - 1]

@@ -101,6 +101,7 @@ class Stack:
     workdir: Path
     web_workers: int = 2
     hbase_url: str = ""
+    rate_limit: int = 6000  # the API key's requests per minute (create_api_key's default)
     extra_env: dict[str, str] = field(default_factory=dict)
     servers: Any = None  # testenv.TestEnv
     database_url: str = ""
@@ -135,7 +136,7 @@ class Stack:
             "--databases", "16",
         ]
         self.manage("migrate", "--noinput")
-        out = self.manage("create_api_key", "drills", "--rate-limit", "0")
+        out = self.manage("create_api_key", "drills", "--rate-limit", str(self.rate_limit))
         self.api_key = out.strip().splitlines()[-1]
         self.start_web()
         return self
@@ -316,8 +317,9 @@ class Stack:
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis_url, socket_timeout=10)
 
-    def sql(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Run one statement on the stack's database (a fresh connection each time)."""
+    def sql(self, query: str, params: tuple[Any, ...] = (), *,
+            before: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement (after `before`) on the stack's database, in a fresh connection."""
         import MySQLdb
 
         url = urlsplit(self.database_url)
@@ -326,6 +328,8 @@ class Stack:
                                charset="utf8mb4", connect_timeout=5)
         try:
             cursor = conn.cursor()
+            for statement in before:
+                cursor.execute(statement)
             cursor.execute(query, params)
             rows = list(cursor.fetchall())
             conn.commit()
@@ -339,11 +343,18 @@ class Stack:
 
     def reset_data(self) -> None:
         """Empty the articles and docs (keeps the API key and settings) and Redis."""
-        for table in ("articles_article", "articles_doc", "articles_representativeoutbox",
-                      "articles_auditentry", "articles_editorlink", "articles_indexstate",
-                      "articles_pendingfeatures"):
-            self.sql(f"DELETE FROM {table}")
+        tables = ("articles_article", "articles_doc", "articles_representativeoutbox",
+                  "articles_auditentry", "articles_editorlink", "articles_indexstate",
+                  "articles_pendingfeatures")
+        self.sql("SET FOREIGN_KEY_CHECKS = 1", before=(
+            "SET FOREIGN_KEY_CHECKS = 0", *(f"TRUNCATE TABLE {table}" for table in tables)))
         self.redis().flushall()
+
+    def clear(self) -> None:
+        """No workers, no articles, an empty Redis: the start of a drill."""
+        for worker in list(self.workers):
+            self.kill_worker(worker)
+        self.reset_data()
 
     def queue_depth(self) -> int:
         client = self.redis()

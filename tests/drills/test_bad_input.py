@@ -82,7 +82,7 @@ def cases() -> list[Case]:
     over_limit = json.dumps(good("over", content="a" * (8 * 1024 * 1024 + 10))).encode()
     zero_width = "\u200b\u200c\u200d\u2060\ufeff" * 20
     hostile = {
-        "nid": "h<script>1", "url": f"https://x.example/\"><script>alert(1)</script>",
+        "nid": "h<script>1", "url": "https://x.example/\"><script>alert(1)</script>",
         "title": SCRIPT, "content": SCRIPT + corpus.story(777) + SCRIPT,
         "category": "<b>cat</b>", "media": "<iframe src=//evil>",
     }
@@ -130,8 +130,8 @@ def cases() -> list[Case]:
         Case("Content-Length not a number", good("cl2"), headers={"CONTENT_LENGTH": "12abc"},
              expect=(400, 411, 413)),
         # --- invalid fields: 422 ------------------------------------------------------------------
-        Case("nested object 500 deep as the title", {**good("d500"), "title": json.loads(nested(500))},
-             expect=(422,)),
+        Case("nested object 500 deep as the title",
+             {**good("d500"), "title": json.loads(nested(500))}, expect=(422,)),
         Case("missing nid", without("nid"), expect=(422,)),
         Case("missing url", without("url"), expect=(422,)),
         Case("missing content", without("content"), expect=(422,)),
@@ -183,8 +183,8 @@ def cases() -> list[Case]:
              b'"content": "c", "imageCount": 1' + b"0" * 400 + b"}", expect=(422,)),
         Case("publishedAt not a date", good("p1", publishedAt="yesterday"), expect=(422,)),
         Case("publishedAt 1e20", good("p2", publishedAt=1e20), expect=(422,)),
-        Case("publishedAt before year 1 in UTC", good("p3", publishedAt="0001-01-01T00:00:00+14:00"),
-             expect=(422,)),
+        Case("publishedAt before year 1 in UTC",
+             good("p3", publishedAt="0001-01-01T00:00:00+14:00"), expect=(422,)),
         Case("publishedAt after year 9999 in UTC",
              good("p4", publishedAt="9999-12-31T23:59:59-14:00"), expect=(422,)),
         Case("category of 101 characters", good("g1", category="c" * 101), expect=(422,)),

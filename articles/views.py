@@ -137,6 +137,25 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- /clusters/ ---------------------------------------------------------------------
 
 
+def _minute(moment: Any) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
+@dataclass
+class ClusterRow:
+    """A docId in the listing, its times formatted once (cheaper than the date filter)."""
+
+    doc: Doc
+
+    @cached_property
+    def first_seen(self) -> str:
+        return _minute(self.doc.first_seen)
+
+    @cached_property
+    def last_seen(self) -> str:
+        return _minute(self.doc.last_seen)
+
+
 @viewer_required
 def clusters(request: HttpRequest) -> HttpResponse:
     form = ClusterFilterForm(request.GET)
@@ -148,7 +167,7 @@ def clusters(request: HttpRequest) -> HttpResponse:
     page = Paginator(ids, PAGE_SIZE).get_page(request.GET.get("page"))
     page_ids = list(page.object_list)
     loaded = Doc.objects.select_related("representative").only(*LIST_FIELDS).in_bulk(page_ids)
-    docs = [loaded[pk] for pk in page_ids if pk in loaded]
+    docs = [ClusterRow(loaded[pk]) for pk in page_ids if pk in loaded]
     template = "articles/clusters.html"
     if _fragment(request) == "cluster-rows":
         template += "#cluster-rows"
@@ -178,8 +197,7 @@ class MemberRow:
 
     @cached_property
     def time(self) -> str:
-        moment = self.article.published_at or self.article.received_at
-        return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else ""
+        return _minute(self.article.published_at or self.article.received_at)
 
     @cached_property
     def hotness(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import time
 import unicodedata
 from typing import Any
@@ -21,7 +22,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from articles import results
-from articles.dedup import find_similar
+from articles.dedup import find_similar, process_articles
+from articles.jobs import enqueue_processing
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from articles.schemas import (
     ArticleBatchIn,
@@ -36,6 +38,8 @@ from articles.schemas import (
 )
 from articles.services import ArticleInput, accept_articles, update_hotness
 from fingerprints.normalize import normalize
+
+log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -251,6 +255,11 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
         raise ApiError(422, "invalid", "wait must be between 0 and 30 seconds",
                        {"wait": ["must be between 0 and 30"]})
     items, batch = _parse_articles(request)
+    # A caller that waits for a few articles gets them processed in this request:
+    # stored and committed first, then assigned under the same bucket locks a worker
+    # takes. If that fails they are enqueued instead (and the worker watchdog
+    # re-enqueues anything a crashed web process left queued).
+    inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
     stored = accept_articles([
         ArticleInput(
             nid=a.nid, url=a.url, title=a.title, content=a.content, category=a.category,
@@ -258,7 +267,15 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
             published_at=a.publishedAt,
         )
         for a in items
-    ])
+    ], enqueue=not inline)
+    queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
+    if inline and queued:
+        try:
+            process_articles(queued)
+        except Exception:
+            log.exception("inline processing failed; the articles go to the queue")
+            enqueue_processing(queued)
+        stored = results.load_articles([a.nid for a in stored])
     if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202

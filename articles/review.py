@@ -84,16 +84,16 @@ def review_queue(rules: ReviewRules) -> QuerySet[Article]:
     )
 
 
-def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[Article]:
-    """The ``limit`` most doubtful of the newest ``window`` items: lowest verified
-    similarity first, then largest distance, then newest."""
-    items = list(queue[:window])
-    items.sort(key=lambda a: (
-        a.similarity if a.similarity is not None else 2.0,
-        -(a.distance if a.distance is not None else -1),
-        -a.pk,
+def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[int]:
+    """Ids of the ``limit`` most doubtful of the newest ``window`` items: lowest verified
+    similarity first, then largest distance, then newest. Reads three columns a row."""
+    rows = list(queue.values_list("pk", "similarity", "distance")[:window])
+    rows.sort(key=lambda row: (
+        row[1] if row[1] is not None else 2.0,
+        -(row[2] if row[2] is not None else -1),
+        -row[0],
     ))
-    return items[:limit]
+    return [row[0] for row in rows[:limit]]
 
 
 def reasons(article: Article, rules: ReviewRules) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, wraps
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -82,7 +82,8 @@ def _login_redirect(request: HttpRequest) -> HttpResponse:
     if getattr(request, "htmx", False):
         # An htmx request after the session expired: reload the whole page on the login form.
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = reverse("login") + "?next=" + request.get_full_path()
+        query = urlencode({"next": request.get_full_path()})
+        response["HX-Redirect"] = f"{reverse('login')}?{query}"
         return response
     return redirect_to_login(request.get_full_path())
 
@@ -332,15 +333,14 @@ def _review_response(request: HttpRequest, position: int, fragment: bool) -> Htt
     rules = review.rules()
     queue = review.review_queue(rules)
     total = queue[:REVIEW_COUNT_CAP].count()
-    items = review.most_doubtful(
-        queue.select_related("doc", "doc__representative").only(
-            "id", "nid", "title", "media", "hotness", "received_at", "matched_by", "distance",
-            "similarity", "doc__doc_id", "doc__size", "doc__status",
-            "doc__representative__nid", "doc__representative__title",
-            "doc__representative__media",
-        ),
-        REVIEW_ITEMS,
-    )
+    ids = review.most_doubtful(queue, REVIEW_ITEMS)
+    loaded = Article.objects.select_related("doc", "doc__representative").only(
+        "id", "nid", "title", "media", "hotness", "received_at", "matched_by", "distance",
+        "similarity", "doc__doc_id", "doc__size", "doc__status",
+        "doc__representative__nid", "doc__representative__title",
+        "doc__representative__media",
+    ).in_bulk(ids)
+    items = [loaded[pk] for pk in ids if pk in loaded]
     position = max(0, min(position, len(items) - 1))
     selected = items[position] if items else None
     entries = [(item, review.reasons(item, rules)) for item in items]

@@ -183,9 +183,17 @@ Method = Callable[[list[Doc]], dict[str, str]]
 
 def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
-    look up the content and title indexes, hand the hits plus each hit doc's anchor to
-    ``decide``, join the chosen doc or found a new one (its anchor is the founder)."""
-    from fingerprints.engine import Candidate, EngineConfig, decide, extract_many
+    look up the content index with the content fingerprint and its multi-probe
+    fingerprints (``content_probes``), the title index with the title fingerprint, hand
+    the hits plus each hit doc's anchor to ``decide``, join the chosen doc or found a
+    new one (its anchor is the founder). Only ``content_fp`` is ever indexed."""
+    from fingerprints.engine import (
+        Candidate,
+        EngineConfig,
+        content_probes,
+        decide,
+        extract_many,
+    )
     from fingerprints.index import MemoryBlockIndex
 
     cfg = config if isinstance(config, EngineConfig) else EngineConfig()
@@ -202,8 +210,9 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         new = extracted[i]
         hits: set[int] = set()
         if new.content_fp:
-            found = content_index.query(new.content_fp, cfg.content_radius)
-            hits.update(item for item, _, _ in found)
+            for fp in (new.content_fp, *content_probes(new, cfg)):
+                found = content_index.query(fp, cfg.content_radius)
+                hits.update(item for item, _, _ in found)
         if new.title_fp:
             found = title_index.query(new.title_fp, cfg.title_radius)
             hits.update(item for item, _, _ in found)

@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -193,6 +194,7 @@ def timed(client: object, path: str, repeats: int, **headers: str
 
 def main() -> None:
     args = parse_args()
+    warnings.filterwarnings("ignore", message="No directory at")  # no collectstatic here
     scratch = configure()
     import django
 

@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from itertools import chain
+from itertools import chain, combinations
 
 import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from .index import block_layout
 from .normalize import normalize
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts, hamming
 from .sketch import Sketch, sketch_many
@@ -38,6 +39,7 @@ __all__ = [
     "EngineConfig",
     "Features",
     "Verification",
+    "content_probes",
     "decide",
     "extract",
     "extract_many",
@@ -45,8 +47,9 @@ __all__ = [
 ]
 
 MAX_K = 8
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2  # 1: no weak bits (still read)
 MAX_NUMBERS = 48
+WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,11 @@ class EngineConfig:
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
     title_min_tokens: int = 2  # a title with fewer informative words has no title_fp
+    # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
+    # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
+    # every non-empty subset of them: 4 * (2**probe_bits - 1) extra fingerprints at
+    # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the next lookup.
+    probe_bits: int = 3
 
     def __post_init__(self) -> None:
         for name in ("k", "title_k"):
@@ -92,6 +100,8 @@ class EngineConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
+            raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
         if self.backend not in ("rjieba", "jieba"):
             raise ValueError(f"backend must be 'rjieba' or 'jieba', not {self.backend!r}")
 
@@ -120,8 +130,13 @@ class Features:
     sketch: Sketch = field(default_factory=lambda: Sketch(0, 0, b""))
     numbers: bytes = b""  # sorted uint32 hashes of the content's numbers (smallest kept)
     number_count: int = 0  # distinct numbers in the content
+    # positions (0-63) of the content fingerprint's least confident bits, weakest first
+    # (smallest |vote sum|): the bits a light edit flips. Empty in version-1 rows.
+    weak_bits: bytes = b""
 
     def to_bytes(self) -> bytes:
+        """Version 2: the version-1 layout followed by ``<B count>`` and the weak-bit
+        positions (one byte each)."""
         head = struct.pack(
             "<BQQIIH",
             FEATURES_VERSION,
@@ -131,19 +146,28 @@ class Features:
             self.number_count,
             len(self.numbers) // 4,
         )
-        return head + self.numbers + self.sketch.to_bytes()
+        tail = struct.pack("<B", len(self.weak_bits)) + self.weak_bits
+        return head + self.numbers + self.sketch.to_bytes() + tail
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
+        """Reads version 2 and version 1 (rows written before multi-probe lookups: no
+        weak bits, so :func:`content_probes` returns nothing for them)."""
         data = bytes(data)
         version = data[0] if data else None
-        if version != FEATURES_VERSION:
+        if version not in (1, FEATURES_VERSION):
             raise ValueError(f"unknown features version {version!r}")
         _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
         offset = struct.calcsize("<BQQIIH")
         numbers = data[offset : offset + 4 * n]
-        sketch, _ = Sketch.from_bytes(data, offset + 4 * n)
-        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count)
+        sketch, end = Sketch.from_bytes(data, offset + 4 * n)
+        weak = b""
+        if version == FEATURES_VERSION:
+            (count,) = struct.unpack_from("<B", data, end)
+            weak = data[end + 1 : end + 1 + count]
+            if len(weak) != count or any(bit > 63 for bit in weak):
+                raise ValueError("truncated or invalid features (weak bits)")
+        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak)
 
 
 # --- weights -----------------------------------------------------------------------
@@ -338,8 +362,8 @@ _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】�
 
 
 def _fingerprints(
-    vocab: _Vocabulary, token_lists: Sequence[list[str]], tf: bool
-) -> tuple[list[int], list[int], list[tuple[bytes, int]]]:
+    vocab: _Vocabulary, token_lists: Sequence[list[str]], tf: bool, weak_bits: int = 0
+) -> tuple[list[int], list[int], list[tuple[bytes, int]], list[bytes]]:
     """SimHash, informative-token count and numbers of each token list, vectorized
     over the batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
     the vote sums are exact: the fingerprint of a text does not depend on the batch,
@@ -353,8 +377,9 @@ def _fingerprints(
     ids, doc = ids[informative], doc[informative]
     counts_per_doc = np.bincount(doc, minlength=n)
     fps = [0] * n
+    weak: list[bytes] = [b""] * n
     if len(ids) == 0:
-        return fps, counts_per_doc.tolist(), numbers
+        return fps, counts_per_doc.tolist(), numbers, weak
     keys = np.sort(doc << 32 | ids)
     first = np.flatnonzero(_run_starts(keys))
     tf_counts = np.diff(_append(first, len(keys)))
@@ -377,7 +402,11 @@ def _fingerprints(
         w = weights_f[lo:hi]
         votes = 2.0 * (w @ bits_f[lo:hi]) - w.sum()
         fps[d] = int(np.packbits(votes > 0, bitorder="little").view("<u8")[0])
-    return fps, counts_per_doc.tolist(), numbers
+        if weak_bits:
+            # the least confident bits: smallest |vote|, ties by position (exact sums)
+            order = np.argsort(np.abs(votes), kind="stable")[:weak_bits]
+            weak[d] = order.astype(np.uint8).tobytes()
+    return fps, counts_per_doc.tolist(), numbers, weak
 
 
 def _numbers_in_context(
@@ -433,10 +462,10 @@ def extract_many(
         chunk = items[start : start + batch]
         bodies = [normalize(content) for _, content in chunk]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
-        content_fps, token_counts, numbers = _fingerprints(
-            vocab, [segmenter.cut(body) for body in bodies], tf=True
+        content_fps, token_counts, numbers, weak = _fingerprints(
+            vocab, [segmenter.cut(body) for body in bodies], tf=True, weak_bits=WEAK_BITS
         )
-        title_fps, title_counts, _ = _fingerprints(
+        title_fps, title_counts, _, _ = _fingerprints(
             vocab, [segmenter.cut(head) if head else [] for head in heads], tf=False
         )
         sketches = sketch_many(bodies)
@@ -444,10 +473,64 @@ def extract_many(
             title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
             out.append(
                 Features(
-                    title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i]
+                    title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
+                    weak_bits=weak[i],
                 )
             )
     return out
+
+
+# --- multi-probe lookups -------------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def _block_masks(k: int) -> tuple[int, ...]:
+    return tuple(((1 << width) - 1) << shift for shift, width in block_layout(k))
+
+
+def content_probes(features: Features, config: EngineConfig = EngineConfig()) -> list[int]:
+    """Extra fingerprints to look up in the *content* block index besides
+    ``features.content_fp`` (possibly none): multi-probe queries.
+
+    A light edit moves a SimHash mostly in its least confident bits — those whose vote
+    sum was nearest zero. For each of the ``k + 1`` pigeonhole blocks of the content
+    fingerprint, the ``config.probe_bits`` weakest bits that fall in that block are
+    flipped, every non-empty subset of them, one block at a time. A stored copy whose
+    differing bits in some block are all among that block's flipped ones now shares that
+    block exactly with a probe, so the probe's lookup returns it when it is within
+    ``config.content_radius`` of the probe. Each probe changes one block only: its
+    lookup reads one new bucket (the other ``k`` are the original query's).
+
+    Deterministic (exact integer votes, ties by bit position); empty when probing is off,
+    the content is empty, or the features predate weak bits (version 1).
+    Caller contract (online and batch alike; docs/engine.md):
+
+    * query the content index with ``features.content_fp`` *and* every probe, each with
+      ``max_distance=config.content_radius``; the union of the hits are the content
+      candidates (plus, as always, each hit doc's anchor row for :func:`decide`);
+    * index only ``features.content_fp`` — probes are never added or removed;
+    * lock the buckets of the probes too (``bucket_keys`` of each), so that two
+      articles that can find each other through a probe are serialized.
+    """
+    fp = features.content_fp
+    if not fp or not features.weak_bits or config.probe_bits <= 0:
+        return []
+    probes: list[int] = []
+    for mask in _block_masks(config.k):
+        bits = [1 << b for b in features.weak_bits if (1 << b) & mask][: config.probe_bits]
+        for size in range(1, len(bits) + 1):
+            for subset in combinations(bits, size):
+                probes.append(fp ^ sum(subset))
+    return probes
+
+
+def content_reach(new: Features, other_fp: int, config: EngineConfig,
+                  probes: Sequence[int] | None = None) -> int:
+    """Smallest Hamming distance from ``other_fp`` to ``new.content_fp`` or to one of
+    its probes: a content candidate is one with reach <= ``config.content_radius``."""
+    if probes is None:
+        probes = content_probes(new, config)
+    return min(hamming(p, other_fp) for p in (new.content_fp, *probes))
 
 
 # --- the docId decision -------------------------------------------------------------
@@ -500,12 +583,13 @@ def decide(
         by_doc.setdefault(cand.doc_key, []).append(cand)
 
     strict = _strict(config)
+    probes = content_probes(new, config)
     ranked: list[tuple[tuple[int, float, int], Decision]] = []
     for doc_key, members in by_doc.items():
         members.sort(key=lambda c: c.article_id)
         anchor = next((c for c in members if c.is_anchor), None)
         doc_age = anchor.article_id if anchor else members[0].article_id
-        found = _match_doc(new, doc_key, members, anchor, config, strict)
+        found = _match_doc(new, doc_key, members, anchor, config, strict, probes)
         if found is not None:
             rule_rank = 0 if found.matched_by == "title" else 1
             score = max(found.similarity, found.containment)
@@ -522,6 +606,7 @@ def _match_doc(
     anchor: Candidate | None,
     config: EngineConfig,
     strict: EngineConfig,
+    probes: Sequence[int] = (),
 ) -> Decision | None:
     checked: dict[int, Verification] = {}
 
@@ -543,7 +628,11 @@ def _match_doc(
                 if not new.content_fp or not member.features.content_fp:
                     continue
                 distance = hamming(new.content_fp, member.features.content_fp)
-                if distance > config.content_radius:
+                if distance > config.content_radius and (
+                    not probes
+                    or content_reach(new, member.features.content_fp, config, probes)
+                    > config.content_radius
+                ):
                     continue
             if anchor is None:
                 v = check(member, strict)

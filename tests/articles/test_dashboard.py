@@ -124,6 +124,12 @@ def test_an_action_sends_a_logged_out_user_to_the_login_page(client, corpus):
     assert doc_of("river-1").status != DocStatus.CONFIRMED
 
 
+def test_an_htmx_request_after_the_session_ended_reloads_on_the_login_page(client, db):
+    response = client.get("/clusters/", {"q": "x"}, **htmx("cluster-rows"))
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == "/accounts/login/?next=%2Fclusters%2F%3Fq%3Dx"
+
+
 def test_a_user_who_is_neither_staff_nor_editor_is_refused(client, corpus):
     login(client, User.objects.create_user("reader", password=PASSWORD))
     assert client.get("/clusters/").status_code == 403
@@ -580,7 +586,8 @@ def test_the_review_rules_are_the_admins(client, corpus, editor):
 def test_the_diff_compares_chinese_word_by_word(db):
     from articles.diff import DELETE, EQUAL, INSERT, word_diff
 
-    diff = word_diff("股市今天上涨了百分之三，投资者很高兴。", "股市今天下跌了百分之三，投资者很担心。")
+    diff = word_diff("股市今天上涨了百分之三，投资者很高兴。",
+                     "股市今天下跌了百分之三，投资者很担心。")
     assert [(s.kind, s.text) for s in diff.left] == [
         (EQUAL, "股市今天"), (DELETE, "上涨"), (EQUAL, "了百分之三，投资者很"), (DELETE, "高兴"),
         (EQUAL, "。")]

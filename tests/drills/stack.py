@@ -373,6 +373,23 @@ class Stack:
             time.sleep(0.5)
         return None
 
+    def last_processed_at(self) -> float | None:
+        """Wall-clock time (epoch) of the latest processed article; MySQL keeps UTC."""
+        from datetime import UTC
+
+        value = self.scalar("SELECT MAX(processed_at) FROM articles_article")
+        return None if value is None else value.replace(tzinfo=UTC).timestamp()
+
+    def wait_until_outbox_drained(self, timeout: float) -> float | None:
+        """Seconds until no representative change is pending; None on time-out."""
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if not self.scalar("SELECT COUNT(*) FROM articles_representativeoutbox "
+                               "WHERE status='pending'"):
+                return time.monotonic() - started
+            time.sleep(0.5)
+        return None
+
     def consistency(self) -> dict[str, Any]:
         """Invariants between articles and docs, as counts that must be zero."""
         return {

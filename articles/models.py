@@ -196,6 +196,10 @@ class Article(models.Model):
             models.Index(fields=["url_hash"], name="articles_article_url_hash"),
             # Stats: ingest rate over time.
             models.Index(fields=["received_at"], name="articles_article_received"),
+            # /clusters/?media=...: the docs with a member from that media.
+            models.Index(fields=["media", "doc"], name="articles_article_media_doc"),
+            # /review/: the newest unpinned matches.
+            models.Index(fields=["pinned", "id"], name="articles_article_unpinned_id"),
         ]
 
     def __str__(self) -> str:

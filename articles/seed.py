@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -41,9 +42,14 @@ def _key(request: HttpRequest) -> ApiKey | None:
 def get_doc_id(request: HttpRequest) -> JsonResponse:
     if _key(request) is None:
         return _answer(401, "a valid API key is required (Bearer header or key=)")
-    raw = request.GET.get("json") or request.POST.get("json")
-    if raw is None and request.method == "POST" and request.body:
-        raw = request.body.decode("utf-8", errors="strict")
+    try:
+        raw = request.GET.get("json") or request.POST.get("json")
+        if raw is None and request.method == "POST" and request.body:
+            raw = request.body.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return _answer(400, "the body is not valid UTF-8")
+    except RequestDataTooBig:
+        return _answer(413, "the body is too large")
     if not raw:
         return _answer(400, "missing json parameter")
     try:

@@ -394,6 +394,7 @@ def _fingerprints(
     bits_f = bits.astype(np.float64)
     weights_f = weights.astype(np.float64)
     doc_start = np.flatnonzero(_run_starts(unique_doc))
+    margins = np.zeros((n, 64) if weak_bits else (0, 64), dtype=np.float64)
     doc_end = _append(doc_start[1:], len(unique))
     # Integer weights summed in float64 stay exact (every partial sum < 2**53), so the
     # BLAS summation order cannot change a bit.
@@ -403,9 +404,13 @@ def _fingerprints(
         votes = 2.0 * (w @ bits_f[lo:hi]) - w.sum()
         fps[d] = int(np.packbits(votes > 0, bitorder="little").view("<u8")[0])
         if weak_bits:
-            # the least confident bits: smallest |vote|, ties by position (exact sums)
-            order = np.argsort(np.abs(votes), kind="stable")[:weak_bits]
-            weak[d] = order.astype(np.uint8).tobytes()
+            margins[d] = votes
+    if weak_bits:
+        # the least confident bits: smallest |vote|, ties by position (exact sums)
+        order = np.argsort(np.abs(margins), axis=1, kind="stable")[:, :weak_bits]
+        rows = order.astype(np.uint8)
+        for d in unique_doc[doc_start].tolist():
+            weak[d] = rows[d].tobytes()
     return fps, counts_per_doc.tolist(), numbers, weak
 
 

@@ -15,6 +15,10 @@ import pytest
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = "/usr/bin/chromium"
+
+# The screenshot generator is a tool, not a test: collected only when asked for
+# (DEDUPSITE_SCREENSHOTS=1 .venv/bin/pytest tests/browser/test_screenshots.py).
+collect_ignore = [] if os.environ.get("DEDUPSITE_SCREENSHOTS") else ["test_screenshots.py"]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PASSWORD = "pw-12345-long"
@@ -22,8 +26,8 @@ PASSWORD = "pw-12345-long"
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no chromium at /usr/bin/chromium")
+    # Fail loudly: `make test` installs chromium (scripts/install-system-deps.sh).
+    assert os.path.exists(CHROMIUM), f"no chromium at {CHROMIUM}: apt-get install chromium"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -10,7 +10,6 @@ through the API and processed by a real worker, plus two editor decisions.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,6 @@ from tests.browser.conftest import log_in
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.environ.get("DEDUPSITE_SCREENSHOTS"),
-                       reason="set DEDUPSITE_SCREENSHOTS=1 to regenerate docs/screenshots/"),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]

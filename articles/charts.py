@@ -27,7 +27,7 @@ def bar_chart(points: Sequence[tuple[str, float]], *, title: str = "", color: st
     inner_w, inner_h = WIDTH - PAD_L - 10, HEIGHT - PAD_B - PAD_T
     step = inner_w / len(points)
     bar_w = max(step * 0.7, 1)
-    every = max(1, len(points) // 12)
+    every = max(1, len(points) // 8)
     bars = []
     for i, (label, value) in enumerate(points):
         h = inner_h * value / top

@@ -72,3 +72,25 @@ def test_screenshots(page, live_server, sample, language):
 
     page.goto("/review/")
     shoot(page, f"review-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_admin_and_stats_screenshots(page, live_server, sample, editor, language):
+    from articles.models import EngineSettings
+
+    editor.is_staff = editor.is_superuser = True
+    editor.save()
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    split = Article.objects.filter(doc=sample).exclude(pk=sample.representative_id).first()
+    if split is not None:
+        editing.split_article(split, editor, "a different story")
+    log_in(page, "editor", "/stats/")
+    shoot(page, f"stats-{language}.png", full_page=True)
+    page.goto(f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/")
+    shoot(page, f"settings-{language}.png", full_page=True)
+    page.fill("input[name=k]", "5")
+    page.click("input[name=_preview]")
+    page.wait_for_url("**/enginesettings/preview/")
+    shoot(page, f"settings-preview-{language}.png", full_page=True)

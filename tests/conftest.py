@@ -15,6 +15,11 @@ import redis
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow-drills", action="store_true", default=False,
+                     help="also run the slow reliability drills (tests/drills, `make drills`)")
+
+
 @pytest.fixture
 def redis_client() -> Iterator[redis.Redis]:
     """The configured Redis, emptied before and after the test."""

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import redis
 from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 from pydantic import ValidationError
 
 from articles.dedup import process_articles, url_hash
+from articles.locks import LockTimeout
 from articles.models import ApiKey
 from articles.results import load_articles
 from articles.schemas import ArticleIn
@@ -69,6 +72,13 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
     except ValidationError as exc:
         fields = sorted({".".join(map(str, e["loc"])) for e in exc.errors()})
         return _answer(422, f"invalid fields: {', '.join(fields)}")
+    try:
+        return _process(item)
+    except (redis.RedisError, DatabaseError, LockTimeout):
+        return _answer(503, "a store is unavailable; retry", outcome="fail")
+
+
+def _process(item: ArticleIn) -> JsonResponse:
     accept_articles([ArticleInput(
         nid=item.nid, url=item.url, title=item.title, content=item.content,
         category=item.category, media=item.media, image_count=item.imageCount,

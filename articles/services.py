@@ -78,6 +78,10 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
         for nid, article in existing.items():
             item = latest[nid]
             if article.payload_hash == item.payload_hash() or article.pinned:
+                if article.status == ArticleStatus.QUEUED:
+                    # Posted again while still queued: perhaps its job was lost with the
+                    # queue (the first post got a 503). Enqueue again; a job skips done ones.
+                    requeue.append(nid)
                 continue
             AuditEntry.objects.create(
                 action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",

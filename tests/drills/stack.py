@@ -2,11 +2,12 @@
 
 Dedicated MariaDB and Redis servers (started by scripts/testenv.py's
 machinery, never the shared ones), gunicorn with `web_workers` processes and
-real `manage.py rqworker` processes, all configured only by the environment,
-as in production (DEBUG off). Used by the slow drills and by bench/load.py.
+real `manage.py dedup_worker` processes (what `make worker` runs), all
+configured only by the environment, as in production (DEBUG off). Used by
+the slow drills and by bench/load.py.
 
     stack = Stack(workdir).start()
-    stack.post_articles([...])         # the real HTTP API
+    stack.session().post(f"{stack.base_url}/api/v1/articles", json=...)  # the real API
     stack.kill_redis(); stack.start_redis()
     stack.kill_mariadb(); stack.start_mariadb()
     worker = stack.start_worker(); stack.kill_worker(worker)
@@ -40,9 +41,6 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 QUEUES = ("ingest", "push", "default")
-# A worker class for drills that must see a dead worker's batch retried within
-# seconds rather than RQ's default 10 minutes (see tests/drills/workers.py).
-QUICK_MAINTENANCE_WORKER = "tests.drills.workers.QuickMaintenanceWorker"
 
 
 def load_testenv() -> ModuleType:
@@ -211,27 +209,23 @@ class Stack:
 
     # ---- workers -----------------------------------------------------------------------------
 
-    def start_worker(self, *, scheduler: bool = True, worker_class: str | None = None,
-                     burst: bool = False) -> Worker:
-        name = f"drill-{os.getpid()}-{next(self._names)}"
-        argv = [PY, "manage.py", "rqworker", *QUEUES, "--name", name]
-        if scheduler:
-            argv.append("--with-scheduler")
-        if worker_class:
-            argv += ["--worker-class", worker_class]
-        if burst:
-            argv.append("--burst")
-        log_path = self.workdir / f"worker-{name}.log"
+    def start_worker(self, command: str = "dedup_worker", *args: str) -> Worker:
+        """A worker as production runs it: `manage.py dedup_worker` (`make worker`: an RQ
+        SimpleWorker on every queue with the scheduler and the recovery watchdog).
+        `start_worker("rqworker", ...)` runs django-rq's plain command instead."""
+        label = f"{command}-{os.getpid()}-{next(self._names)}"
+        argv = [PY, "manage.py", command, *args]
+        log_path = self.workdir / f"worker-{label}.log"
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(argv, cwd=ROOT, env=self.environ(), stdout=log,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
-        worker = Worker(name, proc, log_path)
+        worker = Worker(label, proc, log_path)
         self.workers.append(worker)
         return worker
 
     def kill_worker(self, worker: Worker, sig: int = signal.SIGKILL) -> list[int]:
-        """Send `sig` to the worker and everything below it (work horse, scheduler)."""
+        """Send `sig` to the worker and everything below it (scheduler, work horse)."""
         pids = [worker.proc.pid, *descendants(worker.proc.pid)] if worker.alive else []
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):

@@ -1,6 +1,6 @@
 """Drill: Redis is killed in the middle of ingest and comes back empty.
 
-A production-style stack (gunicorn, two `rqworker` processes, dedicated
+A production-style stack (gunicorn, two `dedup_worker` processes, dedicated
 MariaDB and Redis) ingests reposts of known stories and new stories while the
 dedicated redis-server is SIGKILLed and restarted without its data (no
 persistence: the queue, the indexes, the locks are gone). A crawler retries
@@ -102,7 +102,8 @@ def drill(stack) -> dict[str, Any]:
         if counts != last_counts:
             stable_since, last_counts = time.monotonic(), counts
         settled = not client.is_alive() and stack.queue_depth() == 0
-        if settled and (not counts.get("queued") or time.monotonic() - stable_since > 15):
+        # The watchdog re-enqueues articles queued for over 30 s, every 30 s: give it time.
+        if settled and (not counts.get("queued") or time.monotonic() - stable_since > 75):
             break
         time.sleep(0.5)
     client.join(timeout=5)
@@ -111,7 +112,7 @@ def drill(stack) -> dict[str, Any]:
     settled_s = time.monotonic() - up_at
     caught_up = stack.last_processed_at()  # every article that still had a job is done
 
-    # The operator's way out today (the proposed requeue job would do this by itself).
+    # Only if something is still stuck: the operator's way out, to check the rest.
     requeued = int(stack.python(REQUEUE).split()[-1]) if stranded else 0
     after_requeue_s = stack.wait_until_processed(0, 120) if stranded else 0.0
 
@@ -180,20 +181,26 @@ def recorded(drill: dict[str, Any]) -> dict[str, Any]:
               f"{drill['down_s']:.1f} s; a crawler retrying refused batches",
         system_did=f"API answered {'/'.join(drill['outage_answers'])} while down "
                    f"({drill['refused_attempts']} refused attempts, {drill['five_hundreds']} × "
-                   "500); the first worker job found the index missing and rebuilt it from "
-                   f"MySQL; {drill['workers_restarted']} worker(s) had quit and were restarted; "
-                   f"{drill['reposts'] - len(drill['repost_wrong'])}/{drill['reposts']} reposts "
+                   "500); the index was found missing and rebuilt from MySQL; "
+                   f"{drill['workers_restarted']} worker(s) quit on the lost connection and "
+                   "were restarted (as a supervisor would); "
+                   + ("the watchdog re-enqueued the articles whose jobs died with Redis; "
+                      if not stranded else "nothing re-enqueued the articles whose jobs died "
+                      "with Redis; ")
+                   + f"{drill['reposts'] - len(drill['repost_wrong'])}/{drill['reposts']} reposts "
                    "got their story's old docId",
         lost=(f"no article lost from MySQL, but {stranded} accepted articles stayed queued "
-              "forever (their jobs died with Redis) until an operator re-enqueued them — bug"
+              "(their jobs died with Redis) until an operator re-enqueued them"
               if stranded else "nothing"),
         recovery_s=drill["caught_up_after_restart_s"],
         checks=checks,
         figures={k: v for k, v in drill.items() if k not in ("stranded",)}
         | {"stranded_count": stranded, "stranded_sample": drill["stranded"][:10]},
-        findings=["No recovery path re-enqueues `queued` articles whose job was lost "
-                  "(see test_redis_down.py::test_an_article_whose_job_vanished_...)"]
-        if stranded else [],
+        findings=(["Articles whose job was lost stayed queued: nothing re-enqueued them."]
+                  if stranded else [])
+        + ([f"{drill['workers_restarted']} worker process(es) exited when Redis went away: "
+            "run `make worker` under a supervisor that restarts it (systemd Restart=always)."]
+           if drill["workers_restarted"] else []),
     )
     return checks
 
@@ -216,5 +223,5 @@ def test_the_api_answers_503_error_objects_while_redis_is_down(recorded, drill):
 
 
 def test_articles_whose_job_died_with_redis_are_processed_without_an_operator(recorded, drill):
-    """BUG today: nothing re-enqueues them (see docs/reliability.md)."""
+    """The workers' watchdog re-enqueues them (articles/watchdog.py)."""
     assert not drill["stranded"], f"{len(drill['stranded'])} articles stuck in `queued`"

@@ -190,3 +190,10 @@ class EngineSettingsAdmin(admin.ModelAdmin):
 class MediaWeightAdmin(admin.ModelAdmin):
     list_display = ["media", "weight"]
     search_fields = ["media"]
+
+    def save_model(self, request: HttpRequest, obj: MediaWeight, form: Any,
+                   change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        from articles.representatives import clear_weights_cache
+
+        clear_weights_cache()  # other processes see it within WEIGHTS_TTL seconds

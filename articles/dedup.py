@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from articles import redis_store, reindex, representatives
 from articles.locks import multi_lock
-from articles.models import Article, ArticleStatus, Doc, IndexState, MatchedBy
-from articles.tuning import active_config
+from articles.models import Article, ArticleStatus, Doc, MatchedBy
+from articles.tuning import active_config, active_version
 from fingerprints.engine import Candidate, Decision, EngineConfig, Features, decide, extract_many
 from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys
 from fingerprints.urls import canonical_url
@@ -124,7 +124,7 @@ def process_articles(nids: Sequence[str]) -> int:
         for article, _f in todo:
             pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
         pipe.execute()
-        _save_batch(todo, decisions, config_version(config))
+        _save_batch(todo, decisions, active_version())
     return len(todo)
 
 
@@ -233,10 +233,6 @@ def load_candidates(ids: Iterable[int]) -> list[Candidate]:
         for row in rows
         if row[2] is not None
     ]
-
-
-def config_version(config: EngineConfig) -> int | None:
-    return IndexState.objects.filter(pk=1).values_list("config_version", flat=True).first()
 
 
 def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],

@@ -45,8 +45,23 @@ def store() -> RepresentativeStore:
     return store_from_url(settings.HBASE_URL, settings.LOCAL_REPRESENTATIVE_STORE)
 
 
+_weights: dict[str, Any] = {"at": -1e9, "values": {}}
+WEIGHTS_TTL = 30.0  # seconds an admin's media-weight change may take to reach a process
+
+
 def media_weights(medias: Iterable[str]) -> dict[str, float]:
-    return dict(MediaWeight.objects.filter(media__in=set(medias)).values_list("media", "weight"))
+    """Admin media weights (default 1), re-read at most every WEIGHTS_TTL seconds."""
+    import time
+
+    now = time.monotonic()
+    if now - _weights["at"] > WEIGHTS_TTL:
+        _weights["values"] = dict(MediaWeight.objects.values_list("media", "weight"))
+        _weights["at"] = now
+    return {m: _weights["values"][m] for m in medias if m in _weights["values"]}
+
+
+def clear_weights_cache() -> None:
+    _weights["at"] = -1e9
 
 
 def score(article: Article, weights: dict[str, float]) -> tuple[float, float, int]:

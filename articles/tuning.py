@@ -48,6 +48,12 @@ def needs_reindex(old: EngineConfig, new: EngineConfig) -> bool:
     return any(getattr(old, name) != getattr(new, name) for name in REINDEX_FIELDS)
 
 
+def active_version() -> int | None:
+    """The settings version of the configuration `active_config()` returned last."""
+    cached = getattr(_cache, "entry", None)
+    return cached[0] if cached is not None else None
+
+
 def active_config() -> EngineConfig:
     """The configuration of the active index, re-read when its version changes."""
     from articles.models import IndexState

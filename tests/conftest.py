@@ -71,5 +71,6 @@ def _local_representative_store(settings, tmp_path_factory):
 
     settings.LOCAL_REPRESENTATIVE_STORE = tmp_path_factory.mktemp("reps") / "reps.sqlite3"
     representatives.store.cache_clear()
+    representatives.clear_weights_cache()
     yield
     representatives.store.cache_clear()

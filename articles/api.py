@@ -271,7 +271,7 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
     queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
     if inline and queued:
         try:
-            process_articles(queued)
+            process_articles(queued, count_attempt=False)
         except Exception:
             log.exception("inline processing failed; the articles go to the queue")
             enqueue_processing(queued)

@@ -78,8 +78,11 @@ def rebuild_index(progress: Any = None) -> int:
 # --- assignment -------------------------------------------------------------
 
 
-def process_articles(nids: Sequence[str]) -> int:
+def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     """Fingerprint and assign every queued article among `nids`; return how many were done.
+
+    `count_attempt=False` when called inside the request that stored them (the
+    attempt counter records queue jobs, which may die and be retried).
 
     The whole batch is decided under one lock on the union of its index buckets,
     with one candidate load, one transaction and one index write: round trips
@@ -91,7 +94,9 @@ def process_articles(nids: Sequence[str]) -> int:
     )
     if not articles:
         return 0
-    Article.objects.filter(pk__in=[a.pk for a in articles]).update(attempts=F("attempts") + 1)
+    if count_attempt:
+        Article.objects.filter(pk__in=[a.pk for a in articles]).update(
+            attempts=F("attempts") + 1)
     features = extract_many([(a.title, a.content) for a in articles], config)
     for article in articles:
         if article.url_hash is None:

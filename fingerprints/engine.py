@@ -7,6 +7,31 @@ punctuation dropped, a character-shingle sketch and the article's numbers — an
 every candidate with the sketch (see :mod:`fingerprints.verify` and docs/engine.md).
 
 Nothing here imports Django: the same code runs in web workers, RQ jobs and Spark.
+
+Content candidates come from the content block index looked up with the content
+fingerprint *and* its multi-probe fingerprints (:func:`content_probes`). How a caller
+(online worker, batch engine, Spark) must use them — the same everywhere, so that the
+engines agree:
+
+1. ``probes = content_probes(features, config)`` (a list of ints; empty for an empty
+   text, ``config.probe_bits == 0`` or features read from a version-1 row).
+2. Look up the content index with ``[features.content_fp, *probes]``, every one with
+   ``max_distance=config.content_radius`` (``RedisBlockIndex.query_many`` does it in one
+   round trip); the content candidates are the union of the hits. The title lookup is
+   unchanged.
+3. Hand the candidates to :func:`decide` as before — the hits plus, for every doc among
+   them, that doc's anchor row. ``decide`` recomputes the probes and accepts a content
+   candidate within ``content_radius`` of the fingerprint or of a probe; the
+   ``Decision.distance`` it reports is the true distance to ``content_fp`` (up to
+   ``content_radius + probe_bits``).
+4. Index only ``features.content_fp`` (never a probe; remove it the same way).
+5. With :class:`fingerprints.index.BucketLock`, lock the bucket keys of the probes too
+   (``index.bucket_keys(p)`` for ``p`` in ``[content_fp, *probes]``, plus the title
+   buckets): a pair found through a probe shares the probe's bucket, so locking it
+   serializes the two decisions.
+
+There is no second fingerprint index (no ``extra_index_keys``): probing closes the gap
+measured in docs/engine.md.
 """
 
 from __future__ import annotations
@@ -82,7 +107,8 @@ class EngineConfig:
     # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
     # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
     # every non-empty subset of them: 4 * (2**probe_bits - 1) extra fingerprints at
-    # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the next lookup.
+    # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the
+    # next lookup (features need their weak bits: version 2).
     probe_bits: int = 3
 
     def __post_init__(self) -> None:
@@ -554,7 +580,8 @@ class Decision:
     doc_key: str
     article_id: int  # the member whose fingerprint matched
     matched_by: str  # "title" or "content"
-    distance: int  # Hamming distance of the compared fingerprints (title or content)
+    distance: int  # Hamming distance of the compared fingerprints (title or content);
+    # content: up to content_radius + probe_bits when found through a probe
     similarity: float  # verified shingle Jaccard with the doc's anchor (or the member)
     containment: float = 0.0
     reason: str = ""
@@ -576,10 +603,12 @@ def decide(
     thresholds of :func:`_strict`. The caller supplies the index hits plus, for each
     doc among them, the doc's anchor row (``is_anchor=True``).
 
-    Title rule first (title fingerprints within ``config.title_radius``), then content
-    (within ``config.content_radius``); within a rule the highest verified similarity
-    (max of Jaccard and containment) wins, ties going to the oldest doc (smallest
-    anchor id). Docs in ``forbidden_docs`` (editor cannot-links) are never joined.
+    Title rule first (title fingerprints within ``config.title_k``), then content
+    (within ``config.content_radius`` of ``new.content_fp`` or of one of its
+    :func:`content_probes`, so candidates found through probes are accepted); within a
+    rule the highest verified similarity (max of Jaccard and containment) wins, ties
+    going to the oldest doc (smallest anchor id). Docs in ``forbidden_docs`` (editor
+    cannot-links) are never joined.
     """
     by_doc: dict[str, list[Candidate]] = {}
     for cand in candidates:

@@ -158,3 +158,38 @@ def test_the_local_store_is_the_default(client, auth, run_worker, settings, tmp_
     run_worker()
     assert stored(Doc.objects.get().doc_id)["nid"] == "a"
     representatives.store.cache_clear()
+
+
+def test_editor_choice_split_and_merge_reach_hbase_and_a_dissolved_doc_is_deleted(
+        client, auth, run_worker, hbase):
+    from articles import editing
+    from articles.models import Article
+
+    other = "市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点，并在一楼大厅设置自助借还机。" * 3
+    post(client, auth, "a", hotness=10)
+    post(client, auth, "b", hotness=50)
+    post(client, auth, "c", hotness=30)
+    post(client, auth, "x", hotness=5, body=other)
+    run_worker()
+    doc = Article.objects.get(nid="a").doc
+    other_doc = Article.objects.get(nid="x").doc
+    assert stored(doc.doc_id)["nid"] == "b"
+
+    editing.choose_representative(Article.objects.get(nid="a"), None)  # the editor's choice
+    run_worker()
+    assert stored(doc.doc_id)["nid"] == "a"
+    post(client, auth, "d", hotness=99)  # hotter, but the editor's choice wins
+    run_worker()
+    assert stored(doc.doc_id)["nid"] == "a" and stored(doc.doc_id)["clusterSize"] == 4
+
+    new = editing.split_article(Article.objects.get(nid="a"), None)  # the chosen one leaves
+    run_worker()
+    assert stored(new.doc_id)["nid"] == "a" and stored(new.doc_id)["clusterSize"] == 1
+    assert stored(doc.doc_id)["nid"] == "d"  # re-elected by hotness: the pin left with a
+    assert stored(doc.doc_id)["clusterSize"] == 3
+
+    editing.merge_docs(other_doc, doc, None)  # x's doc dissolves into doc
+    run_worker()
+    assert stored(other_doc.doc_id) is None
+    assert stored(doc.doc_id)["clusterSize"] == 4
+    assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 0

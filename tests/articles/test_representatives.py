@@ -165,7 +165,8 @@ def test_editor_choice_split_and_merge_reach_hbase_and_a_dissolved_doc_is_delete
     from articles import editing
     from articles.models import Article
 
-    other = "市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点，并在一楼大厅设置自助借还机。" * 3
+    other = ("市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点，"
+             "并在一楼大厅设置自助借还机。") * 3
     post(client, auth, "a", hotness=10)
     post(client, auth, "b", hotness=50)
     post(client, auth, "c", hotness=30)

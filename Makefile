@@ -37,7 +37,7 @@ test-mysql:
 
 # The database-independent part again on SQLite.
 test-sqlite:
-	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser" tests/articles tests/fingerprints
+	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser and not drill" tests/articles tests/fingerprints tests/tuning tests/security
 
 # Reliability drills, the slow ones included (tests marked `drill`; see docs/reliability.md).
 drills: install system-deps

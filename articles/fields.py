@@ -36,3 +36,17 @@ class UnsignedBigIntegerField(models.PositiveBigIntegerField):
 
     def formfield(self, **kwargs: Any) -> Any:
         return super().formfield(**{"max_value": _TWO_64 - 1, **kwargs})
+
+
+@UnsignedBigIntegerField.register_lookup
+class UnsignedExact(models.lookups.Exact):
+    """`exact` without Django's signed-range check, which would turn values >= 2**63
+    into an empty result on SQLite; the value is converted by get_db_prep_value."""
+
+    lookup_name = "exact"
+    prepare_rhs = False
+
+    def process_rhs(self, compiler: Any, connection: Any) -> Any:
+        if hasattr(self.rhs, "as_sql"):
+            return super().process_rhs(compiler, connection)
+        return "%s", [self.lhs.output_field.get_db_prep_value(self.rhs, connection)]

@@ -20,7 +20,15 @@ from articles import redis_store, reindex, representatives
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, Doc, MatchedBy
 from articles.tuning import active_config, active_version
-from fingerprints.engine import Candidate, Decision, EngineConfig, Features, decide, extract_many
+from fingerprints.engine import (
+    Candidate,
+    Decision,
+    EngineConfig,
+    Features,
+    content_probes,
+    decide,
+    extract_many,
+)
 from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys
 from fingerprints.urls import canonical_url
 
@@ -134,7 +142,11 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
 
 
 def _lock_keys(article: Article, feats: Features, config: EngineConfig) -> list[str]:
-    keys = [redis_store.key("lock", "c", n, v) for n, v in block_keys(feats.content_fp, config.k)]
+    # The buckets of the probes too: two articles that can find each other through a
+    # probe share that probe's bucket, so they are serialised like any other pair.
+    keys = list({redis_store.key("lock", "c", n, v)
+                 for fp in [feats.content_fp, *content_probes(feats, config)]
+                 for n, v in block_keys(fp, config.k)})
     if feats.title_fp:
         keys += [
             redis_store.key("lock", "t", n, v)
@@ -151,8 +163,10 @@ def _decide_batch(
     """Decide each article in order against the index and the batch's earlier articles."""
     client = redis_store.client()
     url_hits = client.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
-    content_hits = indexes.content.query_many([f.content_fp for _a, f in todo],
-                                              config.content_radius)
+    probes = [content_probes(f, config) for _a, f in todo]
+    content_hits = indexes.content.query_probes(
+        [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
+        config.content_radius)
     titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
     title_hits = dict(zip([n for n, _fp in titled], indexes.title.query_many(
         [fp for _n, fp in titled], config.title_radius), strict=True))
@@ -171,7 +185,8 @@ def _decide_batch(
     local: dict[int, Candidate] = {}
     local_urls: dict[int, int] = {}
     decisions: list[Decision | None] = []
-    for (article, feats), ids, url_hit in zip(todo, hits, url_hits, strict=True):
+    for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
+                                                             strict=True)):
         decision = None
         url_owner = int(url_hit) if url_hit is not None else local_urls.get(article.url_hash or 0)
         owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
@@ -180,8 +195,8 @@ def _decide_batch(
                                 matched_by=MatchedBy.URL, distance=0, similarity=1.0)
         if decision is None:
             ids = set(ids)
-            ids.update(i for i, _f, _d in local_content.query(feats.content_fp,
-                                                                config.content_radius))
+            for probe in [feats.content_fp, *probes[n]]:
+                ids.update(i for i, _f, _d in local_content.query(probe, config.content_radius))
             if feats.title_fp:
                 ids.update(i for i, _f, _d in local_title.query(feats.title_fp,
                                                                   config.title_radius))
@@ -375,10 +390,11 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         if row is not None:
             matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
                                "distance": 0, "similarity": 1.0, "verified": True}
-    hits = {item_id: ("content", dist) for item_id, _fp, dist in indexes.content.query(
-        feats.content_fp)}
+    content = indexes.content.query_probes(
+        [[feats.content_fp, *content_probes(feats, config)]], config.content_radius)[0]
+    hits = {item_id: ("content", dist) for item_id, _fp, dist in content}
     if feats.title_fp:
-        for item_id, _fp, dist in indexes.title.query(feats.title_fp):
+        for item_id, _fp, dist in indexes.title.query(feats.title_fp, config.title_radius):
             hits.setdefault(item_id, ("title", dist))
     nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
     for cand in load_candidates(hits):

@@ -25,7 +25,7 @@ from typing import Any
 
 import mmh3
 
-from .engine import Candidate, EngineConfig, Features, decide, extract_many
+from .engine import Candidate, EngineConfig, Features, content_probes, decide, extract_many
 from .index import MemoryBlockIndex
 from .urls import canonical_url
 
@@ -167,9 +167,13 @@ class Replayer:
             if known is not None:
                 return Assignment(seq, item.nid, self.founder[known], "url", known, 0, 1.0)
         hits: dict[tuple[int, Features], int] = {}
-        # As online: every item within the candidate radius among those sharing a block.
-        for fp, _value, _distance in self._content.query(feats.content_fp,
-                                                         self.config.content_radius):
+        # As online: every item within the candidate radius among those sharing a block
+        # with the content fingerprint or one of its probes (engine.content_probes).
+        found: set[int] = set()
+        for probe in [feats.content_fp, *content_probes(feats, self.config)]:
+            found.update(fp for fp, _v, _d in self._content.query(probe,
+                                                                  self.config.content_radius))
+        for fp in found:
             for key, member in self._by_content[fp].items():
                 if hits.get(key, member + 1) > member:
                     hits[key] = member
@@ -456,6 +460,11 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
             fp = getattr(item.features, attr)
             if fp or zero:
                 union(pos, leader.setdefault(fp, pos))
+            if attr == "content_fp":
+                # A probe stands for its article like a second fingerprint: linking
+                # it with everything near it is a superset of what its lookup returns.
+                for probe in content_probes(item.features, config):
+                    union(pos, leader.setdefault(probe, pos))
         index = MemoryBlockIndex(k)
         for fp in leader:
             index.add(fp, fp)

@@ -287,6 +287,41 @@ class RedisBlockIndex:
         return [self._hits(values, fp, radius)
                 for values, fp in zip(pipe.execute(), fps, strict=True)]
 
+    def query_probes(self, groups: Sequence[Sequence[int]], max_distance: int | None = None
+                     ) -> list[list[tuple[int, int, int]]]:
+        """Multi-probe lookups for many articles in one pass.
+
+        Each group is an article's fingerprint followed by its probes
+        (engine.content_probes). A group's hits are the items within the radius of
+        *any* of its fingerprints in the buckets those fingerprints read; every
+        distinct bucket of the batch is fetched once. Distances are to the group's
+        first fingerprint.
+        """
+        radius = _radius(self.k, max_distance)
+        keys_of = [sorted({key for fp in group for key in self._keys(fp)}) for group in groups]
+        distinct = sorted({key for keys in keys_of for key in keys})
+        pipe = self.client.pipeline(transaction=False)
+        for start in range(0, len(distinct), 1000):
+            pipe.mget(distinct[start:start + 1000])
+        values = [value for chunk in pipe.execute() for value in chunk] if distinct else []
+        data_of = dict(zip(distinct, values, strict=True))
+        results: list[list[tuple[int, int, int]]] = []
+        for group, keys in zip(groups, keys_of, strict=True):
+            data = b"".join(data_of[key] or b"" for key in keys)
+            if not data or not group:
+                results.append([])
+                continue
+            records = np.frombuffer(data, dtype=_RECORD_DTYPE)
+            fps = records["fp"]
+            near = np.zeros(len(fps), dtype=bool)
+            for fp in group:
+                near |= np.bitwise_count(fps ^ np.uint64(fp)) <= radius
+            found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
+            hits = [(i, f, ((group[0] ^ f) & MASK64).bit_count()) for i, f in found.items()]
+            hits.sort(key=lambda hit: (hit[2], hit[0]))
+            results.append(hits)
+        return results
+
     @staticmethod
     def _hits(values: list[bytes | None], fp: int, radius: int) -> list[tuple[int, int, int]]:
         data = b"".join(v for v in values if v)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .batch import DEFAULT_CONFIG, Item, Replayer, make_doc_id, url_hash
-from .engine import EngineConfig, Features, extract_many
+from .engine import EngineConfig, Features, content_probes, extract_many
 from .index import block_layout
 
 if TYPE_CHECKING:
@@ -321,6 +321,16 @@ def near_pairs(
     return pairs, sizes
 
 
+def _probes_udf(config: EngineConfig) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType
+
+    def probes(data: bytes) -> list[int]:
+        return [to_signed(p) for p in content_probes(Features.from_bytes(bytes(data)), config)]
+
+    return F.udf(probes, ArrayType(LongType()))
+
+
 def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOptions
                     ) -> tuple[DataFrame, dict[str, DataFrame]]:
     """Undirected links (src, dst) between seqs whose articles can meet online, and
@@ -338,6 +348,12 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
         keyed = feats.select("seq", F.col(column).alias("fp"))
         if name == "title":
             keyed = keyed.where(F.col("fp") != 0)
+        else:
+            # Multi-probe lookups (engine.content_probes): each probe stands for its
+            # article like a second fingerprint; the links this adds are a superset of
+            # what the online probe lookups return, so components still hold every doc.
+            keyed = keyed.unionByName(
+                feats.select("seq", F.explode(_probes_udf(config)("features")).alias("fp")))
         lead = leaders(keyed, "fp", options.salts).cache()
         links.append(keyed.join(lead.select("fp", "leader"), "fp")
                      .where(F.col("seq") != F.col("leader"))

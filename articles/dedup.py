@@ -144,14 +144,13 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
 def _lock_keys(article: Article, feats: Features, config: EngineConfig) -> list[str]:
     # The buckets of the probes too: two articles that can find each other through a
     # probe share that probe's bucket, so they are serialised like any other pair.
-    keys = list({redis_store.key("lock", "c", n, v)
+    content = redis_store.key("lock", "c")
+    keys = list({f"{content}:{n}:{v}"
                  for fp in [feats.content_fp, *content_probes(feats, config)]
                  for n, v in block_keys(fp, config.k)})
     if feats.title_fp:
-        keys += [
-            redis_store.key("lock", "t", n, v)
-            for n, v in block_keys(feats.title_fp, config.title_k)
-        ]
+        title = redis_store.key("lock", "t")
+        keys += [f"{title}:{n}:{v}" for n, v in block_keys(feats.title_fp, config.title_k)]
     if article.url_hash is not None:
         keys.append(redis_store.key("lock", "u", f"{article.url_hash:x}"))
     return keys

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 import django_rq
+from django.db import close_old_connections, connection
 from rq import Retry, get_current_job
 
 from articles import dedup
@@ -16,6 +17,7 @@ RETRY = Retry(max=5, interval=[1, 5, 15, 30, 60])
 
 
 def process_batch(nids: Sequence[str]) -> int:
+    _close_dead_connections()
     try:
         return dedup.process_articles(nids)
     except Exception as exc:
@@ -24,6 +26,16 @@ def process_batch(nids: Sequence[str]) -> int:
             # Out of retries: make the failure visible on each article (API, admin).
             dedup.mark_failed(nids, f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        _close_dead_connections()
+
+
+def _close_dead_connections() -> None:
+    """What Django does around every request, around every job: `dedup_worker` runs jobs
+    in one long-lived process, whose connection a MariaDB restart leaves dead (every
+    later job would fail on it). Not inside a transaction (tests run jobs in one)."""
+    if not connection.in_atomic_block:
+        close_old_connections()
 
 
 def enqueue_processing(nids: Sequence[str]) -> None:

@@ -11,6 +11,7 @@ work) and :class:`RedisBlockIndex` (the online index shared by every worker).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -33,7 +34,11 @@ def _check_k(k: int) -> int:
 def block_layout(k: int) -> list[tuple[int, int]]:
     """(shift, width) of each of the ``k + 1`` blocks, most significant block first;
     the first ``64 % (k + 1)`` blocks are one bit wider."""
-    _check_k(k)
+    return list(_layout(_check_k(k)))
+
+
+@functools.cache
+def _layout(k: int) -> tuple[tuple[int, int], ...]:
     blocks = k + 1
     base, extra = divmod(64, blocks)
     layout = []
@@ -42,15 +47,16 @@ def block_layout(k: int) -> list[tuple[int, int]]:
         width = base + (1 if i < extra else 0)
         top -= width
         layout.append((top, width))
-    return layout
+    return tuple(layout)
 
 
 def block_keys(fp: int, k: int) -> list[tuple[int, int]]:
     """(block number, block value) of each of the ``k + 1`` blocks of ``fp``."""
     if not 0 <= fp <= MASK64:
         raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
-    layout = block_layout(k)
-    return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(layout)]
+    if not isinstance(k, int) or not 0 <= k <= MAX_K:
+        _check_k(k)
+    return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(_layout(k))]
 
 
 @runtime_checkable

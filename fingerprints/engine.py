@@ -25,7 +25,7 @@ engines agree:
    ``Decision.distance`` it reports is the true distance to ``content_fp`` (up to
    ``content_radius + probe_bits``).
 4. Index only ``features.content_fp`` (never a probe; remove it the same way).
-5. With :class:`fingerprints.index.BucketLock`, lock the bucket keys of the probes too
+5. Lock the bucket keys of the probes too (the online engine: ``articles.locks.multi_lock``)
    (``index.bucket_keys(p)`` for ``p`` in ``[content_fp, *probes]``, plus the title
    buckets): a pair found through a probe shares the probe's bucket, so locking it
    serializes the two decisions.

@@ -86,20 +86,3 @@ def test_redis_bulk_load_answers_like_single_adds(redis_client) -> None:  # type
     for fp in fps[:80]:
         assert bulk.query(fp) == single.query(fp)
         assert bulk.query(fp, max_distance=12) == single.query(fp, max_distance=12)
-
-
-def test_bucket_locks_exclude_each_other_only_when_buckets_overlap(redis_client) -> None:  # type: ignore[no-untyped-def]
-    from fingerprints.index import BucketLock
-
-    index = RedisBlockIndex(redis_client, 3)
-    a = index.bucket_keys(0x1111_2222_3333_4444)
-    near = index.bucket_keys(0x1111_2222_3333_4445)  # shares three blocks
-    far = index.bucket_keys(0x9999_8888_7777_6666)
-    with BucketLock(redis_client, a):
-        with pytest.raises(TimeoutError), BucketLock(redis_client, near, wait_s=0.05):
-            pass
-        with BucketLock(redis_client, far, wait_s=0.05):
-            pass
-    with BucketLock(redis_client, near, wait_s=0.05):
-        pass
-    assert redis_client.keys("*:lock") == []

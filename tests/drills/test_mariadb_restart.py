@@ -126,7 +126,7 @@ def drill(stack) -> dict[str, Any]:
     client.join(timeout=300)
 
     processed_s = stack.wait_until_processed(STORIES + BATCHES * 20, 240)
-    caught_up = stack.last_processed_at()
+    caught_up = stack.last_processed_at() if processed_s is not None else None
     outbox_drained_s = stack.wait_until_outbox_drained(120)
     accepted = client.accepted_nids() | {a["nid"] for a in originals}
     doc_ids = stack.doc_ids()

@@ -110,7 +110,8 @@ def drill(stack) -> dict[str, Any]:
     stranded = [row[0] for row in stack.sql(
         "SELECT nid FROM articles_article WHERE status='queued' ORDER BY id")]
     settled_s = time.monotonic() - up_at
-    caught_up = stack.last_processed_at()  # every article that still had a job is done
+    # When every article that still had a job was done (None if some are still queued).
+    caught_up = None if stranded else stack.last_processed_at()
 
     # Only if something is still stuck: the operator's way out, to check the rest.
     requeued = int(stack.python(REQUEUE).split()[-1]) if stranded else 0

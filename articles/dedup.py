@@ -109,11 +109,6 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     for article in articles:
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
-    # A changed body is processed again: the article leaves its old doc first.
-    for article in articles:
-        if article.doc_id is not None:
-            with transaction.atomic():
-                detach(article)
     indexes = Indexes.open(config, reindex.ensure_index())
     keys = [key for a, f in zip(articles, features, strict=True)
             for key in _lock_keys(a, f, config)]
@@ -128,6 +123,13 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
         todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
         if not todo:
             return 0
+        # A changed body is processed again: the article leaves its old doc first —
+        # here, under the batch's locks, so that two jobs for one batch (a retry, the
+        # watchdog) cannot both take it out of its doc.
+        for article, _f in todo:
+            if article.doc_id is not None:
+                with transaction.atomic():
+                    detach(article)
         decisions = _decide_batch(todo, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
@@ -331,8 +333,17 @@ def _update_articles(articles: list[Article]) -> None:
 
 
 def detach(article: Article) -> None:
-    """Take an article out of its doc (MySQL and Redis); the doc re-elects. In a transaction."""
-    doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+    """Take an article out of its doc (MySQL and Redis); the doc re-elects. In a transaction.
+
+    The article's doc is read again under a row lock: if another job already took it
+    out, nothing changes.
+    """
+    current = (Article.objects.select_for_update().filter(pk=article.pk)
+               .values_list("doc_id", flat=True).first())
+    if current is None:
+        article.doc = None
+        return
+    doc = Doc.objects.select_for_update().get(pk=current)
     doc.size = max(doc.size - 1, 0)
     if doc.anchor_id == article.pk:
         doc.anchor = (

@@ -43,7 +43,11 @@ def _key(request: HttpRequest) -> ApiKey | None:
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def get_doc_id(request: HttpRequest) -> JsonResponse:
-    if _key(request) is None:
+    try:
+        key = _key(request)
+    except DatabaseError:
+        return _answer(503, "a store is unavailable; retry", outcome="fail")
+    if key is None:
         return _answer(401, "a valid API key is required (Bearer header or key=)")
     try:
         raw = request.GET.get("json") or request.POST.get("json")

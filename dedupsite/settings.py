@@ -76,6 +76,9 @@ TEMPLATES = [
 # --- database -------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
 _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))
+# A connection kept across requests is checked before reuse: after a database
+# restart the next request reconnects instead of answering 503 once.
+_db["CONN_HEALTH_CHECKS"] = True
 if _db["ENGINE"] == "django.db.backends.mysql":
     _db.setdefault("OPTIONS", {}).update(
         {"charset": "utf8mb4", "init_command": "SET sql_mode='STRICT_TRANS_TABLES'"}

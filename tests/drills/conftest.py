@@ -32,17 +32,17 @@ def slow_drills_enabled(config: pytest.Config) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`@pytest.mark.drill(slow=True)`: run only when slow drills are asked for.
-
-    Skipped at collection, so that their module-scoped servers are not started.
-    """
+    """`@pytest.mark.drill(slow=True)`: run only when slow drills are asked for
+    (`make drills`). Otherwise they are deselected — not run, not reported as
+    skipped — so that their servers are not started."""
     if slow_drills_enabled(config):
         return
-    skip = pytest.mark.skip(reason="slow drill: run with --run-slow-drills or RUN_SLOW_DRILLS=1")
-    for item in items:
-        marker = item.get_closest_marker("drill")
-        if marker is not None and marker.kwargs.get("slow"):
-            item.add_marker(skip)
+    slow = [item for item in items
+            if (marker := item.get_closest_marker("drill")) is not None
+            and marker.kwargs.get("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item not in slow]
 
 
 @pytest.fixture(scope="session")

@@ -1,19 +1,24 @@
 """Load drill: a steady ingest rate for minutes against a production-style server.
 
-    .venv/bin/python bench/load.py [--duration 300] [--rate 8] [--batch 10]
+    .venv/bin/python bench/load.py [--duration 300] [--rate 10] [--batch 10]
 
 Starts its own stack (tests/drills/stack.py: dedicated MariaDB and Redis from
-scripts/testenv.py's machinery, gunicorn with 2 workers, 2 `rqworker`
-processes, DEBUG off) so that it never touches anybody's database, then posts
-batches of articles (new stories and reposts of earlier ones) on 127.0.0.1 at
-a fixed rate from a bounded pool of client threads (open loop: a request is
-sent at its scheduled time whatever the previous ones did; at most
-`--concurrency` in flight, at most rate × duration requests in all).
+scripts/testenv.py's machinery, gunicorn with 2 workers, 2 `dedup_worker`
+processes as `make worker` runs them, DEBUG off) so that it never touches
+anybody's database, then posts batches of articles (new stories and reposts
+of earlier ones) on 127.0.0.1 at a fixed rate from a bounded pool of client
+threads (open loop: a request is sent at its scheduled time whatever the
+previous ones did; at most `--concurrency` in flight, at most rate × duration
+requests in all).
 
 Reports throughput, p50/p99 latency, errors by status, the queue depth over
-time, the load average, and whether every accepted article got a docId. The
-figures go to stdout and to $DRILLS_DIR/load.json (default var/drills/), which
-scripts/drills_report.py renders into docs/reliability.md.
+time, the load average, whether every accepted article got a docId and whether
+reposts share their story's docId (and stories stay apart). The
+figures go to stdout and to $DRILLS_DIR/load.json (default var/drills/; `--name`
+changes the name), which scripts/drills_report.py renders into
+docs/reliability.md. Exit status 1 when an accepted article has no docId, a
+5xx was answered, the queue did not drain, or reposts did not share their
+story's docId.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class Load:
         self.rng = random.Random(seed)
         self.stories = 0
         self.copies: Counter[int] = Counter()
+        self.story_of: dict[str, int] = {}  # nid -> story: reposts must share its docId
         self.lock = threading.Lock()
 
     def next_batch(self, index: int) -> list[dict[str, Any]]:
@@ -63,8 +69,10 @@ class Load:
                     self.copies[n] += 1
                     items.append(corpus.article(nid, 100_000 + n, copy=self.copies[n]))
                 else:
-                    items.append(corpus.article(nid, 100_000 + self.stories))
+                    n = self.stories
+                    items.append(corpus.article(nid, 100_000 + n))
                     self.stories += 1
+                self.story_of[nid] = n
             return items
 
 
@@ -164,6 +172,14 @@ def drive(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
         with_doc += stack.scalar(
             f"SELECT COUNT(*) FROM articles_article WHERE status = 'done' AND doc_id IS NOT "
             f"NULL AND nid IN ({marks})", tuple(chunk))
+    # Near-duplicates under one docId, different stories apart (accepted articles only).
+    doc_of = stack.doc_ids()
+    docs_of_story: dict[int, set[str | None]] = {}
+    for nid in accepted:
+        docs_of_story.setdefault(load.story_of[nid], set()).add(doc_of.get(nid))
+    split = sum(1 for docs in docs_of_story.values() if len(docs) > 1)
+    story_doc = [next(iter(d)) for d in docs_of_story.values() if len(d) == 1]
+    merged = len(story_doc) - len(set(story_doc))
     consistency = stack.consistency()
     ms = [x * 1000 for x in latencies]
     errors = {k: v for k, v in statuses.items() if k not in ("200", "202")}
@@ -190,7 +206,8 @@ def drive(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
         "max_queued_articles": max((s.get("queuedArticles", 0) for s in samples), default=0),
         "max_ingest_jobs": max((s.get("ingestJobs", 0) for s in samples), default=0),
         "queue_samples": samples,
-        "docs": consistency["docs"], "consistency": consistency,
+        "docs": consistency["docs"], "stories": len(docs_of_story),
+        "stories_split": split, "stories_merged": merged, "consistency": consistency,
         "machine": {"cpus": os.cpu_count(), "load_before": [round(x, 2) for x in load_before],
                     "load_after_sending": [round(x, 2) for x in load_after_sending]},
         "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -201,7 +218,8 @@ def summary(r: dict[str, Any]) -> str:
     lat = r["latency_ms"]
     lines = [
         f"load: {r['requests']} requests of {r['batch']} articles at {r['rate_per_s']}/s for "
-        f"{r['send_s']} s (concurrency {r['concurrency']}), gunicorn 2 workers, 2 RQ workers",
+        f"{r['send_s']} s (concurrency {r['concurrency']}), gunicorn 2 workers, "
+        "2 dedup_worker processes",
         f"accepted {r['articles_accepted']} articles = {r['ingest_articles_per_s']} articles/s; "
         f"latency p50 {lat['p50']} ms, p90 {lat['p90']} ms, p99 {lat['p99']} ms, "
         f"max {lat['max']} ms",
@@ -211,7 +229,8 @@ def summary(r: dict[str, Any]) -> str:
         f"{r['drained_after_sending_s']} s after sending stopped); queue max "
         f"{r['max_ingest_jobs']} jobs / {r['max_queued_articles']} articles waiting",
         f"docId for every accepted article: {r['articles_with_doc_id']}/"
-        f"{r['articles_accepted']} ({r['docs']} docIds)",
+        f"{r['articles_accepted']} ({r['docs']} docIds for {r['stories']} stories; "
+        f"{r['stories_split']} stories split, {r['stories_merged']} merged)",
         f"machine: {r['machine']['cpus']} cores, load average before "
         f"{r['machine']['load_before']}, after sending {r['machine']['load_after_sending']}",
     ]
@@ -221,7 +240,7 @@ def summary(r: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=300, help="seconds of sending")
-    parser.add_argument("--rate", type=float, default=8, help="requests per second")
+    parser.add_argument("--rate", type=float, default=10, help="requests per second")
     parser.add_argument("--batch", type=int, default=10, help="articles per request")
     parser.add_argument("--reposts", type=float, default=0.3, help="share of reposts")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight, max")
@@ -229,17 +248,19 @@ def main() -> None:
     parser.add_argument("--drain-timeout", type=float, default=600)
     parser.add_argument("--sample-every", type=float, default=5)
     parser.add_argument("--workdir", help="logs and local stores (default var/load-run)")
-    parser.add_argument("--no-record", action="store_true", help="do not write load.json")
+    parser.add_argument("--name", default="load", help="record name: $DRILLS_DIR/NAME.json")
+    parser.add_argument("--no-record", action="store_true", help="do not write the record")
     args = parser.parse_args()
     result = run(args)
     print(summary(result))
     if not args.no_record:
-        path = drills_dir() / "load.json"
+        path = drills_dir() / f"{args.name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=2) + "\n")
         print(f"figures: {path}")
     ok = (result["articles_without_doc_id"] == 0 and result["five_xx"] == 0
-          and result["drained_after_sending_s"] is not None)
+          and result["drained_after_sending_s"] is not None
+          and not result["stories_split"] and not result["stories_merged"])
     sys.exit(0 if ok else 1)
 
 

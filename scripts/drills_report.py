@@ -31,17 +31,18 @@ def records_dir() -> Path:
     return Path(os.environ.get("DRILLS_DIR") or ROOT / "var" / "drills")
 
 
-def load_records(directory: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    drills, load = [], None
+def load_records(directory: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The drills' records, and bench/load.py's (load.json, load-*.json) by name."""
+    drills, loads = [], {}
     for path in sorted(directory.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        if path.stem == "load":
-            load = data
-        elif "drill" in data:
+        if "drill" in data:
             drills.append(data)
+        elif "latency_ms" in data:
+            loads[path.stem] = data
     rank = {name: i for i, name in enumerate(ORDER)}
     drills.sort(key=lambda r: (rank.get(r["drill"], len(ORDER)), r["drill"]))
-    return drills, load
+    return drills, loads
 
 
 def cell(text: Any) -> str:
@@ -99,9 +100,7 @@ def bad_input_section(drills: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def load_section(load: dict[str, Any] | None) -> list[str]:
-    if load is None:
-        return ["No load record yet (run `.venv/bin/python bench/load.py`)."]
+def load_section(load: dict[str, Any]) -> list[str]:
     lat = load["latency_ms"]
     machine = load["machine"]
     lines = [
@@ -123,7 +122,9 @@ def load_section(load: dict[str, Any] | None) -> list[str]:
         f"| queue depth, max | {load['max_ingest_jobs']} jobs, "
         f"{load['max_queued_articles']} articles waiting |",
         f"| docId for every accepted article | {load['articles_with_doc_id']} / "
-        f"{load['articles_accepted']} ({load['docs']} docIds) |",
+        f"{load['articles_accepted']} ({load['docs']} docIds for {load.get('stories', '?')} "
+        f"stories; {load.get('stories_split', '?')} stories split over several docIds, "
+        f"{load.get('stories_merged', '?')} merged) |",
         f"| machine | {machine['cpus']} cores shared with other work; load average "
         f"{machine['load_before']} before, {machine['load_after_sending']} after sending |",
         "",
@@ -148,14 +149,25 @@ def findings_section(drills: list[dict[str, Any]]) -> list[str]:
     return lines or ["None."]
 
 
+def loads_section(loads: dict[str, dict[str, Any]]) -> list[str]:
+    if not loads:
+        return ["No load record yet (run `.venv/bin/python bench/load.py`)."]
+    lines: list[str] = []
+    for name in sorted(loads, key=lambda n: (n != "load", n)):
+        if len(loads) > 1:
+            lines += [f"#### `{name}` ({loads[name]['recorded_at']})", ""]
+        lines += [*load_section(loads[name]), ""]
+    return lines[:-1]
+
+
 def render(directory: Path) -> str:
-    drills, load = load_records(directory)
+    drills, loads = load_records(directory)
     parts = [
         BEGIN, "",
         "### Drills", "", *drills_table(drills), "",
         "### Checks", "", *checks_list(drills), "",
         "### Bad input", "", *bad_input_section(drills), "",
-        "### Load", "", *load_section(load), "",
+        "### Load", "", *loads_section(loads), "",
         "### Findings recorded by the drills", "", *findings_section(drills), "",
         END,
     ]

@@ -15,7 +15,7 @@ import threading
 import pytest
 from django.db import connection
 
-from articles import dedup
+from articles import dedup, representatives
 from articles.models import Article, Doc
 from tests.drills import corpus
 from tests.drills.records import write_record
@@ -78,13 +78,18 @@ def test_two_jobs_at_once_keep_doc_sizes_right(client, auth, run_worker, monkeyp
     post(client, auth, [{**corpus.article(f"a{n}", n), "content": corpus.story(500 + n)}
                         for n in range(3)])
     changed_errors = run_twice_at_once([f"a{n}" for n in range(3)], monkeypatch)
-    run_worker()
+    run_worker()  # the queued jobs, and the representative pushes
     after_changed = size_mismatches()
     done = Article.objects.filter(status="done").count()
+    store = representatives.store()
+    unrepresented = [doc.doc_id for doc in Doc.objects.all()
+                     if Article.objects.filter(doc=doc, status="done").exists()
+                     and store.get(doc.doc_id) is None]
     checks = {
         "new articles: sizes = members": not after_new,
         "changed bodies: sizes = members": not after_changed,
         "every article done": done == 12,
+        "every doc with members has its representative in the store": not unrepresented,
         "no job crashed": not new_errors and not changed_errors,
     }
     write_record(
@@ -94,12 +99,16 @@ def test_two_jobs_at_once_keep_doc_sizes_right(client, auth, run_worker, monkeyp
               "of a backlog, RQ retry, admin re-queue): 12 new articles, then 3 changed bodies",
         system_did="new articles: one job assigned them, the other found them done "
                    f"({len(after_new)} size errors); changed bodies: "
-                   f"{len(after_changed)} docs left with a wrong size",
+                   f"{len(after_changed)} docs left with a wrong size, "
+                   f"{len(unrepresented)} docs with members but no representative in the store",
         lost="nothing" if all(checks.values()) else
-             f"doc sizes wrong: {after_new + after_changed}",
+             f"{len(after_new + after_changed)} docs left with a wrong size; "
+             f"{len(unrepresented)} representatives deleted from the store although their "
+             "doc still has members",
         recovery_s=None,
         checks=checks,
         figures={"size_mismatches_new": after_new, "size_mismatches_changed": after_changed,
+                 "docs_without_representative_in_store": unrepresented,
                  "errors": [repr(e) for e in new_errors + changed_errors]},
         findings=[] if not after_changed else [
             "articles/dedup.py detach(): both jobs take a re-posted article out of its old "
@@ -109,3 +118,4 @@ def test_two_jobs_at_once_keep_doc_sizes_right(client, auth, run_worker, monkeyp
     assert not new_errors and not changed_errors, new_errors + changed_errors
     assert not after_new, after_new
     assert not after_changed, after_changed
+    assert not unrepresented, unrepresented

@@ -14,6 +14,12 @@ from pydantic import ConfigDict, Field, field_validator
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
 def _no_control(value: str) -> str:
     if _CONTROL.search(value):
         raise ValueError("must not contain control characters")
@@ -68,9 +74,7 @@ class ArticleIn(Schema):
     @field_validator("hotness")
     @classmethod
     def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("must be a finite number")
-        return value
+        return _finite(value)
 
 
 class ArticleBatchIn(Schema):
@@ -128,9 +132,7 @@ class HotnessIn(Schema):
     @field_validator("hotness")
     @classmethod
     def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("must be a finite number")
-        return value
+        return _finite(value)
 
 
 class SimilarIn(Schema):

@@ -94,8 +94,12 @@ def _shingles(cps: npt.NDArray[np.uint32], width: int) -> npt.NDArray[np.uint32]
         return np.zeros(0, dtype=np.uint32)
     if n < width:
         width = n  # a text shorter than one shingle is one shingle
-    x = cps.astype(np.uint64)
-    m = n - width + 1
+    h = _window_hashes(cps.astype(np.uint64), width, n - width + 1)
+    return _sorted_unique((h >> np.uint64(32)).astype(np.uint32))
+
+
+def _window_hashes(x: npt.NDArray[np.uint64], width: int, m: int) -> npt.NDArray[np.uint64]:
+    """64-bit hashes of the ``m`` windows of ``width`` code points of ``x``."""
     with np.errstate(over="ignore"):
         h = np.full(m, _SEED, dtype=np.uint64)
         for j in range(width):
@@ -106,7 +110,7 @@ def _shingles(cps: npt.NDArray[np.uint32], width: int) -> npt.NDArray[np.uint32]
         h ^= h >> np.uint64(27)
         h *= np.uint64(0x94D049BB133111EB)
         h ^= h >> np.uint64(31)
-    return _sorted_unique((h >> np.uint64(32)).astype(np.uint32))
+    return h
 
 
 @dataclass(frozen=True)
@@ -203,16 +207,7 @@ def sketch_many(texts: list[str]) -> list[Sketch]:
     out: list[Sketch | None] = [None] * n
     m = len(cps) - CJK_SHINGLE + 1
     if char_docs.any() and m > 0:
-        x = cps.astype(np.uint64)
-        with np.errstate(over="ignore"):
-            h = np.full(m, _SEED, dtype=np.uint64)
-            for j in range(CJK_SHINGLE):
-                h = (h ^ x[j : j + m]) * _MUL
-            h ^= h >> np.uint64(30)
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(27)
-            h *= np.uint64(0x94D049BB133111EB)
-            h ^= h >> np.uint64(31)
+        h = _window_hashes(cps.astype(np.uint64), CJK_SHINGLE, m)
         start_doc = doc[:m]
         valid = (start_doc == doc[CJK_SHINGLE - 1 :]) & char_docs[start_doc]
         keys = start_doc[valid].astype(np.uint64) << np.uint64(32) | (h[valid] >> np.uint64(32))

@@ -12,13 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import mmh3
-from django.db import connection, transaction
+import numpy as np
+import numpy.typing as npt
+from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from articles import redis_store, reindex, representatives
+from articles.bulksql import insert_rows, prep, update_rows
 from articles.locks import multi_lock
-from articles.models import Article, ArticleStatus, Doc, MatchedBy
+from articles.models import Article, ArticleStatus, Doc, DocStatus, MatchedBy
 from articles.tuning import active_config, active_version
 from fingerprints.engine import (
     Candidate,
@@ -29,7 +33,7 @@ from fingerprints.engine import (
     decide,
     extract_many,
 )
-from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys
+from fingerprints.index import RedisBlockIndex, block_values, near_sharing_block
 from fingerprints.urls import canonical_url
 
 log = logging.getLogger(__name__)
@@ -110,8 +114,8 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
     indexes = Indexes.open(config, reindex.ensure_index())
-    keys = [key for a, f in zip(articles, features, strict=True)
-            for key in _lock_keys(a, f, config)]
+    probes = [content_probes(f, config) for f in features]
+    keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
     with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=300,
                     gate=reindex.gate_key()):
         if not indexes.is_active():
@@ -121,6 +125,7 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
             .values_list("id", flat=True)
         )  # done by another worker (a retried job)
         todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
+        todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
         if not todo:
             return 0
         # A changed body is processed again: the article leaves its old doc first —
@@ -130,7 +135,7 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
             if article.doc_id is not None:
                 with transaction.atomic():
                     detach(article)
-        decisions = _decide_batch(todo, config, indexes)
+        decisions = _decide_batch(todo, todo_probes, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
@@ -143,28 +148,54 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     return len(todo)
 
 
-def _lock_keys(article: Article, feats: Features, config: EngineConfig) -> list[str]:
-    # The buckets of the probes too: two articles that can find each other through a
-    # probe share that probe's bucket, so they are serialised like any other pair.
-    content = redis_store.key("lock", "c")
-    keys = list({f"{content}:{n}:{v}"
-                 for fp in [feats.content_fp, *content_probes(feats, config)]
-                 for n, v in block_keys(fp, config.k)})
-    if feats.title_fp:
-        title = redis_store.key("lock", "t")
-        keys += [f"{title}:{n}:{v}" for n, v in block_keys(feats.title_fp, config.title_k)]
-    if article.url_hash is not None:
-        keys.append(redis_store.key("lock", "u", f"{article.url_hash:x}"))
-    return keys
+def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[int]],
+               config: EngineConfig) -> list[str]:
+    """The lock stripes of every index bucket the batch reads or writes.
+
+    Each bucket (content or title block, or URL hash) maps to one of
+    ``INDEX_LOCK_STRIPES`` stripes; two articles that share a bucket share its stripe,
+    so near-duplicates are serialised as with one lock per bucket, while a batch locks
+    at most that many keys (a batch of 200 articles reads ~6,000 buckets).
+    The buckets of the probes count too: two articles that can find each other
+    through a probe share that probe's bucket.
+    """
+    content = [fp for (_a, f), p in zip(todo, probes, strict=True) for fp in (f.content_fp, *p)]
+    parts = [_bucket_ids(content, config.k, 0),
+             _bucket_ids([f.title_fp for _a, f in todo if f.title_fp], config.title_k, 1)]
+    urls = [a.url_hash for a, _f in todo if a.url_hash is not None]
+    parts.append(np.asarray(urls, dtype=np.uint64) ^ np.uint64(2 << 56))
+    stripes = np.unique(_mix(np.concatenate(parts)) % np.uint64(settings.INDEX_LOCK_STRIPES))
+    prefix = redis_store.key("lock", "s")
+    return [f"{prefix}:{s}" for s in stripes.tolist()]
+
+
+def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]:
+    """A 64-bit id per (kind, block number, block value) of each fingerprint. Two
+    buckets may share an id when blocks are wider than 48 bits (k < 2): that only
+    serialises a little more."""
+    blocks = block_values(fps, k)
+    tags = np.array([kind << 56 | number << 48 for number in range(k + 1)], dtype=np.uint64)
+    result: npt.NDArray[np.uint64] = (blocks ^ tags).ravel()
+    return result
+
+
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """splitmix64's finalizer: spreads bucket ids evenly over the stripes."""
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xBF58476D1CE4E5B9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
 
 
 def _decide_batch(
-    todo: list[tuple[Article, Features]], config: EngineConfig, indexes: Indexes
+    todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
+    indexes: Indexes,
 ) -> list[Decision | None]:
     """Decide each article in order against the index and the batch's earlier articles."""
     client = redis_store.client()
     url_hits = client.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
-    probes = [content_probes(f, config) for _a, f in todo]
     content_hits = indexes.content.query_probes(
         [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
         config.content_radius)
@@ -180,11 +211,18 @@ def _decide_batch(
     known_urls = {int(v) for v in url_hits if v is not None}
     stored = load_candidates(set().union(*hits) | known_urls)
     by_id = {c.article_id: c for c in stored}
-    # The batch itself: articles decided earlier in it are candidates for later ones.
-    local_content = MemoryBlockIndex(config.k)
-    local_title = MemoryBlockIndex(config.title_k)
+    # The batch itself: articles decided earlier in it are candidates for later ones,
+    # found as an index lookup of each probe would find them (NumPy over the batch).
+    local_pks = np.zeros(len(todo), dtype=np.int64)
+    local_content = np.zeros(len(todo), dtype=np.uint64)
+    local_title = np.zeros(len(todo), dtype=np.uint64)
     local: dict[int, Candidate] = {}
     local_urls: dict[int, int] = {}
+    # the anchor of each doc among the candidates (decide() needs it: no chaining)
+    anchors: dict[str, list[Candidate]] = {}
+    for c in stored:
+        if c.is_anchor:
+            anchors.setdefault(c.doc_key, []).append(c)
     decisions: list[Decision | None] = []
     for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
                                                              strict=True)):
@@ -196,25 +234,30 @@ def _decide_batch(
                                 matched_by=MatchedBy.URL, distance=0, similarity=1.0)
         if decision is None:
             ids = set(ids)
-            for probe in [feats.content_fp, *probes[n]]:
-                ids.update(i for i, _f, _d in local_content.query(probe, config.content_radius))
-            if feats.title_fp:
-                ids.update(i for i, _f, _d in local_title.query(feats.title_fp,
-                                                                  config.title_radius))
+            if n:
+                near = near_sharing_block([feats.content_fp, *probes[n]], local_content[:n],
+                                          config.k, config.content_radius)
+                if feats.title_fp:
+                    titled_before = local_title[:n] != 0
+                    near |= titled_before & near_sharing_block(
+                        [feats.title_fp], local_title[:n], config.title_k, config.title_radius)
+                ids.update(local_pks[:n][near].tolist())
             candidates = [by_id[i] if i in by_id else local[i] for i in ids
                           if i in by_id or i in local]
             docs = {c.doc_key for c in candidates}
-            candidates += [c for c in list(by_id.values()) + list(local.values())
-                           if c.is_anchor and c.doc_key in docs and c.article_id not in ids]
+            candidates += [c for key in docs for c in anchors.get(key, ())
+                           if c.article_id not in ids]
             if candidates:
                 forbidden = _forbidden(article)
                 decision = decide(feats, candidates, config, forbidden_docs=forbidden)
         decisions.append(decision)
         doc_key = decision.doc_key if decision else _new_doc_key(article)
         local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=decision is None)
-        local_content.add(article.pk, feats.content_fp)
-        if feats.title_fp:
-            local_title.add(article.pk, feats.title_fp)
+        if decision is None:
+            anchors.setdefault(doc_key, []).append(local[article.pk])
+        local_pks[n] = article.pk
+        local_content[n] = feats.content_fp
+        local_title[n] = feats.title_fp
         local_urls.setdefault(article.url_hash or 0, article.pk)
     return decisions
 
@@ -273,17 +316,22 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                 doc_id = _fresh_doc_id(article.nid)
             new_docs[_new_doc_key(article)] = Doc(
                 doc_id=doc_id, anchor=article, representative=article, size=0,
-                first_seen=now, last_seen=now,
+                first_seen=now, last_seen=now, created_at=now, updated_at=now,
             )
-        Doc.objects.bulk_create(list(new_docs.values()))
+        stamp = prep(Doc, "first_seen", now)
+        insert_rows(Doc, ("doc_id", "status", "anchor", "representative",
+                          "representative_pinned", "rep_version", "size", "first_seen",
+                          "last_seen", "created_at", "updated_at"),
+                    [(d.doc_id, DocStatus.AUTO.value, d.anchor_id, d.representative_id,
+                      False, 0, 0, stamp, stamp, stamp, stamp) for d in new_docs.values()])
         existing_keys = {d.doc_key for d in decisions if d is not None} - set(new_docs)
         existing = {
             doc.doc_id: doc
             for doc in Doc.objects.select_for_update().select_related("representative")
+            .defer("representative__content", "representative__features")
             .filter(doc_id__in=existing_keys)
         }
-        if len(new_docs) and any(doc.pk is None for doc in new_docs.values()):
-            # Backends that do not return ids from bulk_create (MySQL): read them back.
+        if new_docs:
             ids = dict(Doc.objects.filter(doc_id__in=[d.doc_id for d in new_docs.values()])
                        .values_list("doc_id", "id"))
             for doc in new_docs.values():
@@ -306,30 +354,27 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
             article.processed_at = now
             article.settings_version = settings_version
             joined.setdefault(key, []).append(article)
-        _update_articles([a for a, _f in todo])
+        _update_articles([a for a, _f in todo], now, settings_version)
         representatives.on_batch_join(docs, joined, now)
 
 
-_SAVED_FIELDS = ("doc", "status", "failure_reason", "matched_by", "matched_article", "distance",
-                 "similarity", "title_fp", "content_fp", "features", "processed_at", "url_hash",
-                 "settings_version")
+_SAVED_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity", "title_fp",
+                 "content_fp", "features", "url_hash")
 
 
-def _update_articles(articles: list[Article]) -> None:
-    """One UPDATE per row through executemany (Django's bulk_update builds CASE
-    expressions that cost ~20 ms a row here; this path is the ingest hot loop)."""
-    fields = [Article._meta.get_field(name) for name in _SAVED_FIELDS]
-    table = connection.ops.quote_name(Article._meta.db_table)
-    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
-    rows = [
-        [f.get_db_prep_save(getattr(a, f.attname), connection) for f in fields] + [a.pk]
-        for a in articles
-    ]
-    with connection.cursor() as cursor:
-        # One UPDATE by primary key per row: it locks exactly the rows it changes.
-        # (A single UPDATE ... JOIN of a derived table was tried: fewer round trips,
-        # but it can take wider locks and deadlock concurrent batches.)
-        cursor.executemany(f"UPDATE {table} SET {assignments} WHERE id = %s", rows)
+def _update_articles(articles: list[Article], now: Any, settings_version: int | None) -> None:
+    """One UPDATE for the batch (articles/bulksql.py): per-row fields by CASE, the
+    rest the same for every row."""
+    rows = [(a.pk, (a.doc_id, a.matched_by, a.matched_article_id, a.distance, a.similarity,
+                    prep(Article, "title_fp", a.title_fp),
+                    prep(Article, "content_fp", a.content_fp), a.features,
+                    prep(Article, "url_hash", a.url_hash)))
+            for a in articles]
+    update_rows(Article, _SAVED_FIELDS, rows, constants={
+        "status": ArticleStatus.DONE.value, "failure_reason": "",
+        "processed_at": prep(Article, "processed_at", now),
+        "settings_version": settings_version,
+    })
 
 
 def detach(article: Article) -> None:

@@ -20,11 +20,12 @@ from typing import Any
 
 import django_rq
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from rq import Retry
 
+from articles.bulksql import insert_rows, prep, update_rows
 from articles.models import (
     Article,
     ArticleStatus,
@@ -118,18 +119,15 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
             best = rep
         else:
             best = max(contenders, key=lambda m: score(m, weights))
-        updates.append((len(members), now, best.pk, now, doc.pk))
-        outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version + 1,
-                                           shard=RepresentativeOutbox.shard_of(doc.doc_id)))
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"UPDATE {connection.ops.quote_name(Doc._meta.db_table)} SET size = size + %s, "
-            "last_seen = %s, representative_id = %s, rep_version = rep_version + 1, "
-            "updated_at = %s WHERE id = %s",
-            [(n, connection.ops.adapt_datetimefield_value(t), rep, connection.ops
-              .adapt_datetimefield_value(u), pk) for n, t, rep, u, pk in updates],
-        )
-    RepresentativeOutbox.objects.bulk_create(outbox)
+        updates.append((doc.pk, (len(members), best.pk, 1)))
+        outbox.append((doc.doc_id, doc.rep_version + 1, RepresentativeOutbox.shard_of(doc.doc_id)))
+    stamp = prep(Doc, "last_seen", now)
+    update_rows(Doc, ("size", "representative", "rep_version"), updates,
+                increments=("size", "rep_version"),
+                constants={"last_seen": stamp, "updated_at": stamp})
+    insert_rows(RepresentativeOutbox, ("doc_id", "version", "shard", "status", "attempts",
+                                       "last_error", "created_at"),
+                [(*row, OutboxStatus.PENDING.value, 0, "", stamp) for row in outbox])
     if outbox:
         transaction.on_commit(enqueue_push)
 

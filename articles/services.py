@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from articles.dedup import url_hash
 from articles.jobs import enqueue_processing
 from articles.models import Article, ArticleStatus, AuditEntry
+from articles.results import load_articles
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,10 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
         queued = [a.nid for a in to_create] + requeue
         if queued and enqueue:
             transaction.on_commit(lambda: enqueue_processing(queued))
-    by_nid = {a.nid: a for a in Article.objects.select_related("doc", "doc__representative")
-              .filter(nid__in=list(latest))}
+    # New rows are returned as built (queued, no doc); known ones are read back
+    # without their text (the caller needs their status and doc, not the body).
+    by_nid: dict[str, Article] = {a.nid: a for a in to_create}
+    by_nid.update((a.nid, a) for a in load_articles([n for n in latest if n not in by_nid]))
     return [by_nid[item.nid] for item in items]
 
 
@@ -122,8 +125,6 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article |
 
 
 def load_result(nid: str) -> Article | None:
-    from articles.results import load_articles
-
     rows = load_articles([nid])
     return rows[0] if rows else None
 

@@ -120,6 +120,8 @@ API_MAX_BATCH = env_int("API_MAX_BATCH", 500)
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 8 * 1024 * 1024)
 # POSTs with ?wait and at most this many articles are processed in the request itself.
 API_INLINE_MAX = env_int("API_INLINE_MAX", 20)
+# Index buckets map to this many lock keys (articles/dedup.py: _lock_keys).
+INDEX_LOCK_STRIPES = max(1, env_int("INDEX_LOCK_STRIPES", 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 
 # --- auth, i18n, static -----------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -57,6 +58,32 @@ def block_keys(fp: int, k: int) -> list[tuple[int, int]]:
     if not isinstance(k, int) or not 0 <= k <= MAX_K:
         _check_k(k)
     return [(i, (fp >> shift) & ((1 << width) - 1)) for i, (shift, width) in enumerate(_layout(k))]
+
+
+def block_values(fps: npt.ArrayLike, k: int) -> npt.NDArray[np.uint64]:
+    """The value of each of the ``k + 1`` blocks of each fingerprint: one row per
+    fingerprint, column ``i`` is block ``i`` (vectorized :func:`block_keys`)."""
+    values = np.asarray(fps, dtype=np.uint64).reshape(-1)
+    columns = [(values >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+               for shift, width in _layout(_check_k(k))]
+    return np.stack(columns, axis=1)
+
+
+def near_sharing_block(queries: npt.ArrayLike, fps: npt.ArrayLike, k: int, radius: int
+                       ) -> npt.NDArray[np.bool_]:
+    """For each of ``fps``: is it within ``radius`` of one of ``queries`` with which it
+    shares a block — exactly what a block-index lookup of each query returns."""
+    q = np.asarray(queries, dtype=np.uint64).reshape(-1, 1)
+    other = np.asarray(fps, dtype=np.uint64).reshape(1, -1)
+    x = q ^ other
+    near = np.bitwise_count(x) <= radius
+    if radius > k:  # within k, a shared block is certain (pigeonhole)
+        shared = np.zeros(x.shape, dtype=np.bool_)
+        for shift, width in _layout(k):
+            shared |= (x & np.uint64(((1 << width) - 1) << shift)) == 0
+        near &= shared
+    result: npt.NDArray[np.bool_] = near.any(axis=0)
+    return result
 
 
 @runtime_checkable
@@ -151,6 +178,16 @@ _RECORD = struct.Struct("<QI")
 _RECORD_DTYPE = np.dtype([("fp", "<u8"), ("id", "<u4")])
 MAX_ITEM_ID = (1 << 32) - 1
 
+# APPEND ARGV[i] to KEYS[i] for each bucket key; KEYS[n] is the meta hash, whose count
+# grows by ARGV[n].
+_APPEND_LUA = """
+for i = 1, #KEYS - 1 do
+  redis.call('APPEND', KEYS[i], ARGV[i])
+end
+redis.call('HINCRBY', KEYS[#KEYS], 'count', ARGV[#KEYS])
+return #KEYS - 1
+"""
+
 # Remove every record equal to ARGV[1] from each bucket KEYS[1..n-1] (KEYS[n] is the
 # meta hash); records are 12-byte aligned, so only aligned matches count. Returns how
 # many buckets changed.
@@ -199,6 +236,7 @@ class RedisBlockIndex:
         self.prefix = f"{namespace}:k{k}"
         self.meta_key = f"{self.prefix}:meta"
         self._remove_script: Any = None
+        self._append_script: Any = None
 
     def bucket_key(self, number: int, value: int) -> str:
         return f"{self.prefix}:b{number}:{value:x}"
@@ -218,22 +256,26 @@ class RedisBlockIndex:
     def add(self, item_id: int, fp: int) -> None:
         self.add_many([(item_id, fp)])
 
-    def add_many(self, items: Iterable[tuple[int, int]], batch: int = 10_000) -> None:
-        """Append records, pipelined (``batch`` items per round trip)."""
-        pipe = self.client.pipeline(transaction=False)
-        pending = 0
-        for item_id, fp in items:
-            record = self._record(item_id, fp)
-            for key in self._keys(fp):
-                pipe.append(key, record)
-            pending += 1
-            if pending >= batch:
-                pipe.hincrby(self.meta_key, "count", pending)
-                pipe.execute()
-                pending = 0
+    def add_many(self, items: Iterable[tuple[int, int]], batch: int = 2_000) -> None:
+        """Append records: one script call per ``batch`` items (keys computed in NumPy),
+        so a batch of articles costs one round trip and one command to parse."""
+        if self._append_script is None:
+            self._append_script = self.client.register_script(_APPEND_LUA)
+        pending: list[tuple[int, int]] = []
+        for item in items:
+            pending.append(item)
+            if len(pending) >= batch:
+                self._append(pending)
+                pending = []
         if pending:
-            pipe.hincrby(self.meta_key, "count", pending)
-            pipe.execute()
+            self._append(pending)
+
+    def _append(self, items: list[tuple[int, int]]) -> None:
+        records = [self._record(item_id, fp) for item_id, fp in items]
+        blocks = block_values([fp for _i, fp in items], self.k).tolist()
+        keys = [self.bucket_key(number, v) for row in blocks for number, v in enumerate(row)]
+        args = [record for record in records for _ in range(self.k + 1)]
+        self._append_script(keys=[*keys, self.meta_key], args=[*args, len(items)])
 
     def bulk_load(
         self, item_ids: npt.ArrayLike, fps: npt.ArrayLike, *, keys_per_round_trip: int = 2000
@@ -304,24 +346,33 @@ class RedisBlockIndex:
         first fingerprint.
         """
         radius = _radius(self.k, max_distance)
-        keys_of = [sorted({key for fp in group for key in self._keys(fp)}) for group in groups]
-        distinct = sorted({key for keys in keys_of for key in keys})
+        sizes = [len(group) for group in groups]
+        flat = np.fromiter(chain.from_iterable(groups), dtype=np.uint64, count=sum(sizes))
+        blocks = block_values(flat, self.k)
+        # distinct buckets of the batch, block by block; inverse[i, b] is the position
+        # in `keys` of fingerprint i's bucket in block b
+        keys: list[str] = []
+        inverse = np.empty(blocks.shape, dtype=np.int64)
+        for number in range(self.k + 1):
+            distinct, where = np.unique(blocks[:, number], return_inverse=True)
+            inverse[:, number] = where + len(keys)
+            keys += [self.bucket_key(number, v) for v in distinct.tolist()]
         pipe = self.client.pipeline(transaction=False)
-        for start in range(0, len(distinct), 1000):
-            pipe.mget(distinct[start:start + 1000])
-        values = [value for chunk in pipe.execute() for value in chunk] if distinct else []
-        data_of = dict(zip(distinct, values, strict=True))
+        for start in range(0, len(keys), 1000):
+            pipe.mget(keys[start:start + 1000])
+        chunks = pipe.execute() if keys else []
+        values = [value or b"" for chunk in chunks for value in chunk]
+        bounds = np.cumsum([0, *sizes]).tolist()
         results: list[list[tuple[int, int, int]]] = []
-        for group, keys in zip(groups, keys_of, strict=True):
-            data = b"".join(data_of[key] or b"" for key in keys)
+        for group, lo, hi in zip(groups, bounds, bounds[1:], strict=False):
+            data = b"".join([values[i] for i in np.unique(inverse[lo:hi]).tolist()])
             if not data or not group:
                 results.append([])
                 continue
             records = np.frombuffer(data, dtype=_RECORD_DTYPE)
             fps = records["fp"]
-            near = np.zeros(len(fps), dtype=bool)
-            for fp in group:
-                near |= np.bitwise_count(fps ^ np.uint64(fp)) <= radius
+            probes = np.asarray(group, dtype=np.uint64).reshape(-1, 1)
+            near = (np.bitwise_count(fps[None, :] ^ probes) <= radius).any(axis=0)
             found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
             hits = [(i, f, ((group[0] ^ f) & MASK64).bit_count()) for i, f in found.items()]
             hits.sort(key=lambda hit: (hit[2], hit[0]))

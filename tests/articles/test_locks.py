@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from articles.locks import LockTimeout, multi_lock
@@ -28,3 +30,31 @@ def test_the_gate_holds_every_new_lock_back(redis_client):
     redis_client.delete("gate")
     with multi_lock(redis_client, ["x"], wait_s=0.05, gate="gate"):
         assert redis_client.exists("x")
+
+
+def _article(url_hash: int | None = None) -> SimpleNamespace:
+    return SimpleNamespace(url_hash=url_hash)
+
+
+def test_lock_stripes_cover_every_shared_bucket(settings) -> None:
+    from articles.dedup import _lock_keys
+    from fingerprints.engine import EngineConfig, content_probes, extract
+
+    settings.INDEX_LOCK_STRIPES = 1024
+    config = EngineConfig()
+    text = "新华社北京电 国务院今天召开常务会议，部署进一步稳定就业的措施。" * 8
+    a = extract("稳就业", text, config)
+    b = extract("稳就业", text + "责任编辑：某某", config)
+    other = extract("天气", "今天北京晴，最高气温二十五度，空气质量良。" * 8, config)
+    keys = {name: set(_lock_keys([(_article(), f)], [content_probes(f, config)], config))
+            for name, f in {"a": a, "b": b, "other": other}.items()}
+    assert keys["a"] & keys["b"]  # near-duplicates share buckets, hence stripes
+    # a batch locks at most INDEX_LOCK_STRIPES keys however many buckets it reads
+    batch = [(_article(n), extract(f"t{n}", f"正文{n} " * 40, config)) for n in range(300)]
+    probes = [content_probes(f, config) for _a, f in batch]
+    assert len(_lock_keys(batch, probes, config)) <= 1024
+    settings.INDEX_LOCK_STRIPES = 8
+    assert len(_lock_keys(batch, probes, config)) <= 8
+    # the same URL hash always maps to the same stripe
+    url_only = set(_lock_keys([(_article(77), other)], [[]], config))
+    assert url_only & set(_lock_keys([(_article(77), a)], [[]], config))

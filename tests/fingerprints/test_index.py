@@ -1,8 +1,15 @@
 import random
 
+import numpy as np
 import pytest
 
-from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, block_keys, block_layout
+from fingerprints.index import (
+    MemoryBlockIndex,
+    RedisBlockIndex,
+    block_keys,
+    block_layout,
+    near_sharing_block,
+)
 
 
 def test_it_splits_64_bits_into_k_plus_1_blocks() -> None:
@@ -86,3 +93,38 @@ def test_redis_bulk_load_answers_like_single_adds(redis_client) -> None:  # type
     for fp in fps[:80]:
         assert bulk.query(fp) == single.query(fp)
         assert bulk.query(fp, max_distance=12) == single.query(fp, max_distance=12)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 5, 8])
+def test_near_sharing_block_finds_what_an_index_lookup_finds(k: int) -> None:
+    rng = random.Random(40 + k)
+    base = rng.getrandbits(64)
+    stored = [_flip(base, rng.sample(range(64), rng.randrange(0, 14))) for _ in range(300)]
+    stored += [rng.getrandbits(64) for _ in range(50)]
+    index = MemoryBlockIndex(k)
+    index.add_many(enumerate(stored))
+    queries = [base, *(_flip(base, rng.sample(range(64), 3)) for _ in range(5))]
+    for radius in sorted({0, k, k + 2, 12}):
+        expected = {i for q in queries for i, _fp, _d in index.query(q, radius)}
+        found = near_sharing_block(queries, stored, k, radius)
+        assert set(np.flatnonzero(found).tolist()) == expected
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+def test_redis_add_many_and_query_probes_agree_with_memory(redis_client, k: int) -> None:
+    rng = random.Random(k)
+    base = rng.getrandbits(64)
+    items = [(i, _flip(base, rng.sample(range(64), rng.randrange(0, 10)))) for i in range(200)]
+    redis_index, memory = RedisBlockIndex(redis_client, k, namespace="t:p"), MemoryBlockIndex(k)
+    redis_index.add_many(items, batch=64)  # several script calls
+    memory.add_many(items)
+    assert len(redis_index) == 200
+    groups = [[fp, _flip(fp, [1]), _flip(fp, [40])] for _i, fp in items[:20]] + [[]]
+    radius = k + 1
+    for group, hits in zip(groups, redis_index.query_probes(groups, radius), strict=True):
+        # the records of every bucket the group reads, within the radius of any probe
+        buckets = {i for fp in group for i, _f, _d in memory.query(fp, 64)}
+        expected = {i for i, fp in items if i in buckets
+                    and any(bin(fp ^ q).count("1") <= radius for q in group)}
+        assert {i for i, _fp, _d in hits} == expected
+        assert all(d == bin(group[0] ^ fp).count("1") for _i, fp, d in hits)

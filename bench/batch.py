@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -163,12 +164,14 @@ def main() -> None:
         for size in sizes:
             path = make_input(folder / f"in-{size}.jsonl", size)
             local_s, stats = run_local(path, folder / f"local-{size}", args.workers)
+            peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             spark_s, session_s, sstats = run_spark(path, folder / f"spark-{size}", args.master)
             same = mapping(folder / f"local-{size}") == mapping(folder / f"spark-{size}")
             row = {
                 "articles": size, "docs": stats["docs"], "largestCluster":
                 stats["largestCluster"], "localSeconds": round(local_s, 1),
                 "localDocsPerSecond": round(size / local_s),
+                "localPeakRssMB": round(peak_mb),  # the process holding every feature
                 "sparkSeconds": round(spark_s, 1), "sparkSessionSeconds": round(session_s, 1),
                 "sparkDocsPerSecond": round(size / spark_s), "sparkStages": sstats["timings"],
                 "sameDocIds": same,

@@ -28,6 +28,32 @@ def column(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(field.column)  # type: ignore[union-attr]
 
 
+def insert_objects(model: type[models.Model], objs: Sequence[models.Model]) -> None:
+    """``bulk_create`` for unsaved objects whose defaults are already set (built with
+    the model's constructor), without reading ids back; no ``auto_now`` fields."""
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    converters = [_converter(f) for f in fields]
+    rows = [[convert(getattr(obj, f.attname)) for f, convert in zip(fields, converters,
+                                                                     strict=True)]
+            for obj in objs]
+    insert_rows(model, [f.name for f in fields], rows)
+
+
+def _converter(field: Any) -> Any:
+    if isinstance(field, models.DateTimeField):
+        return connection.ops.adapt_datetimefield_value
+    if type(field) in _PLAIN:
+        if field.choices:  # TextChoices members are str subclasses the driver may not know
+            return lambda value: value if value is None else str(value)
+        return lambda value: value
+    return lambda value: field.get_db_prep_save(value, connection)
+
+
+_PLAIN = {models.CharField, models.TextField, models.IntegerField, models.SmallIntegerField,
+          models.PositiveIntegerField, models.PositiveSmallIntegerField, models.FloatField,
+          models.BooleanField, models.ForeignKey}
+
+
 def update_rows(
     model: type[models.Model],
     names: Sequence[str],

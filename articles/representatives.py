@@ -139,18 +139,23 @@ def record_change(doc: Doc) -> None:
 
 
 def enqueue_push() -> None:
-    """Enqueue one push job unless one is already waiting: a job delivers every pending row.
+    """Enqueue one push job per shard slice unless one is already waiting: a job and the
+    successors it enqueues deliver every pending row.
 
     The job clears the flag before it reads the outbox, so a change committed
     after that read always enqueues a new job.
     """
+
+    for shard in range(settings.PUSH_JOBS):
+        _enqueue_shard(shard, settings.PUSH_JOBS)
+
+
+def _enqueue_shard(shard: int, shards: int) -> None:
     from articles import redis_store
 
-    shards = settings.PUSH_JOBS
     client = redis_store.client()
-    for shard in range(shards):
-        if client.set(redis_store.key("push", "queued", shard, shards), 1, nx=True, ex=60):
-            django_rq.get_queue("push").enqueue(push_pending, shard, shards, retry=PUSH_RETRY)
+    if client.set(redis_store.key("push", "queued", shard, shards), 1, nx=True, ex=60):
+        django_rq.get_queue("push").enqueue(push_pending, shard, shards, retry=PUSH_RETRY)
 
 
 def row_for(doc: Doc) -> dict[str, Any] | None:
@@ -188,10 +193,13 @@ def _deliver(doc_id: str, target: RepresentativeStore) -> None:
         target.put_if_newer(doc_id, row, version=doc.rep_version)
 
 
-def push_pending(shard: int = 0, shards: int = 1, limit: int = 500) -> int:
+def push_pending(shard: int = 0, shards: int = 1, limit: int = 500, rounds: int = 2) -> int:
     """Deliver the pending outbox rows of one slice of the shards, oldest first, once per
-    docId, `limit` docIds per round trip. Raises if the store is down (the job is retried
-    with back-off; rows stay pending)."""
+    docId, `limit` rows per round trip, at most `rounds` round trips: when rows remain,
+    the job enqueues its successor and ends, so that a worker goes back to the ingest
+    queue (which it serves first) between chunks instead of pushing a whole backlog
+    while articles wait. Raises if the store is down (the job is retried with back-off;
+    rows stay pending)."""
     from articles import redis_store
     from articles.locks import multi_lock
 
@@ -200,7 +208,7 @@ def push_pending(shard: int = 0, shards: int = 1, limit: int = 500) -> int:
     mine = [s for s in range(RepresentativeOutbox.SHARDS) if s % shards == shard]
     target = store()
     pushed = 0
-    while True:
+    for _round in range(rounds):
         rows = list(
             RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING, shard__in=mine)
             .order_by("id").values_list("id", "doc_id")[:limit]
@@ -239,6 +247,9 @@ def push_pending(shard: int = 0, shards: int = 1, limit: int = 500) -> int:
             status=OutboxStatus.SENT, sent_at=timezone.now()
         )
         pushed += len(by_doc)
+    if RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING, shard__in=mine).exists():
+        _enqueue_shard(shard, shards)
+    return pushed
 
 
 def outbox_lag() -> dict[str, Any]:

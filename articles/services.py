@@ -11,6 +11,7 @@ from typing import Any
 import mmh3
 from django.db import IntegrityError, transaction
 
+from articles.bulksql import insert_objects
 from articles.dedup import url_hash
 from articles.jobs import enqueue_processing
 from articles.models import Article, ArticleStatus, AuditEntry
@@ -74,7 +75,7 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
             for nid, item in latest.items()
             if nid not in existing
         ]
-        Article.objects.bulk_create(to_create)
+        insert_objects(Article, to_create)
         requeue = []
         for nid, article in existing.items():
             item = latest[nid]

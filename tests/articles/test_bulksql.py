@@ -53,3 +53,18 @@ def test_update_rows_round_trips_unsigned_64_bit_values_and_bytes() -> None:
     b.refresh_from_db()
     assert (a.content_fp, bytes(a.features)) == (big, b"\x00\xff" * 300)
     assert (b.content_fp, bytes(b.features)) == (5, b"")
+
+
+def test_insert_objects_writes_what_bulk_create_would() -> None:
+    from articles.models import ArticleStatus
+
+    when = timezone.now()
+    objs = [Article(nid=f"n{i}", url=f"https://e.example/{i}", url_hash=(1 << 64) - 1 - i,
+                    content="正文", status=ArticleStatus.QUEUED, published_at=when)
+            for i in range(3)]
+    bulksql.insert_objects(Article, objs)
+    stored = list(Article.objects.order_by("nid"))
+    assert [a.nid for a in stored] == ["n0", "n1", "n2"]
+    assert [a.url_hash for a in stored] == [(1 << 64) - 1, (1 << 64) - 2, (1 << 64) - 3]
+    assert all(a.status == "queued" and a.published_at == when and a.title == ""
+               and a.received_at is not None and a.doc_id is None for a in stored)

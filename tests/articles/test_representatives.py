@@ -194,3 +194,30 @@ def test_editor_choice_split_and_merge_reach_hbase_and_a_dissolved_doc_is_delete
     assert stored(other_doc.doc_id) is None
     assert stored(doc.doc_id)["clusterSize"] == 4
     assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 0
+
+
+def test_a_push_job_delivers_a_bounded_chunk_and_enqueues_its_successor(
+        client, auth, run_worker):
+    import django_rq
+
+    from articles.dedup import process_articles
+
+    topics = ["苹果公司发布新款手机，售价比上一代上涨两成。",
+              "足球联赛今晚开赛，主队迎战去年冠军。",
+              "台风预计明天登陆沿海，气象台发布橙色预警。",
+              "央行宣布下调存款准备金率零点五个百分点。",
+              "博物馆新展开幕，展出三百件出土青铜器。"]
+    for i, topic in enumerate(topics):
+        client.post("/api/v1/articles", content_type="application/json", **auth,
+                    data=json.dumps({"nid": f"t{i}", "url": f"https://t.example/{i}",
+                                     "title": topic[:6], "content": topic * 6}))
+    process_articles([f"t{i}" for i in range(5)])
+    assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 5
+    assert representatives.push_pending(0, 1, limit=2, rounds=1) == 2
+    assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 3
+    successors = [job for job in django_rq.get_queue("push").get_jobs()
+                  if job.func_name.endswith("push_pending") and job.args[:2] == (0, 1)]
+    assert len(successors) == 1
+    run_worker()
+    assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 0
+    assert all(stored(d.doc_id) is not None for d in Doc.objects.all())

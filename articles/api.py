@@ -22,7 +22,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from articles import results
-from articles.dedup import find_similar, process_articles
+from articles.dedup import assign, find_similar
 from articles.jobs import enqueue_processing
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from articles.schemas import (
@@ -271,11 +271,15 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
     queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
     if inline and queued:
         try:
-            process_articles(queued, count_attempt=False)
+            done = {a.nid: a for a in assign(queued, count_attempt=False)}
         except Exception:
             log.exception("inline processing failed; the articles go to the queue")
             enqueue_processing(queued)
-        stored = results.load_articles([a.nid for a in stored])
+            done = {}
+        # Answer from the assigned objects; read back only what this request did not do.
+        missing = [a.nid for a in stored if a.nid not in done]
+        done.update((a.nid, a) for a in results.load_articles(missing) if missing)
+        stored = [done[a.nid] for a in stored if a.nid in done]
     if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202

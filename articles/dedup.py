@@ -23,7 +23,7 @@ from articles import redis_store, reindex, representatives
 from articles.bulksql import insert_rows, prep, update_rows
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, Doc, DocStatus, MatchedBy
-from articles.tuning import active_config, active_version
+from articles.tuning import active_config, active_state, active_version
 from fingerprints.engine import (
     Candidate,
     Decision,
@@ -96,16 +96,22 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     `count_attempt=False` when called inside the request that stored them (the
     attempt counter records queue jobs, which may die and be retried).
 
-    The whole batch is decided under one lock on the union of its index buckets,
+    The whole batch is decided under one lock on the stripes of its index buckets,
     with one candidate load, one transaction and one index write: round trips
     per batch, not per article.
     """
-    config = current_config()
+    return len(assign(nids, count_attempt=count_attempt))
+
+
+def assign(nids: Sequence[str], *, count_attempt: bool = True) -> list[Article]:
+    """:func:`process_articles`, returning the articles it assigned, each with its doc
+    and the doc's representative as committed (for an answer without reading them back)."""
+    generation, config = active_state()
     articles = list(
         Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).order_by("id")
     )
     if not articles:
-        return 0
+        return []
     if count_attempt:
         Article.objects.filter(pk__in=[a.pk for a in articles]).update(
             attempts=F("attempts") + 1)
@@ -113,7 +119,7 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     for article in articles:
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
-    indexes = Indexes.open(config, reindex.ensure_index())
+    indexes = Indexes.open(config, reindex.ensure_index(generation))
     probes = [content_probes(f, config) for f in features]
     keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
     with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=300,
@@ -127,7 +133,7 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
         todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
         todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
         if not todo:
-            return 0
+            return []
         # A changed body is processed again: the article leaves its old doc first —
         # here, under the batch's locks, so that two jobs for one batch (a retry, the
         # watchdog) cannot both take it out of its doc.
@@ -145,7 +151,7 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
             pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
         pipe.execute()
         _save_batch(todo, decisions, active_version())
-    return len(todo)
+    return [a for a, _f in todo]
 
 
 def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[int]],

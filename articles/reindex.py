@@ -50,9 +50,14 @@ def namespaces(generation: str) -> dict[str, str]:
     return {name: redis_store.key(name, generation) for name in ("c", "t", "u")}
 
 
-def active_generation() -> str | None:
-    """The generation to use, or None when Redis does not hold the database's index."""
-    state = IndexState.objects.filter(pk=1).values_list("generation", flat=True).first()
+_READ = object()
+
+
+def active_generation(state: Any = _READ) -> str | None:
+    """The generation to use, or None when Redis does not hold the database's index.
+    ``state``: the database's generation when the caller has just read it."""
+    if state is _READ:
+        state = IndexState.objects.filter(pk=1).values_list("generation", flat=True).first()
     current = redis_store.client().get(generation_key())
     if not state or current is None or current.decode() != state:
         return None
@@ -219,9 +224,10 @@ def build(config: EngineConfig | None = None, *, recompute: bool = False,
     return count
 
 
-def ensure_index() -> str:
-    """The active generation; rebuilt first when Redis lost it (one worker rebuilds)."""
-    generation = active_generation()
+def ensure_index(state: Any = _READ) -> str:
+    """The active generation; rebuilt first when Redis lost it (one worker rebuilds).
+    ``state``: the database's generation when the caller has just read it."""
+    generation = active_generation(state)
     if generation is not None:
         return generation
     client = redis_store.client()

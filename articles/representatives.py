@@ -121,6 +121,10 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
             best = max(contenders, key=lambda m: score(m, weights))
         updates.append((doc.pk, (len(members), best.pk, 1)))
         outbox.append((doc.doc_id, doc.rep_version + 1, RepresentativeOutbox.shard_of(doc.doc_id)))
+        # the committed state, in memory too (the API answers from these objects)
+        doc.size += len(members)
+        doc.representative = best
+        doc.rep_version += 1
     stamp = prep(Doc, "last_seen", now)
     update_rows(Doc, ("size", "representative", "rep_version"), updates,
                 increments=("size", "rep_version"),

@@ -56,9 +56,19 @@ def active_version() -> int | None:
 
 def active_config() -> EngineConfig:
     """The configuration of the active index, re-read when its version changes."""
+    return active_state()[1]
+
+
+def active_state() -> tuple[str | None, EngineConfig]:
+    """The database's index generation and the active configuration, in one query."""
     from articles.models import IndexState
 
-    row = IndexState.objects.filter(pk=1).values_list("config_version", "config").first()
+    row = IndexState.objects.filter(pk=1).values_list("generation", "config_version",
+                                                      "config").first()
+    return (row[0] or None if row else None), _config_of(row[1:] if row else None)
+
+
+def _config_of(row: tuple[int, Any] | None) -> EngineConfig:
     if row is None or not row[1]:
         return EngineConfig()
     version, data = row

@@ -34,6 +34,23 @@ def test_wait_answers_200_with_the_result(client, auth, redis_client):
     assert second.json()["duplicateOf"] == "w1"
 
 
+def test_a_waiting_post_answers_what_a_later_read_returns(client, auth, redis_client):
+    # The inline answer is built from the objects the request assigned: it must be the
+    # committed state, the re-elected representative included.
+    post(client, auth, article("r1", hotness=10), "?wait=5")
+    hotter = post(client, auth, article("r2", url="https://other.example/r2", hotness=50),
+                  "?wait=5").json()
+    assert hotter["duplicateOf"] == "r2" and hotter["duplicate"] is True
+    read = client.get("/api/v1/articles/r2", **auth).json()
+    assert read == hotter
+    batch = post(client, auth, {"articles": [
+        article("r3", url="https://other.example/r3", hotness=1),
+        article("r4", url="https://fourth.example/r4", hotness=90)]}, "?wait=5").json()
+    for result in batch["results"]:
+        assert result == client.get(f"/api/v1/articles/{result['nid']}", **auth).json()
+        assert result["duplicateOf"] == "r4"
+
+
 def test_wait_out_of_range_is_422(client, auth, redis_client):
     response = post(client, auth, article("w1"), "?wait=31")
     assert response.status_code == 422 and "wait" in response.json()["error"]["details"]

@@ -278,7 +278,7 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
             done = {}
         # Answer from the assigned objects; read back only what this request did not do.
         missing = [a.nid for a in stored if a.nid not in done]
-        done.update((a.nid, a) for a in results.load_articles(missing) if missing)
+        done.update((a.nid, a) for a in results.load_articles(missing))
         stored = [done[a.nid] for a in stored if a.nid in done]
     if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
         stored = _wait_for([a.nid for a in stored], wait)

@@ -9,6 +9,8 @@ from articles.models import Article, Doc
 
 
 def load_articles(nids: Sequence[str]) -> list[Article]:
+    if not nids:
+        return []
     rows = {
         a.nid: a
         for a in Article.objects.select_related("doc", "doc__representative")

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import mmh3
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from articles.bulksql import insert_objects
 from articles.dedup import url_hash
@@ -64,6 +64,10 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True) -> l
 
 def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
     latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
+    if not connection.in_atomic_block:
+        fresh = _insert_new(latest, enqueue)
+        if fresh is not None:
+            return [fresh[item.nid] for item in items]
     with transaction.atomic():
         existing = {
             a.nid: a
@@ -102,6 +106,21 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
     by_nid: dict[str, Article] = {a.nid: a for a in to_create}
     by_nid.update((a.nid, a) for a in load_articles([n for n in latest if n not in by_nid]))
     return [by_nid[item.nid] for item in items]
+
+
+def _insert_new(latest: dict[str, ArticleInput], enqueue: bool) -> dict[str, Article] | None:
+    """The common case, every nid new: one INSERT in autocommit, no transaction to open
+    and no rows to lock. None when a nid is already known (the statement then wrote
+    nothing) and the caller must take the transactional path."""
+    fresh = [Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+             for nid, item in latest.items()]
+    try:
+        insert_objects(Article, fresh)
+    except IntegrityError:
+        return None
+    if enqueue:
+        enqueue_processing([a.nid for a in fresh])
+    return {a.nid: a for a in fresh}
 
 
 def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article | None:

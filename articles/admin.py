@@ -50,6 +50,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         from django.utils import timezone
 
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        ApiKey.forget_cached()
         self.message_user(request, f"Revoked {count} keys.")
 
 

@@ -271,7 +271,10 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
     queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
     if inline and queued:
         try:
-            done = {a.nid: a for a in assign(queued, count_attempt=False)}
+            fresh = [a for a in stored if a.status == ArticleStatus.QUEUED and a.pk
+                     and a.doc_id is None]
+            targets = fresh if len(fresh) == len(queued) else queued
+            done = {a.nid: a for a in assign(targets, count_attempt=False)}
         except Exception:
             log.exception("inline processing failed; the articles go to the queue")
             enqueue_processing(queued)

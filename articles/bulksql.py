@@ -30,13 +30,17 @@ def column(model: type[models.Model], name: str) -> str:
 
 def insert_objects(model: type[models.Model], objs: Sequence[models.Model]) -> None:
     """``bulk_create`` for unsaved objects whose defaults are already set (built with
-    the model's constructor), without reading ids back; no ``auto_now`` fields."""
+    the model's constructor); no ``auto_now`` fields. A single object gets its primary
+    key (the driver's last insert id); several do not (MySQL does not promise
+    consecutive ids for one statement under every auto-increment lock mode)."""
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     converters = [_converter(f) for f in fields]
     rows = [[convert(getattr(obj, f.attname)) for f, convert in zip(fields, converters,
                                                                      strict=True)]
             for obj in objs]
-    insert_rows(model, [f.name for f in fields], rows)
+    last_id = insert_rows(model, [f.name for f in fields], rows)
+    if len(objs) == 1 and last_id:
+        objs[0].pk = last_id
 
 
 def _converter(field: Any) -> Any:
@@ -92,14 +96,15 @@ def update_rows(
 
 
 def insert_rows(model: type[models.Model], names: Sequence[str],
-                rows: Sequence[Sequence[Any]]) -> None:
-    """INSERT ``rows`` (values in ``names`` order, database form) in one statement."""
+                rows: Sequence[Sequence[Any]]) -> int | None:
+    """INSERT ``rows`` (values in ``names`` order, database form) in one statement;
+    return the driver's last insert id (the row's id when there is one row)."""
     if len(rows) > CHUNK:
         for start in range(0, len(rows), CHUNK):
             insert_rows(model, names, rows[start:start + CHUNK])
-        return
+        return None
     if not rows:
-        return
+        return None
     table = connection.ops.quote_name(model._meta.db_table)
     cols = ", ".join(column(model, name) for name in names)
     marks = "(" + ", ".join(["%s"] * len(names)) + ")"
@@ -107,3 +112,5 @@ def insert_rows(model: type[models.Model], names: Sequence[str],
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} ({cols}) VALUES {', '.join([marks] * len(rows))}", params)
+        last_id: int | None = cursor.lastrowid
+        return last_id

@@ -103,13 +103,21 @@ def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
     return len(assign(nids, count_attempt=count_attempt))
 
 
-def assign(nids: Sequence[str], *, count_attempt: bool = True) -> list[Article]:
+def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = True
+           ) -> list[Article]:
     """:func:`process_articles`, returning the articles it assigned, each with its doc
-    and the doc's representative as committed (for an answer without reading them back)."""
+    and the doc's representative as committed (for an answer without reading them back).
+
+    ``nids`` may instead be the queued Article objects the caller has just inserted
+    (with their ids): they are not read again. A job that finished them in the
+    meantime is still noticed under the lock."""
     generation, config = active_state()
-    articles = list(
-        Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).order_by("id")
-    )
+    if nids and all(isinstance(n, Article) and n.pk for n in nids):
+        # the caller's own unsaved-since-insert objects (the API's inline path)
+        articles = sorted((a for a in nids if isinstance(a, Article)), key=lambda a: a.pk)
+    else:
+        articles = list(Article.objects.filter(nid__in=[str(n) for n in nids],
+                                               status=ArticleStatus.QUEUED).order_by("id"))
     if not articles:
         return []
     if count_attempt:
@@ -325,7 +333,7 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                 first_seen=now, last_seen=now, created_at=now, updated_at=now,
             )
         stamp = prep(Doc, "first_seen", now)
-        insert_rows(Doc, ("doc_id", "status", "anchor", "representative",
+        last_id = insert_rows(Doc, ("doc_id", "status", "anchor", "representative",
                           "representative_pinned", "rep_version", "size", "first_seen",
                           "last_seen", "created_at", "updated_at"),
                     [(d.doc_id, DocStatus.AUTO.value, d.anchor_id, d.representative_id,
@@ -337,7 +345,9 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
             .defer("representative__content", "representative__features")
             .filter(doc_id__in=existing_keys)
         }
-        if new_docs:
+        if len(new_docs) == 1 and last_id:
+            next(iter(new_docs.values())).pk = last_id
+        elif new_docs:
             ids = dict(Doc.objects.filter(doc_id__in=[d.doc_id for d in new_docs.values()])
                        .values_list("doc_id", "id"))
             for doc in new_docs.values():

@@ -2,13 +2,17 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from articles.fields import UnsignedBigIntegerField
+
+_key_cache: dict[str, tuple[float, ApiKey]] = {}
 
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
@@ -39,6 +43,10 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        ApiKey.forget_cached()
+
     @staticmethod
     def hash_secret(secret: str) -> str:
         return hashlib.sha256(secret.encode("utf-8")).hexdigest()
@@ -58,10 +66,33 @@ class ApiKey(models.Model):
         parts = plaintext.split("_", 2)
         if len(parts) != 3 or parts[0] != "dd":
             return None
-        key = cls.objects.active().filter(prefix=parts[1]).first()
+        key = cls._lookup(parts[1])
         if key is None or not secrets.compare_digest(key.key_hash, cls.hash_secret(plaintext)):
             return None
         return key
+
+    @classmethod
+    def _lookup(cls, prefix: str) -> ApiKey | None:
+        """The active key with this prefix, remembered for API_KEY_CACHE_SECONDS per
+        process (a revoked key stops working within that time; 0 reads every time).
+        Unknown prefixes are not remembered."""
+        ttl = settings.API_KEY_CACHE_SECONDS
+        now = time.monotonic()
+        cached = _key_cache.get(prefix)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        key = cls.objects.active().filter(prefix=prefix).first()
+        if key is not None and ttl > 0:
+            if len(_key_cache) > 10_000:
+                _key_cache.clear()
+            _key_cache[prefix] = (now + ttl, key)
+        else:
+            _key_cache.pop(prefix, None)
+        return key
+
+    @staticmethod
+    def forget_cached() -> None:
+        _key_cache.clear()
 
     def touch(self) -> None:
         # At most one write a minute per key: the API is hot, this column is not.

@@ -121,6 +121,9 @@ API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 8 * 1024 * 1024)
 # POSTs with ?wait and at most this many articles are processed in the request itself.
 API_INLINE_MAX = env_int("API_INLINE_MAX", 20)
 # Index buckets map to this many lock keys (articles/dedup.py: _lock_keys).
+# An API key read from the database is reused for this long per process (a revoked
+# key stops working within it; 0 reads it on every request).
+API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5)
 INDEX_LOCK_STRIPES = max(1, env_int("INDEX_LOCK_STRIPES", 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 

@@ -66,8 +66,12 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
 
 @pytest.fixture(autouse=True)
 def _local_representative_store(settings, tmp_path_factory):
-    """Keep the default (local) representative store out of the checkout's var/."""
+    """Keep the default (local) representative store out of the checkout's var/; start
+    every test without remembered API keys."""
     from articles import representatives
+    from articles.models import ApiKey
+
+    ApiKey.forget_cached()
 
     settings.LOCAL_REPRESENTATIVE_STORE = tmp_path_factory.mktemp("reps") / "reps.sqlite3"
     representatives.store.cache_clear()

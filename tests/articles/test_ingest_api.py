@@ -105,6 +105,27 @@ def test_a_revoked_key_is_refused(client, auth, redis_client):
     assert client.get("/api/v1/articles/a1", **auth).status_code == 401
 
 
+def test_a_key_revoked_in_admin_is_refused_at_once_despite_the_key_cache(
+        client, auth, redis_client, settings):
+    from django.utils import timezone
+
+    from articles.models import ApiKey
+
+    settings.API_KEY_CACHE_SECONDS = 60
+    assert client.get("/api/v1/articles/a1", **auth).status_code == 404  # key now cached
+    # a write that bypasses the model is only seen once the cache entry expires...
+    ApiKey.objects.update(rate_limit_per_minute=7)
+    assert client.get("/api/v1/articles/a1", **auth).status_code == 404
+    # ...while saving the key (the admin form, the revoke action) drops the cache
+    key = ApiKey.objects.get()
+    key.revoked_at = timezone.now()
+    key.save()
+    assert client.get("/api/v1/articles/a1", **auth).status_code == 401
+    settings.API_KEY_CACHE_SECONDS = 0
+    ApiKey.objects.update(revoked_at=None)
+    assert client.get("/api/v1/articles/a1", **auth).status_code == 404
+
+
 def test_posting_the_same_nid_again_is_idempotent(client, auth, run_worker):
     post(client, auth, article("a1", BODY))
     run_worker()

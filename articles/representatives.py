@@ -151,15 +151,25 @@ def enqueue_push() -> None:
     """
 
     for shard in range(settings.PUSH_JOBS):
-        _enqueue_shard(shard, settings.PUSH_JOBS)
+        _enqueue_shard(shard, settings.PUSH_JOBS, delay_ms=settings.PUSH_DELAY_MS)
 
 
-def _enqueue_shard(shard: int, shards: int) -> None:
+def _enqueue_shard(shard: int, shards: int, delay_ms: int = 0) -> None:
+    """One waiting push job per shard slice. With a delay the job is scheduled (the
+    workers' RQ scheduler enqueues it): every change committed meanwhile rides along,
+    so steady traffic costs one push job per slice per delay, not one per commit."""
+    from datetime import timedelta
+
     from articles import redis_store
 
     client = redis_store.client()
     if client.set(redis_store.key("push", "queued", shard, shards), 1, nx=True, ex=60):
-        django_rq.get_queue("push").enqueue(push_pending, shard, shards, retry=PUSH_RETRY)
+        queue = django_rq.get_queue("push")
+        if delay_ms > 0:
+            queue.enqueue_in(timedelta(milliseconds=delay_ms), push_pending, shard, shards,
+                             retry=PUSH_RETRY)
+        else:
+            queue.enqueue(push_pending, shard, shards, retry=PUSH_RETRY)
 
 
 def row_for(doc: Doc) -> dict[str, Any] | None:

@@ -107,6 +107,9 @@ RQ_SHOW_ADMIN_LINK = True
 WATCHDOG_SECONDS = env_int("WATCHDOG_SECONDS", 30)
 # Push jobs that deliver representatives in parallel (each owns a slice of the outbox).
 PUSH_JOBS = env_int("PUSH_JOBS", 2)
+# A representative change is pushed after this delay, together with every change made
+# meanwhile (0: a push job per commit). Needs the workers' RQ scheduler (dedup_worker).
+PUSH_DELAY_MS = env_int("PUSH_DELAY_MS", 500)
 
 # --- representatives ------------------------------------------------------
 HBASE_URL = env_str("HBASE_URL")

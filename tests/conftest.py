@@ -72,6 +72,9 @@ def _local_representative_store(settings, tmp_path_factory):
     from articles.models import ApiKey
 
     ApiKey.forget_cached()
+    # burst workers in tests run without the RQ scheduler: pushes are enqueued at once
+    # (test_representatives.py covers the delayed path)
+    settings.PUSH_DELAY_MS = 0
 
     settings.LOCAL_REPRESENTATIVE_STORE = tmp_path_factory.mktemp("reps") / "reps.sqlite3"
     representatives.store.cache_clear()

@@ -221,3 +221,27 @@ def test_a_push_job_delivers_a_bounded_chunk_and_enqueues_its_successor(
     run_worker()
     assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 0
     assert all(stored(d.doc_id) is not None for d in Doc.objects.all())
+
+
+def test_pushes_wait_for_the_delay_and_one_job_carries_every_change_meanwhile(
+        client, auth, redis_client, settings):
+    import time
+
+    import django_rq
+    from rq import SimpleWorker
+
+    settings.PUSH_DELAY_MS = 300
+    for nid in ("d1", "d2", "d3"):
+        post(client, auth, nid, hotness=10, body=BODY + nid * 3)
+        client.get(f"/api/v1/articles/{nid}", **auth)
+    from articles.dedup import process_articles
+
+    process_articles(["d1", "d2", "d3"])
+    queue = django_rq.get_queue("push")
+    assert queue.count == 0  # nothing enqueued yet: scheduled
+    assert len(queue.scheduled_job_registry.get_job_ids()) == settings.PUSH_JOBS
+    time.sleep(0.4)
+    worker = SimpleWorker([queue], connection=queue.connection)
+    worker.work(burst=True, with_scheduler=True)  # the scheduler enqueues what is due
+    assert RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).count() == 0
+    assert all(stored(d.doc_id) is not None for d in Doc.objects.all())

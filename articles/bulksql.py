@@ -65,13 +65,15 @@ def update_rows(
     *,
     constants: Mapping[str, Any] | None = None,
     increments: Sequence[str] = (),
+    only_if: Mapping[str, Any] | None = None,
 ) -> None:
     """Set ``names`` per row (``rows``: primary key, values in ``names`` order) and
-    ``constants`` on every row; a name in ``increments`` is added to, not set."""
+    ``constants`` on every row; a name in ``increments`` is added to, not set. With
+    ``only_if`` ({field: value}), rows whose fields differ are left alone."""
     if len(rows) > CHUNK:
         for start in range(0, len(rows), CHUNK):
             update_rows(model, names, rows[start:start + CHUNK], constants=constants,
-                        increments=increments)
+                        increments=increments, only_if=only_if)
         return
     if not rows:
         return
@@ -90,9 +92,12 @@ def update_rows(
         sets.append(f"{column(model, name)} = %s")
         params.append(value)
     params += [key for key, _values in rows]
-    marks = ", ".join(["%s"] * len(rows))
+    where = f"{pk} IN ({', '.join(['%s'] * len(rows))})"
+    for name, value in (only_if or {}).items():
+        where += f" AND {column(model, name)} = %s"
+        params.append(value)
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {pk} IN ({marks})", params)
+        cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {where}", params)
 
 
 def insert_rows(model: type[models.Model], names: Sequence[str],

@@ -124,9 +124,20 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         Article.objects.filter(pk__in=[a.pk for a in articles]).update(
             attempts=F("attempts") + 1)
     features = extract_many([(a.title, a.content) for a in articles], config)
-    for article in articles:
+    for article, feats in zip(articles, features, strict=True):
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
+        article.title_fp = feats.title_fp or None
+        article.content_fp = feats.content_fp
+        article.features = feats.to_bytes()
+    # The bulky columns go in before the lock (while queued, nobody reads them), so the
+    # locked UPDATE only names the doc and the match. Not when an article is processed
+    # again: detach() reads its old fingerprints from the row to leave the index.
+    prewritten = (len(articles) >= PREWRITE_MIN
+                  and all(a.doc_id is None for a in articles))
+    if prewritten:
+        update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
+                    only_if={"status": ArticleStatus.QUEUED.value})
     indexes = Indexes.open(config, reindex.ensure_index(generation))
     probes = [content_probes(f, config) for f in features]
     keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
@@ -158,7 +169,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         for article, _f in todo:
             pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
         pipe.execute()
-        _save_batch(todo, decisions, active_version())
+        _save_batch(todo, decisions, active_version(), features_written=prewritten)
     return [a for a, _f in todo]
 
 
@@ -314,7 +325,7 @@ def load_candidates(ids: Iterable[int]) -> list[Candidate]:
 
 
 def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],
-                settings_version: int | None) -> None:
+                settings_version: int | None, *, features_written: bool = False) -> None:
     """One transaction: new docs, joins, articles, representatives and outbox rows."""
     now = timezone.now()
     with transaction.atomic():
@@ -354,7 +365,7 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                 doc.pk = ids[doc.doc_id]
         docs = {**existing, **new_docs}
         joined: dict[str, list[Article]] = {}
-        for (article, feats), decision in zip(todo, decisions, strict=True):
+        for (article, _feats), decision in zip(todo, decisions, strict=True):
             key = decision.doc_key if decision else _new_doc_key(article)
             doc = docs[key]
             article.doc = doc
@@ -364,29 +375,35 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
             article.matched_article_id = decision.article_id if decision else None
             article.distance = decision.distance if decision else None
             article.similarity = decision.similarity if decision else None
-            article.title_fp = feats.title_fp or None
-            article.content_fp = feats.content_fp
-            article.features = feats.to_bytes()
             article.processed_at = now
             article.settings_version = settings_version
             joined.setdefault(key, []).append(article)
-        _update_articles([a for a, _f in todo], now, settings_version)
+        _update_articles([a for a, _f in todo], now, settings_version,
+                         with_features=not features_written)
         representatives.on_batch_join(docs, joined, now)
 
 
-_SAVED_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity", "title_fp",
-                 "content_fp", "features", "url_hash")
+# A batch at least this big writes its features before taking the lock (one more
+# statement, a shorter critical section); a smaller one writes everything at once.
+PREWRITE_MIN = 8
+_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity")
+_FEATURE_FIELDS = ("title_fp", "content_fp", "features", "url_hash")
 
 
-def _update_articles(articles: list[Article], now: Any, settings_version: int | None) -> None:
+def _feature_values(a: Article) -> tuple[Any, ...]:
+    return (prep(Article, "title_fp", a.title_fp), prep(Article, "content_fp", a.content_fp),
+            a.features, prep(Article, "url_hash", a.url_hash))
+
+
+def _update_articles(articles: list[Article], now: Any, settings_version: int | None, *,
+                     with_features: bool = True) -> None:
     """One UPDATE for the batch (articles/bulksql.py): per-row fields by CASE, the
     rest the same for every row."""
-    rows = [(a.pk, (a.doc_id, a.matched_by, a.matched_article_id, a.distance, a.similarity,
-                    prep(Article, "title_fp", a.title_fp),
-                    prep(Article, "content_fp", a.content_fp), a.features,
-                    prep(Article, "url_hash", a.url_hash)))
+    names = _MATCH_FIELDS + (_FEATURE_FIELDS if with_features else ())
+    rows = [(a.pk, (a.doc_id, a.matched_by, a.matched_article_id, a.distance, a.similarity)
+             + (_feature_values(a) if with_features else ()))
             for a in articles]
-    update_rows(Article, _SAVED_FIELDS, rows, constants={
+    update_rows(Article, names, rows, constants={
         "status": ArticleStatus.DONE.value, "failure_reason": "",
         "processed_at": prep(Article, "processed_at", now),
         "settings_version": settings_version,

@@ -145,6 +145,32 @@ def test_a_changed_body_is_reprocessed_and_recorded(client, auth, run_worker):
     assert AuditEntry.objects.filter(action="body_changed", nid="c1").exists()
 
 
+def test_a_changed_body_in_a_big_batch_leaves_the_index_under_its_old_fingerprint(
+        client, auth, run_worker):
+    from articles import reindex
+    from articles.dedup import Indexes, current_config
+
+    topics = [f"第{i}号公告：本市第{i}批老旧小区改造项目今日开工，涉及居民{i * 37}户。" * 3
+              for i in range(12)]  # a batch above PREWRITE_MIN
+    batch = [article(f"b{i}", content=text, url=f"https://b.example/{i}")
+             for i, text in enumerate(topics)]
+    post(client, auth, {"articles": batch})
+    run_worker()
+    first = Article.objects.get(nid="b0")
+    old_fp = first.content_fp
+    batch[0] = article("b0", content="市图书馆从下月起推出夜间借阅服务，工作日开放至十点。" * 4,
+                       url="https://b.example/0", title="图书馆夜间借阅")
+    batch += [article(f"b{i}", content=f"新的第{i}条消息，与其他条目无关的内容{i}。" * 5,
+                      url=f"https://b.example/{i}") for i in range(12, 20)]
+    post(client, auth, {"articles": batch})
+    run_worker()
+    again = Article.objects.get(nid="b0")
+    assert again.status == "done" and again.content_fp != old_fp
+    indexes = Indexes.open(current_config(), reindex.active_generation())
+    assert first.pk not in [i for i, _fp, _d in indexes.content.query(old_fp)]
+    assert first.pk in [i for i, _fp, _d in indexes.content.query(again.content_fp)]
+
+
 def test_the_seed_call_answers_like_the_2018_system(client, api_key, redis_client):
     seed = {"url": "http://www.help.com/a", "title": "滨江绿道全线贯通", "content": BODY,
             "category": "0", "media": "sina", "imageCount": "4"}

@@ -10,12 +10,27 @@ helpers take values already in database form (see :func:`prep`) and send one
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection, models
 
 CHUNK = 250  # rows per statement: SQLite allows 32,766 parameters
+
+
+def _literal(value: Any, params: list[Any]) -> str:
+    """SQL text for ``value``: numbers and NULL written inline (they cannot carry
+    anything but digits, and the driver's per-value escaping is most of the cost of a
+    statement with thousands of values); anything else a placeholder."""
+    if value is None:
+        return "NULL"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    params.append(value)
+    return "%s"
 
 
 def prep(model: type[models.Model], name: str, value: Any) -> Any:
@@ -83,16 +98,15 @@ def update_rows(
     params: list[Any] = []
     for position, name in enumerate(names):
         col = column(model, name)
-        whens = " ".join(["WHEN %s THEN %s"] * len(rows))
+        whens = []
         for key, values in rows:
-            params += [key, values[position]]
-        value = f"CASE {pk} {whens} END"
+            whens.append(f"WHEN {int(key)} THEN {_literal(values[position], params)}")
+        value = f"CASE {pk} {' '.join(whens)} END"
         sets.append(f"{col} = {col} + {value}" if name in increments else f"{col} = {value}")
     for name, value in (constants or {}).items():
         sets.append(f"{column(model, name)} = %s")
         params.append(value)
-    params += [key for key, _values in rows]
-    where = f"{pk} IN ({', '.join(['%s'] * len(rows))})"
+    where = f"{pk} IN ({', '.join(str(int(key)) for key, _values in rows)})"
     for name, value in (only_if or {}).items():
         where += f" AND {column(model, name)} = %s"
         params.append(value)
@@ -112,10 +126,9 @@ def insert_rows(model: type[models.Model], names: Sequence[str],
         return None
     table = connection.ops.quote_name(model._meta.db_table)
     cols = ", ".join(column(model, name) for name in names)
-    marks = "(" + ", ".join(["%s"] * len(names)) + ")"
-    params = [value for row in rows for value in row]
+    params: list[Any] = []
+    values = ", ".join("(" + ", ".join(_literal(v, params) for v in row) + ")" for row in rows)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} ({cols}) VALUES {', '.join([marks] * len(rows))}", params)
+        cursor.execute(f"INSERT INTO {table} ({cols}) VALUES {values}", params)
         last_id: int | None = cursor.lastrowid
         return last_id

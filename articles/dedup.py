@@ -33,7 +33,7 @@ from fingerprints.engine import (
     decide,
     extract_many,
 )
-from fingerprints.index import RedisBlockIndex, block_values, near_sharing_block
+from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
 from fingerprints.urls import canonical_url
 
 log = logging.getLogger(__name__)
@@ -238,9 +238,12 @@ def _decide_batch(
     by_id = {c.article_id: c for c in stored}
     # The batch itself: articles decided earlier in it are candidates for later ones,
     # found as an index lookup of each probe would find them (NumPy over the batch).
-    local_pks = np.zeros(len(todo), dtype=np.int64)
-    local_content = np.zeros(len(todo), dtype=np.uint64)
-    local_title = np.zeros(len(todo), dtype=np.uint64)
+    near_content = near_pairs_by_block(
+        [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
+        [f.content_fp for _a, f in todo], config.k, config.content_radius)
+    near_title = near_pairs_by_block(
+        [[f.title_fp] if f.title_fp else [] for _a, f in todo],
+        [f.title_fp for _a, f in todo], config.title_k, config.title_radius)
     local: dict[int, Candidate] = {}
     local_urls: dict[int, int] = {}
     # the anchor of each doc among the candidates (decide() needs it: no chaining)
@@ -259,14 +262,8 @@ def _decide_batch(
                                 matched_by=MatchedBy.URL, distance=0, similarity=1.0)
         if decision is None:
             ids = set(ids)
-            if n:
-                near = near_sharing_block([feats.content_fp, *probes[n]], local_content[:n],
-                                          config.k, config.content_radius)
-                if feats.title_fp:
-                    titled_before = local_title[:n] != 0
-                    near |= titled_before & near_sharing_block(
-                        [feats.title_fp], local_title[:n], config.title_k, config.title_radius)
-                ids.update(local_pks[:n][near].tolist())
+            ids.update(todo[j][0].pk for j in near_content[n] if j < n)
+            ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
             candidates = [by_id[i] if i in by_id else local[i] for i in ids
                           if i in by_id or i in local]
             docs = {c.doc_key for c in candidates}
@@ -280,9 +277,6 @@ def _decide_batch(
         local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=decision is None)
         if decision is None:
             anchors.setdefault(doc_key, []).append(local[article.pk])
-        local_pks[n] = article.pk
-        local_content[n] = feats.content_fp
-        local_title[n] = feats.title_fp
         local_urls.setdefault(article.url_hash or 0, article.pk)
     return decisions
 

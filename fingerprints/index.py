@@ -86,6 +86,38 @@ def near_sharing_block(queries: npt.ArrayLike, fps: npt.ArrayLike, k: int, radiu
     return result
 
 
+def near_pairs_by_block(queries: Sequence[Sequence[int]], fps: npt.ArrayLike, k: int,
+                        radius: int) -> list[set[int]]:
+    """For each query group i: the positions j in ``fps`` that some fingerprint of the
+    group shares a block with and is within ``radius`` of — what
+    :func:`near_sharing_block` answers for each group, found for all groups at once by
+    joining their block values with those of ``fps`` (sorted arrays, no pair loop)."""
+    sizes = [len(group) for group in queries]
+    flat = np.fromiter(chain.from_iterable(queries), dtype=np.uint64, count=sum(sizes))
+    owner = np.repeat(np.arange(len(queries)), sizes)
+    stored = np.asarray(fps, dtype=np.uint64).reshape(-1)
+    found: list[set[int]] = [set() for _ in queries]
+    if len(flat) == 0 or len(stored) == 0:
+        return found
+    q_blocks, s_blocks = block_values(flat, k), block_values(stored, k)
+    for number in range(k + 1):
+        order = np.argsort(s_blocks[:, number], kind="stable")
+        keys = s_blocks[order, number]
+        lo = np.searchsorted(keys, q_blocks[:, number], side="left")
+        hi = np.searchsorted(keys, q_blocks[:, number], side="right")
+        counts = hi - lo
+        if not counts.any():
+            continue
+        query_at = np.repeat(np.arange(len(flat)), counts)
+        # positions lo..hi-1 of each query, flattened
+        starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+        stored_at = order[starts + np.arange(counts.sum())]
+        near = np.bitwise_count(flat[query_at] ^ stored[stored_at]) <= radius
+        for i, j in zip(owner[query_at[near]].tolist(), stored_at[near].tolist(), strict=True):
+            found[i].add(j)
+    return found
+
+
 @runtime_checkable
 class BlockIndex(Protocol):
     k: int

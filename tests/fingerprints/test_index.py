@@ -8,6 +8,7 @@ from fingerprints.index import (
     RedisBlockIndex,
     block_keys,
     block_layout,
+    near_pairs_by_block,
     near_sharing_block,
 )
 
@@ -128,3 +129,19 @@ def test_redis_add_many_and_query_probes_agree_with_memory(redis_client, k: int)
                     and any(bin(fp ^ q).count("1") <= radius for q in group)}
         assert {i for i, _fp, _d in hits} == expected
         assert all(d == bin(group[0] ^ fp).count("1") for _i, fp, d in hits)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+def test_near_pairs_by_block_agrees_with_near_sharing_block(k: int) -> None:
+    rng = random.Random(70 + k)
+    base = rng.getrandbits(64)
+    fps = [_flip(base, rng.sample(range(64), rng.randrange(0, 12))) for _ in range(120)]
+    fps += [rng.getrandbits(64) for _ in range(30)]
+    groups = [[fp, _flip(fp, [rng.randrange(64)]), _flip(fp, [rng.randrange(64)])]
+              for fp in fps[:40]] + [[]]
+    for radius in sorted({0, k, k + 3, 10}):
+        found = near_pairs_by_block(groups, fps, k, radius)
+        for group, hits in zip(groups, found, strict=True):
+            expected = set(np.flatnonzero(near_sharing_block(group, fps, k, radius)).tolist()
+                           ) if group else set()
+            assert hits == expected

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # C0/C1 control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -26,7 +26,9 @@ def _no_control(value: str) -> str:
     return value
 
 
-class ArticleIn(Schema):
+# The request and result models are plain pydantic models: ninja's Schema wraps every
+# validation in an ORM-attribute getter, which costs ~0.1 ms per article on a batch.
+class ArticleIn(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
 
     nid: str = Field(min_length=1, max_length=64, description="Crawler's id; unique.")
@@ -77,11 +79,11 @@ class ArticleIn(Schema):
         return _finite(value)
 
 
-class ArticleBatchIn(Schema):
+class ArticleBatchIn(BaseModel):
     articles: list[ArticleIn] = Field(min_length=1, max_length=500)
 
 
-class ArticleResult(Schema):
+class ArticleResult(BaseModel):
     nid: str
     status: Literal["queued", "done", "failed"]
     docId: str | None
@@ -93,7 +95,7 @@ class ArticleResult(Schema):
     failureReason: str | None = None
 
 
-class BatchResult(Schema):
+class BatchResult(BaseModel):
     results: list[ArticleResult]
 
 

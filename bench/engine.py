@@ -9,7 +9,7 @@
    run. Wall-clock and CPU docs/s; the ratio to MinHash-LSH.
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
-   a multi-probe lookup (``query_many`` of the fingerprint and 28 probes, one pipeline).
+   a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one pipeline).
    REDIS_URL (default redis://127.0.0.1:6379/13); only the bench namespace is touched.
 3. All pairs within k=3 among 1M random fingerprints, in memory.
 Exits non-zero when the corpora are missing.
@@ -147,7 +147,7 @@ def redis_figures(url: str, sizes: list[int], queries: int = 20_000) -> list[lis
         stats_after = client.info("commandstats").get("cmdstat_mget", {})
         # Multi-probe lookups as the workers run them: the fingerprint and its 28 probes
         # (3 weak bits per 16-bit block, every non-empty subset; random positions here)
-        # in one pipelined query_many.
+        # through query_probes (each distinct bucket fetched once, one pipeline).
         probe_latencies = np.empty(min(queries, 5_000))
         for q, fp in enumerate(probes[: len(probe_latencies)].tolist()):
             fps_q = [fp]
@@ -157,7 +157,7 @@ def redis_figures(url: str, sizes: list[int], queries: int = 20_000) -> list[lis
                     flip = sum(1 << int(b) for j, b in enumerate(bits) if mask >> j & 1)
                     fps_q.append(fp ^ flip)
             t = time.perf_counter()
-            index.query_many(fps_q, 8)
+            index.query_probes([fps_q], 8)
             probe_latencies[q] = time.perf_counter() - t
         probe_p50, probe_p99 = np.percentile(probe_latencies, [50, 99]) * 1e3
         calls = stats_after.get("calls", 0) - stats_before.get("calls", 0)

@@ -141,8 +141,8 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     indexes = Indexes.open(config, reindex.ensure_index(generation))
     probes = [content_probes(f, config) for f in features]
     keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
-    with multi_lock(redis_store.client(), keys, ttl_ms=120_000, wait_s=300,
-                    gate=reindex.gate_key()):
+    with multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
+                    gate=reindex.gate_key(), renew=True):
         if not indexes.is_active():
             raise IndexUnavailable("the index was switched under a running job; it will retry")
         finished = set(
@@ -377,6 +377,9 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
         representatives.on_batch_join(docs, joined, now)
 
 
+# The batch's locks live this long unless renewed; the holder renews them every third
+# of it, so a killed worker blocks the batches after it for at most this long.
+BATCH_LOCK_TTL_MS = 10_000
 # A batch at least this big writes its features before taking the lock (one more
 # statement, a shorter critical section); a smaller one writes everything at once.
 PREWRITE_MIN = 8

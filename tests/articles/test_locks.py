@@ -58,3 +58,31 @@ def test_lock_stripes_cover_every_shared_bucket(settings) -> None:
     # the same URL hash always maps to the same stripe
     url_only = set(_lock_keys([(_article(77), other)], [[]], config))
     assert url_only & set(_lock_keys([(_article(77), a)], [[]], config))
+
+
+def test_a_renewed_lock_outlives_its_ttl_and_an_abandoned_one_expires(redis_client):
+    import threading
+    import time
+
+    with multi_lock(redis_client, ["held"], ttl_ms=300, renew=True):
+        time.sleep(0.9)  # three TTLs: only the renewals keep it
+        assert redis_client.exists("held")
+        assert 0 < redis_client.pttl("held") <= 300
+    assert not redis_client.exists("held")
+    assert not [t for t in threading.enumerate() if t.name == "lock-renewer"]
+    # without renewal (a killed holder renews nothing) the TTL frees the key
+    with multi_lock(redis_client, ["left"], ttl_ms=300):
+        time.sleep(0.5)
+        assert not redis_client.exists("left")
+        with multi_lock(redis_client, ["left"], ttl_ms=300, wait_s=0.05):
+            pass  # another holder gets it at once
+
+
+def test_a_renewal_never_revives_a_lock_taken_over(redis_client):
+    from articles.locks import RENEW
+
+    redis_client.set("k", "other-token", px=10_000)
+    renew = redis_client.register_script(RENEW)
+    assert renew(keys=["k", "missing"], args=["my-token", 50]) == 0
+    assert redis_client.get("k") == b"other-token" and redis_client.pttl("k") > 5_000
+    assert not redis_client.exists("missing")

@@ -142,19 +142,22 @@ def record_change(doc: Doc) -> None:
     transaction.on_commit(enqueue_push)
 
 
-def enqueue_push() -> None:
+def enqueue_push(*, now: bool = False) -> None:
     """Enqueue one push job per shard slice unless one is already waiting: a job and the
     successors it enqueues deliver every pending row.
 
     The job clears the flag before it reads the outbox, so a change committed
-    after that read always enqueues a new job.
+    after that read always enqueues a new job. `now`: enqueue at once, waiting job or
+    not (the watchdog, when rows stay pending: a scheduled job may be stuck with a
+    dead worker's RQ scheduler).
     """
 
     for shard in range(settings.PUSH_JOBS):
-        _enqueue_shard(shard, settings.PUSH_JOBS, delay_ms=settings.PUSH_DELAY_MS)
+        _enqueue_shard(shard, settings.PUSH_JOBS,
+                       delay_ms=0 if now else settings.PUSH_DELAY_MS, force=now)
 
 
-def _enqueue_shard(shard: int, shards: int, delay_ms: int = 0) -> None:
+def _enqueue_shard(shard: int, shards: int, delay_ms: int = 0, force: bool = False) -> None:
     """One waiting push job per shard slice. With a delay the job is scheduled (the
     workers' RQ scheduler enqueues it): every change committed meanwhile rides along,
     so steady traffic costs one push job per slice per delay, not one per commit."""
@@ -163,7 +166,8 @@ def _enqueue_shard(shard: int, shards: int, delay_ms: int = 0) -> None:
     from articles import redis_store
 
     client = redis_store.client()
-    if client.set(redis_store.key("push", "queued", shard, shards), 1, nx=True, ex=60):
+    flag = redis_store.key("push", "queued", shard, shards)
+    if client.set(flag, 1, nx=not force, ex=60):
         queue = django_rq.get_queue("push")
         if delay_ms > 0:
             queue.enqueue_in(timedelta(milliseconds=delay_ms), push_pending, shard, shards,

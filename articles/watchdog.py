@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections
+from django.utils import timezone
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +34,13 @@ def tick() -> dict[str, int]:
         reindex.ensure_index()
         report["rebuilt"] = 1
     report["requeued"] = requeue_stale(older_than_seconds=max(30.0, period))
-    if RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).exists():
-        representatives.enqueue_push()
+    # Rows pending longer than a push delay plus a margin: their job is lost or stuck
+    # (with the RQ scheduler of a dead worker, which others take over only after
+    # minutes); enqueue one at once. A second delivery is harmless (versioned).
+    overdue = timezone.now() - timedelta(seconds=5 + settings.PUSH_DELAY_MS / 1000)
+    if RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING,
+                                           created_at__lt=overdue).exists():
+        representatives.enqueue_push(now=True)
         report["pushes"] = 1
     if any(report.values()):
         log.warning("watchdog: %s", report)

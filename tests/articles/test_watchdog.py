@@ -38,3 +38,26 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     redis_client.delete(*redis_client.keys("*watchdog*"))
     assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0}
     assert watchdog.tick() == {}
+
+
+def test_overdue_pushes_are_enqueued_at_once_when_the_scheduled_job_is_stuck(
+        client, auth, run_worker, redis_client, settings):
+    import django_rq
+
+    from articles.models import OutboxStatus, RepresentativeOutbox
+
+    settings.PUSH_DELAY_MS = 60_000  # as if no RQ scheduler were there to enqueue it
+    client.post("/api/v1/articles?wait=5", content_type="application/json", **auth,
+                data=json.dumps({"nid": "p", "url": "https://x.example/p", "title": "绿道",
+                                 "content": BODY}))
+    queue = django_rq.get_queue("push")
+    assert queue.count == 0 and len(queue.scheduled_job_registry.get_job_ids()) > 0
+    pending = RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING)
+    assert pending.count() == 1
+    assert watchdog.tick()["pushes"] == 0  # not overdue yet
+    pending.update(created_at=timezone.now() - timedelta(minutes=2))
+    redis_client.delete(*redis_client.keys("*watchdog*"))
+    assert watchdog.tick()["pushes"] == 1
+    assert queue.count >= 1  # enqueued now, the waiting scheduled job notwithstanding
+    run_worker()
+    assert not pending.exists()

@@ -388,17 +388,18 @@ _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】�
 
 
 def _fingerprints(
-    vocab: _Vocabulary, token_lists: Sequence[list[str]], tf: bool, weak_bits: int = 0
+    vocab: _Vocabulary, lengths: npt.NDArray[np.int64], ids: npt.NDArray[np.int64], tf: bool,
+    weak_bits: int = 0, with_numbers: bool = True,
 ) -> tuple[list[int], list[int], list[tuple[bytes, int]], list[bytes]]:
-    """SimHash, informative-token count and numbers of each token list, vectorized
+    """SimHash, informative-token count and numbers of each token list (given as the
+    lists' ``lengths`` and the vocabulary ``ids`` of all their tokens), vectorized
     over the batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
     the vote sums are exact: the fingerprint of a text does not depend on the batch,
     the NumPy build or the machine."""
-    n = len(token_lists)
-    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
-    ids = vocab.lookup(list(chain.from_iterable(token_lists)))
+    n = len(lengths)
     doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    numbers = _numbers_in_context(vocab, ids, doc, n)
+    numbers = (_numbers_in_context(vocab, ids, doc, n) if with_numbers
+               else [(b"", 0)] * n)
     informative = vocab.weights[ids] > 0
     ids, doc = ids[informative], doc[informative]
     counts_per_doc = np.bincount(doc, minlength=n)
@@ -493,11 +494,19 @@ def extract_many(
         chunk = items[start : start + batch]
         bodies = [normalize(content) for _, content in chunk]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
+        body_tokens = [segmenter.cut(body) for body in bodies]
+        head_tokens = [segmenter.cut(head) if head else [] for head in heads]
+        # one vocabulary lookup for bodies and titles (per-call cost matters for one article)
+        body_lengths = np.fromiter(map(len, body_tokens), dtype=np.int64, count=len(chunk))
+        head_lengths = np.fromiter(map(len, head_tokens), dtype=np.int64, count=len(chunk))
+        ids = vocab.lookup(list(chain(chain.from_iterable(body_tokens),
+                                      chain.from_iterable(head_tokens))))
+        split = int(body_lengths.sum())
         content_fps, token_counts, numbers, weak = _fingerprints(
-            vocab, [segmenter.cut(body) for body in bodies], tf=True, weak_bits=WEAK_BITS
+            vocab, body_lengths, ids[:split], tf=True, weak_bits=WEAK_BITS
         )
         title_fps, title_counts, _, _ = _fingerprints(
-            vocab, [segmenter.cut(head) if head else [] for head in heads], tf=False
+            vocab, head_lengths, ids[split:], tf=False, with_numbers=False
         )
         sketches = sketch_many(bodies)
         for i in range(len(chunk)):

@@ -16,7 +16,7 @@ test: install system-deps
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py fingerprints/_kernel.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.

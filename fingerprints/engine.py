@@ -51,11 +51,12 @@ import numpy as np
 import numpy.typing as npt
 
 from .index import block_layout
+from .kernel import kernel
 from .normalize import normalize
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts, hamming
-from .sketch import Sketch, sketch_many
+from .sketch import Sketch, sketch_many, sketch_one
 from .stopwords import build_stopwords, is_punctuation_or_space
-from .tokenize import SegmenterSpec, UserWord, get_segmenter
+from .tokenize import Segmenter, SegmenterSpec, UserWord, get_segmenter
 from .verify import Verification, verify
 
 __all__ = [
@@ -334,32 +335,56 @@ class _Vocabulary:
             self._insert(key, item)
 
     def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        with self.lock:
+            return self._lookup_locked(tokens)
+
+    def _kernel_args(self) -> tuple[npt.NDArray[np.generic], ...]:
+        return (self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
+                self.number, self.number_hash, self.month, _TF_FACTOR)
+
+    def fingerprint(
+        self, tokens: list[str], tf: bool, weak_bits: int, with_numbers: bool
+    ) -> tuple[int, int, bytes, int, bytes]:
+        """One text's (fingerprint, informative count, numbers, number count, weak
+        bits) through the C kernel: what :func:`_fingerprints` computes for it."""
+        assert kernel is not None
+        found = kernel.fingerprint(tokens, *self._kernel_args(), tf, weak_bits, with_numbers)
+        if found is None:  # new tokens: add them, then nothing can change under the lock
+            with self.lock:
+                self._lookup_locked(tokens)
+                found = kernel.fingerprint(
+                    tokens, *self._kernel_args(), tf, weak_bits, with_numbers
+                )
+            if found is None:
+                raise RuntimeError("vocabulary lookup failed after adding the tokens")
+        return found
+
+    def _lookup_locked(self, tokens: list[str]) -> npt.NDArray[np.int64]:
         keys = _token_keys(tokens)
         keys[keys == 0] = 1  # 0 marks empty slots
-        with self.lock:
-            ids = np.full(len(keys), -1, dtype=np.int64)
-            mask = np.uint64(len(self.table_keys) - 1)
-            pending = np.arange(len(keys))
-            slots = keys & mask
-            while len(pending):
-                found = self.table_keys[slots]
-                hit = found == keys[pending]
-                ids[pending[hit]] = self.table_ids[slots[hit]]
-                go_on = ~hit & (found != 0)
-                pending, slots = pending[go_on], (slots[go_on] + np.uint64(1)) & mask
-            missing = np.flatnonzero(ids < 0)
-            if len(missing):
-                added: dict[int, int] = {}
-                for i, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
-                    known = added.get(key)
-                    if known is None:
-                        known = added[key] = self._add(key, tokens[i])
-                        # load <= 1/4 keeps probe chains short
-                        if 4 * self.size > len(self.table_keys):
-                            self._grow()
-                        self._insert(key, known)
-                    ids[i] = known
-            return ids
+        ids = np.full(len(keys), -1, dtype=np.int64)
+        mask = np.uint64(len(self.table_keys) - 1)
+        pending = np.arange(len(keys))
+        slots = keys & mask
+        while len(pending):
+            found = self.table_keys[slots]
+            hit = found == keys[pending]
+            ids[pending[hit]] = self.table_ids[slots[hit]]
+            go_on = ~hit & (found != 0)
+            pending, slots = pending[go_on], (slots[go_on] + np.uint64(1)) & mask
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            added: dict[int, int] = {}
+            for i, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
+                known = added.get(key)
+                if known is None:
+                    known = added[key] = self._add(key, tokens[i])
+                    # load <= 1/4 keeps probe chains short
+                    if 4 * self.size > len(self.table_keys):
+                        self._grow()
+                    self._insert(key, known)
+                ids[i] = known
+        return ids
 
 
 _MONTHS = frozenset(
@@ -483,12 +508,22 @@ def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> 
 
 
 def extract_many(
-    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig(), batch: int = 256
+    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig(), batch: int = 256,
+    *, compiled: bool | None = None,
 ) -> list[Features]:
-    """``extract`` over (title, content) pairs, vectorized per ``batch`` articles
-    (identical results, several times faster per article)."""
+    """``extract`` over (title, content) pairs: article by article through the C kernel
+    (:mod:`fingerprints.kernel`) when it is built, else vectorized with NumPy per
+    ``batch`` articles. Both give identical bytes; ``compiled=False`` forces NumPy,
+    ``compiled=True`` requires the kernel."""
+    if compiled is None:
+        compiled = kernel is not None
+    elif compiled and kernel is None:
+        raise RuntimeError("the C kernel fingerprints._kernel is not built")
     segmenter = get_segmenter(config.segmenter)
     vocab = _vocabulary(config.extra_stopwords)
+    if compiled:
+        return [_extract_compiled(title, content, segmenter, vocab, config)
+                for title, content in items]
     out: list[Features] = []
     for start in range(0, len(items), batch):
         chunk = items[start : start + batch]
@@ -518,6 +553,25 @@ def extract_many(
                 )
             )
     return out
+
+
+def _extract_compiled(
+    title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig
+) -> Features:
+    body = normalize(content)
+    head = _TITLE_TAG.sub("", normalize(title)) if title else ""
+    content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
+        segmenter.cut(body), True, WEAK_BITS, True
+    )
+    title_fp = 0
+    if head:
+        title_fp, title_count, _, _, _ = vocab.fingerprint(segmenter.cut(head), False, 0, False)
+        if title_count < config.title_min_tokens:
+            title_fp = 0
+    return Features(
+        title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
+        weak_bits=weak,
+    )
 
 
 # --- multi-probe lookups -------------------------------------------------------------

@@ -26,6 +26,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from .kernel import kernel
 from .simhash import _run_starts
 
 MAX_SAMPLES = 192
@@ -186,6 +187,16 @@ def _levels(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         if not over.any():
             return levels
         levels += over
+
+
+def sketch_one(text: str) -> Sketch:
+    """The sketch of one normalized text: through the C kernel when it is built (the
+    bytes :func:`sketch_many` gives), else :meth:`Sketch.from_text`."""
+    if kernel is not None:
+        found = kernel.char_sketch(text, _KEEP)
+        if found is not None:
+            return Sketch(*found)
+    return Sketch.from_text(text)
 
 
 def sketch_many(texts: list[str]) -> list[Sketch]:

@@ -1,0 +1,368 @@
+/* The engine's per-article inner loops in C: the vocabulary lookup, the SimHash vote
+ * sums with the weak bits, the numbers in context and the character-shingle sketch.
+ *
+ * Every function computes exactly what the NumPy code in fingerprints/engine.py and
+ * fingerprints/sketch.py computes (integer arithmetic throughout, the same hashes, the
+ * same tie rules); tests/fingerprints/test_kernel.py compares the two byte for byte on
+ * the corpora and on edge cases. The NumPy code stays the reference and the fallback
+ * when this module is not built (see fingerprints/kernel.py).
+ *
+ * The module keeps no state between calls except a scratch counter array, and it never
+ * releases the GIL, so calls from several threads are serialized by the interpreter.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define SHINGLE_SEED 0x9E3779B97F4A7C15ULL
+#define SHINGLE_MUL 0x100000001B3ULL
+#define CJK_SHINGLE 5
+#define MAX_SAMPLES 192
+#define MAX_NUMBERS 48
+
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    return h;
+}
+
+/* engine._token_keys for one token: sum(cp[t] * BASE**t) mod 2**64, xor length * GOLDEN,
+ * splitmix64; 0 becomes 1 (0 marks an empty slot of the vocabulary table). */
+static uint64_t token_key(PyObject *token) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    int kind = PyUnicode_KIND(token);
+    const void *data = PyUnicode_DATA(token);
+    uint64_t h = 0, power = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h += (uint64_t)PyUnicode_READ(kind, data, i) * power;
+        power *= KEY_BASE;
+    }
+    h ^= (uint64_t)n * GOLDEN;
+    h = mix64(h);
+    return h ? h : 1;
+}
+
+/* LSD radix sort of n uint32 values (tmp: scratch of n). */
+static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
+    if (n < 48) { /* insertion sort: cheaper for the short lists (numbers, titles) */
+        for (Py_ssize_t i = 1; i < n; i++) {
+            uint32_t v = values[i];
+            Py_ssize_t j = i;
+            while (j > 0 && values[j - 1] > v) {
+                values[j] = values[j - 1];
+                j--;
+            }
+            values[j] = v;
+        }
+        return;
+    }
+    uint32_t *src = values, *dst = tmp;
+    for (int shift = 0; shift < 32; shift += 8) {
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) count[((src[i] >> shift) & 0xFF) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (Py_ssize_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint32_t *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    /* four passes: the sorted values are back in `values` */
+}
+
+static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
+    if (n == 0) return 0;
+    Py_ssize_t out = 1;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (values[i] != values[out - 1]) values[out++] = values[i];
+    return out;
+}
+
+/* Scratch: per vocabulary id, how often it occurs in the current text (always zero
+ * between calls). */
+static int32_t *seen = NULL;
+static Py_ssize_t seen_size = 0;
+
+static int ensure_seen(Py_ssize_t size) {
+    if (size <= seen_size) return 0;
+    Py_ssize_t grown = seen_size ? seen_size : 1 << 16;
+    while (grown < size) grown *= 2;
+    int32_t *mem = realloc(seen, (size_t)grown * sizeof(int32_t));
+    if (!mem) return -1;
+    memset(mem + seen_size, 0, (size_t)(grown - seen_size) * sizeof(int32_t));
+    seen = mem;
+    seen_size = grown;
+    return 0;
+}
+
+#define N_VIEWS 10
+
+/* fingerprint(tokens, table_keys, table_ids, hashes, weights, skip, number,
+ *             number_hash, month, tf_factor, use_tf, weak_bits, with_numbers)
+ *
+ * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes), or None when a
+ * token is not in the vocabulary yet (the caller adds it and calls again). */
+static PyObject *fingerprint(PyObject *self, PyObject *args) {
+    PyObject *tokens;
+    Py_buffer v[N_VIEWS];
+    int use_tf, with_numbers, weak_bits;
+    memset(v, 0, sizeof(v));
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*y*y*y*pip", &PyList_Type, &tokens, &v[0],
+                          &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &use_tf,
+                          &weak_bits, &with_numbers))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *ids = NULL;
+    int64_t *uniq = NULL;
+    uint32_t *numbers = NULL, *tmp = NULL;
+
+    const uint64_t *table_keys = v[0].buf;
+    const int64_t *table_ids = v[1].buf;
+    const uint64_t *hashes = v[2].buf;
+    const int64_t *weights = v[3].buf;
+    const uint8_t *skip = v[4].buf, *is_number = v[5].buf, *month = v[7].buf;
+    const uint64_t *number_hash = v[6].buf;
+    const int64_t *tf_factor = v[8].buf;
+    Py_ssize_t table_len = v[0].len / 8;
+    Py_ssize_t tf_len = v[8].len / 8;
+    /* ids beyond the shortest per-id array count as unknown: another thread may be
+     * growing the vocabulary (arrays are replaced one by one by larger copies) */
+    Py_ssize_t vocab_len = v[2].len / 8;
+    if (v[3].len / 8 < vocab_len) vocab_len = v[3].len / 8;
+    if (v[6].len / 8 < vocab_len) vocab_len = v[6].len / 8;
+    if (v[4].len < vocab_len) vocab_len = v[4].len;
+    if (v[5].len < vocab_len) vocab_len = v[5].len;
+    if (v[7].len < vocab_len) vocab_len = v[7].len;
+    if (tf_len < 1 || weak_bits < 0 || weak_bits > 64) {
+        PyErr_SetString(PyExc_ValueError, "invalid tf table or weak_bits");
+        goto done;
+    }
+    if (table_len == 0 || (table_len & (table_len - 1)) || v[1].len / 8 != table_len) {
+        result = Py_NewRef(Py_None); /* the table is being rebuilt: the caller's locked path */
+        goto done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!ids || !uniq) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t mask = (uint64_t)table_len - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *token = PyList_GET_ITEM(tokens, i);
+        if (!PyUnicode_Check(token)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be str");
+            goto done;
+        }
+        uint64_t key = token_key(token);
+        uint64_t slot = key & mask;
+        int64_t id = -1;
+        for (;;) {
+            uint64_t found = table_keys[slot];
+            if (found == key) {
+                id = table_ids[slot];
+                break;
+            }
+            if (found == 0) break;
+            slot = (slot + 1) & mask;
+        }
+        if (id < 0 || id >= vocab_len) { /* new token (or one being added right now) */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        ids[i] = id;
+    }
+    if (ensure_seen(vocab_len) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* votes: one per bit, exact integers (the NumPy code sums the same integers) */
+    Py_ssize_t informative = 0, n_uniq = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t id = ids[i];
+        if (weights[id] > 0) {
+            informative++;
+            if (seen[id]++ == 0) uniq[n_uniq++] = id;
+        }
+    }
+    int64_t votes[64] = {0};
+    for (Py_ssize_t u = 0; u < n_uniq; u++) {
+        int64_t id = uniq[u];
+        int64_t tf = seen[id];
+        seen[id] = 0;
+        int64_t w = weights[id];
+        if (use_tf) w *= tf_factor[tf < tf_len ? tf : tf_len - 1];
+        uint64_t h = hashes[id];
+        for (int b = 0; b < 64; b++) votes[b] += ((h >> b) & 1) ? w : -w;
+    }
+    uint64_t fp = 0;
+    char weak[64];
+    Py_ssize_t n_weak = 0;
+    if (n_uniq) {
+        for (int b = 0; b < 64; b++)
+            if (votes[b] > 0) fp |= 1ULL << b;
+        if (weak_bits) { /* argsort(|votes|), stable: ties by bit position */
+            int order[64];
+            for (int b = 0; b < 64; b++) {
+                int64_t a = votes[b] < 0 ? -votes[b] : votes[b];
+                int j = b;
+                while (j > 0) {
+                    int64_t prev = votes[order[j - 1]];
+                    if ((prev < 0 ? -prev : prev) <= a) break;
+                    order[j] = order[j - 1];
+                    j--;
+                }
+                order[j] = b;
+            }
+            for (int b = 0; b < weak_bits; b++) weak[b] = (char)order[b];
+            n_weak = weak_bits;
+        }
+    }
+    /* numbers in context: each number token with the word before it */
+    Py_ssize_t n_numbers = 0;
+    if (with_numbers) {
+        numbers = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        if (!numbers || !tmp) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int64_t prev = -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t id = ids[i];
+            if (skip[id]) continue;
+            if (is_number[id] && !(prev >= 0 && month[prev])) {
+                uint64_t context = prev >= 0 ? hashes[prev] >> 48 : 0;
+                numbers[n_numbers++] = (uint32_t)((context << 16) | (number_hash[id] & 0xFFFF));
+            }
+            prev = id;
+        }
+        radix_sort_u32(numbers, tmp, n_numbers);
+        n_numbers = unique_sorted(numbers, n_numbers);
+    }
+    Py_ssize_t kept = n_numbers < MAX_NUMBERS ? n_numbers : MAX_NUMBERS;
+    PyObject *number_bytes = PyBytes_FromStringAndSize(NULL, kept * 4);
+    if (!number_bytes) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(number_bytes);
+    for (Py_ssize_t i = 0; i < kept; i++) { /* little-endian uint32 */
+        out[4 * i] = numbers[i] & 0xFF;
+        out[4 * i + 1] = (numbers[i] >> 8) & 0xFF;
+        out[4 * i + 2] = (numbers[i] >> 16) & 0xFF;
+        out[4 * i + 3] = numbers[i] >> 24;
+    }
+    result = Py_BuildValue("(KnNny#)", (unsigned long long)fp, informative, number_bytes,
+                           n_numbers, weak, n_weak);
+
+done:
+    PyMem_Free(ids);
+    PyMem_Free(uniq);
+    PyMem_Free(numbers);
+    PyMem_Free(tmp);
+    for (int i = 0; i < N_VIEWS; i++)
+        if (v[i].obj) PyBuffer_Release(&v[i]);
+    return result;
+}
+
+static inline int is_cjk(uint32_t cp) {
+    return (cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
+}
+
+/* char_sketch(text, keep_table) -> (level, shingles, samples_bytes), or None when the
+ * text is not a character-shingle text (fewer than 5 kept characters or under 30 %
+ * CJK among them: the caller's word-shingle path). keep_table: 65,536 bools, True for
+ * the BMP code points that shingles keep (letters and digits). */
+static PyObject *char_sketch(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_buffer keep_view;
+    if (!PyArg_ParseTuple(args, "Uy*", &text, &keep_view)) return NULL;
+    PyObject *result = NULL;
+    uint32_t *cps = NULL, *values = NULL, *tmp = NULL;
+    if (keep_view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "keep table must have 65536 entries");
+        goto done;
+    }
+    const uint8_t *keep = keep_view.buf;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    cps = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (!cps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t m = 0, cjk = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t cp = PyUnicode_READ(kind, data, i);
+        if (cp >= 0x10000 || keep[cp]) {
+            cps[m++] = cp;
+            cjk += is_cjk(cp);
+        }
+    }
+    if (m < CJK_SHINGLE || !((double)cjk >= 0.3 * (double)m)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t windows = m - CJK_SHINGLE + 1;
+    values = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    tmp = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    if (!values || !tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < windows; i++) {
+        uint64_t h = SHINGLE_SEED;
+        for (int j = 0; j < CJK_SHINGLE; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
+        values[i] = (uint32_t)(mix64(h) >> 32);
+    }
+    radix_sort_u32(values, tmp, windows);
+    Py_ssize_t distinct = unique_sorted(values, windows);
+    int level = 0;
+    while ((distinct >> level) > MAX_SAMPLES) level++;
+    Py_ssize_t sampled = distinct;
+    if (level) { /* sorted: the samples (top `level` bits clear) are a prefix */
+        uint64_t cut = 1ULL << (32 - level);
+        sampled = 0;
+        while (sampled < distinct && values[sampled] < cut) sampled++;
+    }
+    PyObject *samples = PyBytes_FromStringAndSize(NULL, sampled * 4);
+    if (!samples) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(samples);
+    for (Py_ssize_t i = 0; i < sampled; i++) {
+        out[4 * i] = values[i] & 0xFF;
+        out[4 * i + 1] = (values[i] >> 8) & 0xFF;
+        out[4 * i + 2] = (values[i] >> 16) & 0xFF;
+        out[4 * i + 3] = values[i] >> 24;
+    }
+    result = Py_BuildValue("(inN)", level, distinct, samples);
+
+done:
+    PyMem_Free(cps);
+    PyMem_Free(values);
+    PyMem_Free(tmp);
+    PyBuffer_Release(&keep_view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"fingerprint", fingerprint, METH_VARARGS,
+     "SimHash, informative count, numbers and weak bits of one token list "
+     "(None when a token is not in the vocabulary)."},
+    {"char_sketch", char_sketch, METH_VARARGS,
+     "Character-shingle sketch (level, shingles, samples) of a normalized text, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "fingerprints._kernel",
+    "The engine's inner loops in C (identical results to the NumPy reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

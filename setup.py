@@ -1,0 +1,17 @@
+"""Build hook for the one C extension (everything else is in pyproject.toml).
+
+``fingerprints._kernel`` holds the engine's inner loops; the pure NumPy code computes
+the same bytes and runs when the extension is missing (see fingerprints/kernel.py).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "fingerprints._kernel",
+            ["fingerprints/_kernel.c"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+        )
+    ]
+)

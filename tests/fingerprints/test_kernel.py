@@ -1,0 +1,142 @@
+"""The C kernel (fingerprints/_kernel.c) against the NumPy reference: same bytes."""
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fingerprints import engine
+from fingerprints.engine import EngineConfig, extract, extract_many
+from fingerprints.kernel import kernel
+from fingerprints.sketch import _KEEP, Sketch, sketch_many, sketch_one
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+CORPORA = {
+    "xinhua_uhgeval_zh": 1500,
+    "thucnews_cnews_sample_zh": 800,
+    "bbc_news_en": 600,
+    "cnndm_halueval_en": 400,
+}
+
+EDGE_CASES = [
+    ("", ""),
+    ("   ", " \n\t "),
+    ("标题", "正文"),  # one-word title: no title fingerprint
+    ("（国际）【独家】 两个 词", "的 了 和"),  # stopwords only
+    ("1月5日 报收 3012 点", "1月5日，上证指数报收3012点，2015年3月5日成交3000亿元。5日 5 日 5"),
+    ("March 5", "On March 5 the index closed at 3012, up 12 points from 3000 on March 4."),
+    ("emoji 😀 标题", "非基本平面字符 𠀀𠀁𠀂 😀😀 和中文混排的正文内容，还有 emoji 🎉。"),
+    ("html", "<p>第一段 &amp; 内容</p><script>alert('x')</script><b>第二段</b>&nbsp;结束"),
+    ("repeats", "重复" * 5000),  # term frequency above the 4,096 cap
+    ("four", "一二三四"),  # fewer than five shingle characters
+    ("mixed", "abc def ghi jkl mno 中文"),  # under 30 % CJK: word shingles
+    ("edge", "abcdefg 中文字"),  # 3 CJK of 10 kept characters: exactly 30 %
+    ("digits", "０１２３ ４５６７ 全角数字 ＡＢＣ"),
+    ("long", "新华社北京电 " + "。".join(f"第{i}段内容有所不同{i * 7}" for i in range(600))),
+]
+
+
+def _bytes(items: list[tuple[str, str]], **kwargs: object) -> list[bytes]:
+    return [f.to_bytes() for f in extract_many(items, **kwargs)]  # type: ignore[arg-type]
+
+
+def test_the_kernel_is_built_in_the_test_environment() -> None:
+    # Without it the comparisons below would compare NumPy with itself.
+    assert kernel is not None, "fingerprints._kernel is not built: run `make install`"
+
+
+def test_it_gives_the_numpy_bytes_on_edge_cases() -> None:
+    assert _bytes(EDGE_CASES, compiled=True) == _bytes(EDGE_CASES, compiled=False)
+    for title, content in EDGE_CASES:
+        assert extract(title, content).to_bytes() == _bytes([(title, content)], compiled=False)[0]
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("corpus", sorted(CORPORA))
+def test_it_gives_the_numpy_bytes_on_real_news(corpus: str) -> None:
+    path = DATA / corpus / "docs.jsonl"
+    assert path.exists(), f"missing corpus {path}"
+    items = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            items.append((row.get("title") or "", row.get("content") or row.get("text") or ""))
+            if len(items) >= CORPORA[corpus]:
+                break
+    compiled, reference = _bytes(items, compiled=True), _bytes(items, compiled=False)
+    mismatched = [i for i, (a, b) in enumerate(zip(compiled, reference, strict=True)) if a != b]
+    assert mismatched == []
+
+
+def test_sketches_match_the_vectorized_ones() -> None:
+    texts = [engine.normalize(content) for _, content in EDGE_CASES]
+    assert [sketch_one(t) for t in texts] == sketch_many(texts)
+    # a character-shingle text goes through the kernel, the others return None
+    assert kernel is not None
+    assert kernel.char_sketch("中文新闻正文的内容", _KEEP) is not None
+    assert kernel.char_sketch("english words only here", _KEEP) is None
+    assert kernel.char_sketch("一二三四", _KEEP) is None
+    assert Sketch(*kernel.char_sketch("中文新闻正文的内容", _KEEP)) == Sketch.from_text(
+        "中文新闻正文的内容"
+    )
+
+
+def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:
+    # A fresh vocabulary (its own stopword set) grows while eight threads read it: the
+    # kernel must never see a half-added word or a table being rebuilt as a wrong id.
+    config = EngineConfig(extra_stopwords=frozenset({"kernel-thread-test"}))
+    items = [
+        (f"标题{i}", "".join(chr(0x4E00 + (i * 131 + j * 17) % 20000) for j in range(300)))
+        for i in range(400)
+    ]
+    results: dict[int, list[bytes]] = {}
+    errors: list[BaseException] = []
+
+    def work(part: int) -> None:
+        try:
+            results[part] = _bytes(items[part::8], config=config, compiled=True)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for part in range(8):
+        assert results[part] == _bytes(items[part::8], config=config, compiled=False)
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    assert kernel is not None
+    vocab = engine._vocabulary(frozenset())
+    with pytest.raises(TypeError, match="tokens must be str"):
+        kernel.fingerprint([3, "ok"], *vocab._kernel_args(), True, 0, True)
+    with pytest.raises(ValueError, match="weak_bits"):
+        kernel.fingerprint([], *vocab._kernel_args(), True, 65, True)
+    with pytest.raises(ValueError, match="65536"):
+        kernel.char_sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))
+    with pytest.raises(RuntimeError, match="not built"):
+        engine_kernel, engine.kernel = engine.kernel, None
+        try:
+            extract_many([("a", "b")], compiled=True)
+        finally:
+            engine.kernel = engine_kernel
+
+
+def test_dedup_kernel_0_turns_it_off() -> None:
+    code = "from fingerprints.kernel import kernel; print(kernel is None)"
+    off = subprocess.run(
+        [sys.executable, "-c", code], env={"DEDUP_KERNEL": "0", "PATH": ""},
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+    )
+    on = subprocess.run(
+        [sys.executable, "-c", code], env={"PATH": ""},
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert (off.stdout.strip(), on.stdout.strip()) == ("True", "False")

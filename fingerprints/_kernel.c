@@ -101,22 +101,95 @@ static int ensure_seen(Py_ssize_t size) {
     return 0;
 }
 
-#define N_VIEWS 10
+typedef int32_t v4si __attribute__((vector_size(16)));
 
-/* fingerprint(tokens, table_keys, table_ids, hashes, weights, skip, number,
- *             number_hash, month, tf_factor, use_tf, weak_bits, with_numbers)
+/* BYTE_MASKS[v][half] lane j is -1 when bit 4 * half + j of v is set, else 0 */
+static v4si BYTE_MASKS[256][2];
+
+static void init_masks(void) {
+    for (int v = 0; v < 256; v++)
+        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j / 4][j % 4] = ((v >> j) & 1) ? -1 : 0;
+}
+
+static void spill(v4si lanes[16], int64_t sums[64]) {
+    for (int g = 0; g < 16; g++) {
+        for (int j = 0; j < 4; j++) sums[4 * g + j] += lanes[g][j];
+        lanes[g] = (v4si){0, 0, 0, 0};
+    }
+}
+
+#define N_VIEWS 9
+
+/* Tables(table_keys, table_ids, hashes, weights, skip, number, number_hash, month,
+ *        tf_factor): the vocabulary's NumPy arrays, their buffers held for the object's
+ * life (the vocabulary builds a new one whenever it replaces an array). */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[N_VIEWS];
+    int n_views;
+} Tables;
+
+static void tables_dealloc(Tables *self) {
+    for (int i = 0; i < self->n_views; i++) PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int tables_init(Tables *self, PyObject *args, PyObject *kwds) {
+    if (self->n_views) {
+        PyErr_SetString(PyExc_TypeError, "Tables is immutable");
+        return -1;
+    }
+    if (kwds && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Tables takes positional arguments only");
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(args) != N_VIEWS) {
+        PyErr_Format(PyExc_TypeError, "Tables takes %d arrays", N_VIEWS);
+        return -1;
+    }
+    static const int itemsize[N_VIEWS] = {8, 8, 8, 8, 1, 1, 8, 1, 8};
+    for (int i = 0; i < N_VIEWS; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, i), &self->views[i],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            return -1;
+        self->n_views = i + 1;
+        if (self->views[i].itemsize != itemsize[i]) {
+            PyErr_Format(PyExc_TypeError, "array %d must have %d-byte items", i, itemsize[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyTypeObject TablesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fingerprints._kernel.Tables",
+    .tp_basicsize = sizeof(Tables),
+    .tp_dealloc = (destructor)tables_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The vocabulary arrays the kernel reads (buffers held while it lives).",
+    .tp_init = (initproc)tables_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* fingerprint(tokens, tables, use_tf, weak_bits, with_numbers)
  *
  * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes), or None when a
  * token is not in the vocabulary yet (the caller adds it and calls again). */
-static PyObject *fingerprint(PyObject *self, PyObject *args) {
-    PyObject *tokens;
-    Py_buffer v[N_VIEWS];
-    int use_tf, with_numbers, weak_bits;
-    memset(v, 0, sizeof(v));
-    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*y*y*y*pip", &PyList_Type, &tokens, &v[0],
-                          &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &use_tf,
-                          &weak_bits, &with_numbers))
+static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fingerprint(tokens: list, tables: Tables, use_tf, weak_bits, "
+                        "with_numbers)");
         return NULL;
+    }
+    PyObject *tokens = args[0];
+    Py_buffer *v = ((Tables *)args[1])->views;
+    int use_tf = PyObject_IsTrue(args[2]);
+    int with_numbers = PyObject_IsTrue(args[4]);
+    long weak_long = PyLong_AsLong(args[3]);
+    if (use_tf < 0 || with_numbers < 0 || (weak_long == -1 && PyErr_Occurred())) return NULL;
+    int weak_bits = (weak_long < 0 || weak_long > 64) ? -1 : (int)weak_long;
     PyObject *result = NULL;
     int64_t *ids = NULL;
     int64_t *uniq = NULL;
@@ -192,7 +265,14 @@ static PyObject *fingerprint(PyObject *self, PyObject *args) {
             if (seen[id]++ == 0) uniq[n_uniq++] = id;
         }
     }
-    int64_t votes[64] = {0};
+    /* votes[b] = sum(w if bit b else -w) = 2 * set[b] - total, where set[b] sums the
+     * weights of the tokens whose hash has bit b; set[] is accumulated eight bits at a
+     * time in 32-bit vector lanes (masks per byte value) and spilled into 64-bit
+     * sums before a lane could overflow. */
+    int64_t votes[64] = {0}, total = 0;
+    v4si lanes[16];
+    memset(lanes, 0, sizeof(lanes));
+    int64_t lane_room = INT32_MAX;
     for (Py_ssize_t u = 0; u < n_uniq; u++) {
         int64_t id = uniq[u];
         int64_t tf = seen[id];
@@ -200,8 +280,26 @@ static PyObject *fingerprint(PyObject *self, PyObject *args) {
         int64_t w = weights[id];
         if (use_tf) w *= tf_factor[tf < tf_len ? tf : tf_len - 1];
         uint64_t h = hashes[id];
-        for (int b = 0; b < 64; b++) votes[b] += ((h >> b) & 1) ? w : -w;
+        total += w;
+        if (w > INT32_MAX) { /* never with jieba's IDF table; kept exact anyway */
+            for (int b = 0; b < 64; b++)
+                if ((h >> b) & 1) votes[b] += w;
+            continue;
+        }
+        if (w > lane_room) {
+            spill(lanes, votes);
+            lane_room = INT32_MAX;
+        }
+        lane_room -= w;
+        v4si wv = {(int32_t)w, (int32_t)w, (int32_t)w, (int32_t)w};
+        for (int g = 0; g < 8; g++) {
+            const v4si *masks = BYTE_MASKS[(h >> (8 * g)) & 0xFF];
+            lanes[2 * g] += masks[0] & wv;
+            lanes[2 * g + 1] += masks[1] & wv;
+        }
     }
+    spill(lanes, votes);
+    for (int b = 0; b < 64; b++) votes[b] = 2 * votes[b] - total;
     uint64_t fp = 0;
     char weak[64];
     Py_ssize_t n_weak = 0;
@@ -209,19 +307,25 @@ static PyObject *fingerprint(PyObject *self, PyObject *args) {
         for (int b = 0; b < 64; b++)
             if (votes[b] > 0) fp |= 1ULL << b;
         if (weak_bits) { /* argsort(|votes|), stable: ties by bit position */
-            int order[64];
+            uint64_t order[64];
             for (int b = 0; b < 64; b++) {
-                int64_t a = votes[b] < 0 ? -votes[b] : votes[b];
-                int j = b;
-                while (j > 0) {
-                    int64_t prev = votes[order[j - 1]];
-                    if ((prev < 0 ? -prev : prev) <= a) break;
-                    order[j] = order[j - 1];
+                uint64_t a = (uint64_t)(votes[b] < 0 ? -votes[b] : votes[b]);
+                order[b] = (a << 6) | (uint64_t)b; /* |vote| < 2**58: exact */
+            }
+            /* the weak_bits smallest keys, in order: insertion into a bounded list */
+            uint64_t best[64];
+            int kept = 0;
+            for (int b = 0; b < 64; b++) {
+                uint64_t key = order[b];
+                if (kept == weak_bits && (kept == 0 || best[kept - 1] < key)) continue;
+                int j = kept < weak_bits ? kept++ : kept - 1;
+                while (j > 0 && best[j - 1] > key) {
+                    best[j] = best[j - 1];
                     j--;
                 }
-                order[j] = b;
+                best[j] = key;
             }
-            for (int b = 0; b < weak_bits; b++) weak[b] = (char)order[b];
+            for (int b = 0; b < weak_bits; b++) weak[b] = (char)(best[b] & 63);
             n_weak = weak_bits;
         }
     }
@@ -265,8 +369,6 @@ done:
     PyMem_Free(uniq);
     PyMem_Free(numbers);
     PyMem_Free(tmp);
-    for (int i = 0; i < N_VIEWS; i++)
-        if (v[i].obj) PyBuffer_Release(&v[i]);
     return result;
 }
 
@@ -351,7 +453,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"fingerprint", fingerprint, METH_VARARGS,
+    {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
     {"char_sketch", char_sketch, METH_VARARGS,
@@ -365,4 +467,14 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernel(void) {
+    init_masks();
+    if (PyType_Ready(&TablesType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

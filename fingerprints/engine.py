@@ -293,6 +293,7 @@ class _Vocabulary:
         self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
         self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
         self.lock = threading.Lock()
+        self._tables: object | None = None  # kernel.Tables over the arrays above
 
     def _add(self, key: int, token: str) -> int:
         i = self.size
@@ -300,6 +301,7 @@ class _Vocabulary:
             for name in ("hashes", "weights", "skip", "number", "number_hash", "month"):
                 array = getattr(self, name)
                 setattr(self, name, np.concatenate([array, np.zeros_like(array)]))
+            self._tables = None
         word = token.strip()
         skip = not word or is_punctuation_or_space(word)
         if word.isdigit() and word.isascii():
@@ -333,14 +335,25 @@ class _Vocabulary:
         self.table_ids = np.full(2 * len(keys), -1, dtype=np.int64)
         for key, item in zip(keys[used].tolist(), ids[used].tolist(), strict=True):
             self._insert(key, item)
+        self._tables = None
 
     def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
         with self.lock:
             return self._lookup_locked(tokens)
 
-    def _kernel_args(self) -> tuple[npt.NDArray[np.generic], ...]:
-        return (self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
-                self.number, self.number_hash, self.month, _TF_FACTOR)
+    def kernel_tables(self) -> object:
+        """The arrays as the C kernel reads them (``kernel.Tables``), rebuilt after the
+        vocabulary replaced one. Built without the lock it may mix old and new arrays:
+        the kernel then reports the tokens it cannot resolve as unknown, and
+        :meth:`fingerprint` retries under the lock with fresh tables."""
+        tables = self._tables
+        if tables is None:
+            assert kernel is not None
+            tables = self._tables = kernel.Tables(
+                self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
+                self.number, self.number_hash, self.month, _TF_FACTOR,
+            )
+        return tables
 
     def fingerprint(
         self, tokens: list[str], tf: bool, weak_bits: int, with_numbers: bool
@@ -348,13 +361,18 @@ class _Vocabulary:
         """One text's (fingerprint, informative count, numbers, number count, weak
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
-        found = kernel.fingerprint(tokens, *self._kernel_args(), tf, weak_bits, with_numbers)
+        found = kernel.fingerprint(tokens, self.kernel_tables(), tf, weak_bits, with_numbers)
         if found is None:  # new tokens: add them, then nothing can change under the lock
             with self.lock:
                 self._lookup_locked(tokens)
                 found = kernel.fingerprint(
-                    tokens, *self._kernel_args(), tf, weak_bits, with_numbers
+                    tokens, self.kernel_tables(), tf, weak_bits, with_numbers
                 )
+                if found is None:  # tables built from a half-replaced vocabulary
+                    self._tables = None
+                    found = kernel.fingerprint(
+                        tokens, self.kernel_tables(), tf, weak_bits, with_numbers
+                    )
             if found is None:
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
         return found

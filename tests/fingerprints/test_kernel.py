@@ -116,9 +116,15 @@ def test_bad_arguments_raise_clear_errors() -> None:
     assert kernel is not None
     vocab = engine._vocabulary(frozenset())
     with pytest.raises(TypeError, match="tokens must be str"):
-        kernel.fingerprint([3, "ok"], *vocab._kernel_args(), True, 0, True)
+        kernel.fingerprint([3, "ok"], vocab.kernel_tables(), True, 0, True)
     with pytest.raises(ValueError, match="weak_bits"):
-        kernel.fingerprint([], *vocab._kernel_args(), True, 65, True)
+        kernel.fingerprint([], vocab.kernel_tables(), True, 65, True)
+    with pytest.raises(TypeError, match="tokens: list"):
+        kernel.fingerprint(("a",), vocab.kernel_tables(), True, 0, True)
+    with pytest.raises(TypeError, match="8-byte items"):
+        kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 9))
+    with pytest.raises(TypeError, match="9 arrays"):
+        kernel.Tables(np.zeros(4))
     with pytest.raises(ValueError, match="65536"):
         kernel.char_sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))
     with pytest.raises(RuntimeError, match="not built"):

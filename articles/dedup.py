@@ -6,8 +6,9 @@ be rebuilt at any time (`rebuild_index`). See docs/engine.md for the rule.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from django.utils import timezone
 
 from articles import redis_store, reindex, representatives
 from articles.bulksql import insert_rows, prep, update_rows
-from articles.locks import multi_lock
+from articles.locks import StaleValue, multi_lock
 from articles.models import Article, ArticleStatus, Doc, DocStatus, MatchedBy
 from articles.tuning import active_config, active_state, active_version
 from fingerprints.engine import (
@@ -76,9 +77,6 @@ class Indexes:
             urls=names["u"], generation=generation,
         )
 
-    def is_active(self) -> bool:
-        return reindex.active_generation() == self.generation
-
 
 def rebuild_index(progress: Any = None) -> int:
     """Rebuild every Redis structure from MySQL (a new generation, then the switch)."""
@@ -112,6 +110,10 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     (with their ids): they are not read again. A job that finished them in the
     meantime is still noticed under the lock."""
     generation, config = active_state()
+    live = reindex.ensure_index(generation)
+    if live != generation:  # a reused state older than an index switch (or a rebuild)
+        generation, config = active_state(max_age_ms=0)
+        live = reindex.ensure_index(generation)
     if nids and all(isinstance(n, Article) and n.pk for n in nids):
         # the caller's own unsaved-since-insert objects (the API's inline path)
         articles = sorted((a for a in nids if isinstance(a, Article)), key=lambda a: a.pk)
@@ -138,13 +140,13 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     if prewritten:
         update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
                     only_if={"status": ArticleStatus.QUEUED.value})
-    indexes = Indexes.open(config, reindex.ensure_index(generation))
+    indexes = Indexes.open(config, live)
     probes = [content_probes(f, config) for f in features]
     keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
-    with multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
-                    gate=reindex.gate_key(), renew=True):
-        if not indexes.is_active():
-            raise IndexUnavailable("the index was switched under a running job; it will retry")
+    # The generation is checked in the acquiring script (StaleValue): a switch sets the
+    # gate, waits for the batches holding locks, then moves the generation, so it cannot
+    # slip in between the check and the locks.
+    with _batch_lock(keys, indexes):
         finished = set(
             Article.objects.filter(pk__in=[a.pk for a in articles], status=ArticleStatus.DONE)
             .values_list("id", flat=True)
@@ -171,6 +173,21 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         pipe.execute()
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
     return [a for a, _f in todo]
+
+
+@contextlib.contextmanager
+def _batch_lock(keys: list[str], indexes: Indexes) -> Iterator[None]:
+    try:
+        lock = multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
+                          gate=reindex.gate_key(), renew=True,
+                          expect=(reindex.generation_key(), indexes.generation))
+        lock.__enter__()
+    except StaleValue:
+        raise IndexUnavailable("the index was switched under a running job; it will retry"
+                               ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(lock)  # entered above: the stack only releases it
+        yield
 
 
 def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[int]],

@@ -14,6 +14,7 @@ worker that died, and a holder that runs longer renews it.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import time
@@ -22,7 +23,11 @@ from contextlib import contextmanager
 
 import redis
 
+# ARGV: token, ttl, gate key ('' for none), key and value that must match ('' for no
+# check: the index generation a batch was planned for). Returns 1 (locked), 0 (busy or
+# gated: try again) or -1 (the key no longer holds the value: do not wait).
 ACQUIRE = """
+if ARGV[4] ~= '' and redis.call('GET', ARGV[4]) ~= ARGV[5] then return -1 end
 if ARGV[3] ~= '' and redis.call('EXISTS', ARGV[3]) == 1 then return 0 end
 for i, k in ipairs(KEYS) do
   if redis.call('EXISTS', k) == 1 then return 0 end
@@ -61,49 +66,91 @@ class LockTimeout(RuntimeError):
     pass
 
 
-class _Renewer(threading.Thread):
-    """Extends the locks' TTL every third of it while the holder runs, so a short TTL
-    frees the locks of a killed process quickly without expiring under a live one."""
+class StaleValue(RuntimeError):
+    """The key given as ``expect`` to :func:`multi_lock` no longer holds the value."""
 
-    def __init__(self, client: redis.Redis, keys: Sequence[str], token: str,
-                 ttl_ms: int) -> None:
-        super().__init__(name="lock-renewer", daemon=True)
-        self.client, self.keys, self.token, self.ttl_ms = client, keys, token, ttl_ms
-        self.stopped = threading.Event()
 
-    def run(self) -> None:
-        renew = self.client.register_script(RENEW)
-        while not self.stopped.wait(self.ttl_ms / 3000):
-            try:
-                renew(keys=self.keys, args=[self.token, self.ttl_ms])
-            except redis.RedisError as exc:  # the holder's own Redis calls will fail too
-                log.warning("could not renew %d locks: %s", len(self.keys), exc)
+class _Renewals:
+    """One daemon thread per process extends the TTL of every lock set held with
+    ``renew=True``, each every third of its TTL, so a short TTL frees the locks of a
+    killed process quickly without expiring under a live one (and a batch does not
+    pay for starting a thread)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.held: dict[str, tuple[redis.Redis, Sequence[str], int]] = {}
+        self.due: dict[str, float] = {}
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    def add(self, client: redis.Redis, keys: Sequence[str], token: str, ttl_ms: int) -> None:
+        with self.lock:
+            self.held[token] = (client, keys, ttl_ms)
+            self.due[token] = time.monotonic() + ttl_ms / 3000
+            # a forked child (an RQ work horse) inherits no running thread
+            if self.thread is None or self.pid != os.getpid() or not self.thread.is_alive():
+                self.pid = os.getpid()
+                self.thread = threading.Thread(target=self._run, name="lock-renewer",
+                                               daemon=True)
+                self.thread.start()
+        self.wake.set()
+
+    def remove(self, token: str) -> None:
+        with self.lock:
+            self.held.pop(token, None)
+            self.due.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            now = time.monotonic()
+            with self.lock:
+                todo = [(token, self.held[token]) for token, at in self.due.items()
+                        if at <= now]
+                for token, (_c, _k, ttl_ms) in todo:
+                    self.due[token] = now + ttl_ms / 3000
+                upcoming = min(self.due.values(), default=now + 1.0)
+            for token, (client, keys, ttl_ms) in todo:
+                try:
+                    # RENEW only extends keys still holding the token: a lock released
+                    # (or taken over) meanwhile is never revived
+                    client.register_script(RENEW)(keys=keys, args=[token, ttl_ms])
+                except redis.RedisError as exc:  # the holder's own calls will fail too
+                    log.warning("could not renew %d locks: %s", len(keys), exc)
+            self.wake.wait(max(0.005, min(upcoming - time.monotonic(), 1.0)))
+            self.wake.clear()
+
+
+_renewals = _Renewals()
 
 
 @contextmanager
 def multi_lock(
     client: redis.Redis, keys: Sequence[str], *, ttl_ms: int = 30_000, wait_s: float = 30.0,
-    gate: str = "", renew: bool = False,
+    gate: str = "", renew: bool = False, expect: tuple[str, str] | None = None,
 ) -> Iterator[None]:
     """Lock every key or none; while the `gate` key exists, wait (an index switch).
-    With `renew`, a thread extends the TTL every `ttl_ms / 3` until the block ends."""
+    With `renew`, the process's renewal thread extends the TTL every `ttl_ms / 3`
+    until the block ends. With `expect=(key, value)`, the locks are taken only while
+    `key` holds `value`, checked in the same script: otherwise :class:`StaleValue`."""
     keys = sorted(set(keys))
     token = secrets.token_hex(8)
     acquire = client.register_script(ACQUIRE)
     deadline = time.monotonic() + wait_s
     delay = 0.001
-    while not acquire(keys=keys, args=[token, ttl_ms, gate]):
+    check_key, check_value = expect if expect is not None else ("", "")
+    while (got := acquire(keys=keys, args=[token, ttl_ms, gate, check_key, check_value])) != 1:
+        if got == -1:
+            raise StaleValue(f"{check_key} no longer holds {check_value!r}")
         if time.monotonic() > deadline:
             raise LockTimeout(f"could not lock {len(keys)} index buckets in {wait_s}s")
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
-    renewer = _Renewer(client, keys, token, ttl_ms) if renew else None
-    if renewer is not None:
-        renewer.start()
+    if renew:
+        _renewals.add(client, keys, token, ttl_ms)
     try:
         yield
     finally:
-        if renewer is not None:
-            renewer.stopped.set()
-            renewer.join()
+        if renew:
+            _renewals.remove(token)
         client.register_script(RELEASE)(keys=keys, args=[token])

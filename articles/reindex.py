@@ -29,7 +29,7 @@ from django.utils import timezone
 from articles import redis_store
 from articles.locks import multi_lock
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
-from articles.tuning import active_config, config_to_json
+from articles.tuning import active_config, config_to_json, forget_state
 from fingerprints.engine import EngineConfig, extract_many
 from fingerprints.index import RedisBlockIndex
 
@@ -210,6 +210,7 @@ def build(config: EngineConfig | None = None, *, recompute: bool = False,
                     reindex_status="done",
                 )
             client.set(generation_key(), generation)
+            forget_state()
         finally:
             client.delete(gate_key())
     except Exception as exc:
@@ -256,6 +257,7 @@ def apply_settings(settings: EngineSettings) -> dict[str, Any]:
         return {"reindex": True}
     IndexState.objects.update_or_create(pk=1, defaults={
         "config": config_to_json(new), "config_version": settings.version})
+    forget_state()
     return {"reindex": False}
 
 

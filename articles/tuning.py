@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from typing import Any
 
 from fingerprints.engine import EngineConfig
@@ -59,13 +60,36 @@ def active_config() -> EngineConfig:
     return active_state()[1]
 
 
-def active_state() -> tuple[str | None, EngineConfig]:
-    """The database's index generation and the active configuration, in one query."""
+def active_state(max_age_ms: int | None = None) -> tuple[str | None, EngineConfig]:
+    """The database's index generation and the active configuration, in one query,
+    reused for ``max_age_ms`` (default ``settings.STATE_CACHE_MS``) in this thread.
+
+    A reused state can be older than an index switch: the batch then finds another
+    generation in Redis (``reindex.ensure_index``) and reads the state again
+    (``max_age_ms=0``), and the lock script refuses a generation that is no longer
+    Redis's (articles/dedup.py). A verification threshold changed in admin reaches
+    the other processes within the reuse time."""
+    from django.conf import settings
+
     from articles.models import IndexState
 
+    if max_age_ms is None:
+        max_age_ms = settings.STATE_CACHE_MS
+    now = time.monotonic()
+    cached = getattr(_cache, "state", None)
+    if cached is not None and (now - cached[0]) * 1000 < max_age_ms:
+        return cached[1]  # type: ignore[no-any-return]
     row = IndexState.objects.filter(pk=1).values_list("generation", "config_version",
                                                       "config").first()
-    return (row[0] or None if row else None), _config_of(row[1:] if row else None)
+    state = (row[0] or None if row else None), _config_of(row[1:] if row else None)
+    _cache.state = (now, state)
+    return state
+
+
+def forget_state() -> None:
+    """Read the state again at the next :func:`active_state` (this thread): after this
+    process changed it."""
+    _cache.state = None
 
 
 def _config_of(row: tuple[int, Any] | None) -> EngineConfig:

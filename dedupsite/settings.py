@@ -127,6 +127,9 @@ API_INLINE_MAX = env_int("API_INLINE_MAX", 20)
 # An API key read from the database is reused for this long per process (a revoked
 # key stops working within it; 0 reads it on every request).
 API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5)
+# The index generation and engine configuration read from the database are reused this
+# long per thread (articles/tuning.py active_state); 0 reads them for every batch.
+STATE_CACHE_MS = env_int("STATE_CACHE_MS", 1000)
 INDEX_LOCK_STRIPES = max(1, env_int("INDEX_LOCK_STRIPES", 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 

@@ -70,8 +70,10 @@ def _local_representative_store(settings, tmp_path_factory):
     every test without remembered API keys."""
     from articles import representatives
     from articles.models import ApiKey
+    from articles.tuning import forget_state
 
     ApiKey.forget_cached()
+    forget_state()
     # burst workers in tests run without the RQ scheduler: pushes are enqueued at once
     # (test_representatives.py covers the delayed path)
     settings.PUSH_DELAY_MS = 0

@@ -125,3 +125,34 @@ def test_a_worker_notices_an_empty_index_and_rebuilds_it_itself(client, auth, ru
                                  "title": "工业增加值", "content": variant(4)}))
     run_worker()
     assert Article.objects.get(nid="later").doc.doc_id == old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_planned_for_a_switched_generation_changes_nothing(client, auth, run_worker,
+                                                                  redis_client, monkeypatch):
+    from articles import dedup, reindex
+
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data=json.dumps({"nid": "first", "url": "https://a.example/1",
+                                 "title": "工业增加值", "content": variant(5)}))
+    run_worker()
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data=json.dumps({"nid": "later", "url": "https://a.example/2",
+                                 "title": "工业增加值", "content": variant(6)}))
+    planned = reindex.ensure_index()
+
+    def switch_meanwhile(state=None):
+        # the batch read generation `planned`; a switch lands before it takes its locks
+        redis_client.set(reindex.generation_key(), "switched")
+        return planned
+
+    monkeypatch.setattr(reindex, "ensure_index", switch_meanwhile)
+    with pytest.raises(dedup.IndexUnavailable):
+        dedup.process_articles(["later"])
+    later = Article.objects.get(nid="later")
+    assert (later.status, later.doc_id) == ("queued", None)
+    assert not redis_client.keys("*lock*")  # no lock left behind
+    monkeypatch.undo()
+    redis_client.set(reindex.generation_key(), planned)
+    run_worker()
+    assert Article.objects.get(nid="later").doc_id == Article.objects.get(nid="first").doc_id

@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from articles import locks
 from articles.locks import LockTimeout, multi_lock
 from fingerprints.index import RedisBlockIndex
 
@@ -69,7 +70,13 @@ def test_a_renewed_lock_outlives_its_ttl_and_an_abandoned_one_expires(redis_clie
         assert redis_client.exists("held")
         assert 0 < redis_client.pttl("held") <= 300
     assert not redis_client.exists("held")
-    assert not [t for t in threading.enumerate() if t.name == "lock-renewer"]
+    assert "held" not in str(locks._renewals.held)  # nothing renews it any more
+    # two holders with different TTLs share the process's renewal thread
+    with multi_lock(redis_client, ["a"], ttl_ms=200, renew=True), \
+            multi_lock(redis_client, ["b"], ttl_ms=600, renew=True):
+        time.sleep(1.0)
+        assert redis_client.exists("a") and redis_client.exists("b")
+    assert [t.name for t in threading.enumerate()].count("lock-renewer") == 1
     # without renewal (a killed holder renews nothing) the TTL frees the key
     with multi_lock(redis_client, ["left"], ttl_ms=300):
         time.sleep(0.5)
@@ -86,3 +93,17 @@ def test_a_renewal_never_revives_a_lock_taken_over(redis_client):
     assert renew(keys=["k", "missing"], args=["my-token", 50]) == 0
     assert redis_client.get("k") == b"other-token" and redis_client.pttl("k") > 5_000
     assert not redis_client.exists("missing")
+
+
+def test_an_expected_value_is_checked_in_the_acquiring_script(redis_client):
+    redis_client.set("gen", "g1")
+    with multi_lock(redis_client, ["x"], expect=("gen", "g1")):
+        assert redis_client.exists("x")
+    redis_client.set("gen", "g2")
+    with pytest.raises(locks.StaleValue), multi_lock(redis_client, ["x"], expect=("gen", "g1"),
+                                                     wait_s=5):
+        pass  # pragma: no cover - never entered
+    assert not redis_client.exists("x")  # nothing locked, and no waiting for a change
+    redis_client.delete("gen")  # Redis restarted empty: stale too
+    with pytest.raises(locks.StaleValue), multi_lock(redis_client, ["x"], expect=("gen", "g1")):
+        pass  # pragma: no cover

@@ -176,3 +176,25 @@ def test_the_preview_page_shows_the_changes_and_the_chart(admin_client, auth, ru
     assert 'class="split-count"' in body
     assert Doc.objects.filter(size=3).exists()
     assert EngineSettings.load().version == 1  # nothing saved
+
+
+def test_a_state_read_before_an_index_switch_is_read_again(admin_client, auth, run_worker,
+                                                           redis_client):
+    from articles import tuning
+
+    post(admin_client, auth, "s0", BASE)
+    run_worker()
+    stale = tuning._cache.state  # what this thread read before the switch (k = 3)
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    assert admin_client.post(url, settings_form(k=5)).status_code == 302
+    run_worker()  # the reindex job switches to a k = 5 generation
+    assert IndexState.load().config["k"] == 5
+    # as in another process that read the state just before the switch: the batch
+    # finds another generation in Redis, reads the state again and uses k = 5 buckets
+    tuning._cache.state = stale
+    assert tuning.active_state()[1].k == 3
+    post(admin_client, auth, "s9", BASE + "记者 报道")
+    run_worker()
+    s9 = Article.objects.get(nid="s9")
+    assert s9.status == "done" and s9.doc_id == Article.objects.get(nid="s0").doc_id
+    assert tuning.active_state()[1].k == 5

@@ -16,12 +16,22 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from articles import redis_store, reindex, representatives
-from articles.bulksql import insert_rows, prep, update_rows
+from articles.bulksql import (
+    column,
+    fetch_models,
+    fetch_values,
+    insert_rows,
+    placeholders,
+    prep,
+    select_list,
+    table,
+    update_rows,
+)
 from articles.locks import StaleValue, multi_lock
 from articles.models import Article, ArticleStatus, Doc, DocStatus, MatchedBy
 from articles.tuning import active_config, active_state, active_version
@@ -147,10 +157,10 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     # gate, waits for the batches holding locks, then moves the generation, so it cannot
     # slip in between the check and the locks.
     with _batch_lock(keys, indexes):
-        finished = set(
-            Article.objects.filter(pk__in=[a.pk for a in articles], status=ArticleStatus.DONE)
-            .values_list("id", flat=True)
-        )  # done by another worker (a retried job)
+        finished = {row[0] for row in fetch_values(  # done by another worker (a retried job)
+            f"SELECT {column(Article, 'id')} FROM {table(Article)} "
+            f"WHERE {column(Article, 'id')} IN ({', '.join(str(int(a.pk)) for a in articles)}) "
+            f"AND {column(Article, 'status')} = %s", [ArticleStatus.DONE.value])}
         todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
         todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
         if not todo:
@@ -311,28 +321,62 @@ def _forbidden(article: Article) -> frozenset[str]:
 
 
 def load_candidates(ids: Iterable[int]) -> list[Candidate]:
-    """Candidate members plus the anchor of every candidate doc (no chaining without it)."""
-    rows = list(
-        Article.objects.filter(pk__in=list(ids), status=ArticleStatus.DONE, doc__isnull=False)
-        .values_list("id", "doc__doc_id", "features", "doc__anchor_id")
-    )
-    anchor_ids = {row[3] for row in rows if row[3] is not None} - {row[0] for row in rows}
-    if anchor_ids:
-        rows += list(
-            Article.objects.filter(pk__in=anchor_ids, doc__isnull=False).values_list(
-                "id", "doc__doc_id", "features", "doc__anchor_id"
-            )
-        )
-    return [
-        Candidate(
-            article_id=row[0],
-            doc_key=row[1],
-            features=Features.from_bytes(bytes(row[2])),
-            is_anchor=row[0] == row[3],
-        )
-        for row in rows
-        if row[2] is not None
-    ]
+    """Candidate members plus the anchor of every candidate doc (no chaining without it),
+    in one query: the done members with their doc, and each such doc's anchor with the
+    anchor's own doc."""
+    ids = sorted({int(i) for i in ids})
+    if not ids:
+        return []
+    a_id, a_doc, a_features = (column(Article, n) for n in ("id", "doc", "features"))
+    d_id, d_key, d_anchor = (column(Doc, n) for n in ("id", "doc_id", "anchor"))
+    members = f"FROM {table(Article)} a JOIN {table(Doc)} d ON d.{d_id} = a.{a_doc}"
+    anchors = (f"JOIN {table(Article)} n ON n.{a_id} = d.{d_anchor} "
+               f"JOIN {table(Doc)} e ON e.{d_id} = n.{a_doc}")
+    done = (f"WHERE a.{a_id} IN ({', '.join(map(str, ids))}) "
+            f"AND a.{column(Article, 'status')} = %s")
+    rows = fetch_values(
+        f"SELECT a.{a_id}, d.{d_key}, a.{a_features}, d.{d_anchor} {members} {done} "
+        f"UNION ALL SELECT n.{a_id}, e.{d_key}, n.{a_features}, e.{d_anchor} "
+        f"{members} {anchors} {done}",
+        [ArticleStatus.DONE.value, ArticleStatus.DONE.value])
+    seen: set[int] = set()
+    out = []
+    for article_id, doc_key, features, anchor_id in rows:
+        if article_id in seen or features is None:
+            continue
+        seen.add(article_id)
+        out.append(Candidate(article_id=article_id, doc_key=doc_key,
+                             features=Features.from_bytes(bytes(features)),
+                             is_anchor=article_id == anchor_id))
+    return out
+
+
+_DOC_FIELDS = tuple(f.name for f in Doc._meta.concrete_fields)
+# a representative as the doc's answer and the election need it: not its text
+_REP_FIELDS = tuple(f.name for f in Article._meta.concrete_fields
+                    if f.name not in ("content", "features"))
+
+
+def _locked_docs(doc_ids: Iterable[str]) -> dict[str, Doc]:
+    """The docs named, locked (FOR UPDATE) with their representative, in one query."""
+    keys = sorted(set(doc_ids))
+    if not keys:
+        return {}
+    sql = (f"SELECT {select_list('d', Doc, _DOC_FIELDS)}, "
+           f"{select_list('r', Article, _REP_FIELDS)} "
+           f"FROM {table(Doc)} d LEFT JOIN {table(Article)} r "
+           f"ON r.{column(Article, 'id')} = d.{column(Doc, 'representative')} "
+           f"WHERE d.{column(Doc, 'doc_id')} IN ({placeholders(len(keys))})")
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    out: dict[str, Doc] = {}
+    for doc, rep in fetch_models(sql, keys, [(Doc, "d", _DOC_FIELDS),
+                                             (Article, "r", _REP_FIELDS)]):
+        assert isinstance(doc, Doc)
+        if rep is not None:
+            doc.representative = rep  # type: ignore[assignment]
+        out[doc.doc_id] = doc
+    return out
 
 
 def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],
@@ -341,10 +385,11 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
     now = timezone.now()
     with transaction.atomic():
         founders = [a for (a, _f), d in zip(todo, decisions, strict=True) if d is None]
-        taken = set(
-            Doc.objects.filter(doc_id__in=[make_doc_id(a.nid) for a in founders])
-            .values_list("doc_id", flat=True)
-        )
+        wanted = [make_doc_id(a.nid) for a in founders]
+        taken = {row[0] for row in fetch_values(
+            f"SELECT {column(Doc, 'doc_id')} FROM {table(Doc)} "
+            f"WHERE {column(Doc, 'doc_id')} IN ({placeholders(len(wanted))})", wanted)
+        } if wanted else set()
         new_docs = {}
         for article in founders:
             doc_id = make_doc_id(article.nid)
@@ -361,12 +406,7 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                     [(d.doc_id, DocStatus.AUTO.value, d.anchor_id, d.representative_id,
                       False, 0, 0, stamp, stamp, stamp, stamp) for d in new_docs.values()])
         existing_keys = {d.doc_key for d in decisions if d is not None} - set(new_docs)
-        existing = {
-            doc.doc_id: doc
-            for doc in Doc.objects.select_for_update().select_related("representative")
-            .defer("representative__content", "representative__features")
-            .filter(doc_id__in=existing_keys)
-        }
+        existing = _locked_docs(existing_keys)
         if len(new_docs) == 1 and last_id:
             next(iter(new_docs.values())).pk = last_id
         elif new_docs:

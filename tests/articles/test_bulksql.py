@@ -68,3 +68,55 @@ def test_insert_objects_writes_what_bulk_create_would() -> None:
     assert [a.url_hash for a in stored] == [(1 << 64) - 1, (1 << 64) - 2, (1 << 64) - 3]
     assert all(a.status == "queued" and a.published_at == when and a.title == ""
                and a.received_at is not None and a.doc_id is None for a in stored)
+
+
+def test_locked_docs_read_what_the_orm_reads() -> None:
+    from articles.dedup import _locked_docs
+
+    docs = _docs(3)
+    rep = Article.objects.create(nid="rep", url="https://e.example/r", content="正文", hotness=7.5,
+                                 title_fp=(1 << 64) - 1, content_fp=1 << 63, features=b"\x00\xff")
+    Doc.objects.filter(pk=docs[0].pk).update(representative=rep, representative_pinned=True)
+    got = _locked_docs([docs[0].doc_id, docs[1].doc_id, "missing"])
+    assert sorted(got) == [docs[0].doc_id, docs[1].doc_id]
+    orm = {d.doc_id: d for d in Doc.objects.select_related("representative")
+           .filter(doc_id__in=got)}
+    for key, doc in got.items():
+        for field in Doc._meta.concrete_fields:  # converted like the ORM: aware datetimes...
+            assert getattr(doc, field.attname) == getattr(orm[key], field.attname), field.name
+        assert doc._state.adding is False
+    first = got[docs[0].doc_id]
+    assert first.representative_pinned is True
+    assert first.representative.pk == rep.pk and first.representative.hotness == 7.5
+    assert first.representative.title_fp == (1 << 64) - 1  # unsigned 64-bit converter
+    assert first.representative.received_at == Article.objects.get(pk=rep.pk).received_at
+    # the text is deferred (read on access), not loaded with the row
+    assert "content" in first.representative.get_deferred_fields()
+    assert first.representative.content == "正文"
+    assert got[docs[1].doc_id].representative is None  # outer join, no representative
+
+
+def test_load_candidates_gives_members_and_their_docs_anchors() -> None:
+    from articles.dedup import load_candidates
+    from fingerprints.engine import extract
+
+    feats = extract("标题", "正文内容" * 20).to_bytes()
+    docs = _docs(2)
+    anchor = Article.objects.create(nid="a", url="https://e.example/a", content="x",
+                                    features=feats, status="done", doc=docs[0])
+    member = Article.objects.create(nid="m", url="https://e.example/m", content="x",
+                                    features=feats, status="done", doc=docs[0])
+    queued = Article.objects.create(nid="q", url="https://e.example/q", content="x",
+                                    features=feats, status="queued", doc=docs[1])
+    moved = Article.objects.create(nid="v", url="https://e.example/v", content="x",
+                                   features=feats, status="done", doc=docs[1])
+    Doc.objects.filter(pk=docs[0].pk).update(anchor=anchor)
+    Doc.objects.filter(pk=docs[1].pk).update(anchor=member)  # an anchor now in another doc
+    got = {(c.article_id, c.doc_key, c.is_anchor) for c in load_candidates(
+        [member.pk, queued.pk, moved.pk, 10**9])}
+    assert got == {
+        (member.pk, docs[0].doc_id, False),
+        (anchor.pk, docs[0].doc_id, True),  # the anchor of the member's doc, not asked for
+        (moved.pk, docs[1].doc_id, False),  # its doc's anchor is `member`, listed once
+    }
+    assert load_candidates([]) == []

@@ -246,14 +246,21 @@ def _decide_batch(
     indexes: Indexes,
 ) -> list[Decision | None]:
     """Decide each article in order against the index and the batch's earlier articles."""
-    client = redis_store.client()
-    url_hits = client.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
-    content_hits = indexes.content.query_probes(
+    # the URL hashes, the content buckets and the title buckets: one round trip
+    pipe = redis_store.client().pipeline(transaction=False)
+    pipe.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
+    content_lookup = indexes.content.plan_probes(
         [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
         config.content_radius)
     titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
-    title_hits = dict(zip([n for n, _fp in titled], indexes.title.query_many(
-        [fp for _n, fp in titled], config.title_radius), strict=True))
+    title_lookup = indexes.title.plan_many([fp for _n, fp in titled], config.title_radius)
+    content_lookup.queue(pipe)
+    title_lookup.queue(pipe)
+    replies = iter(pipe.execute())
+    url_hits = next(replies)
+    content_hits = content_lookup.collect(replies)
+    title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
+                          strict=True))
     hits: list[set[int]] = []
     for n, (article, feats) in enumerate(todo):
         ids = {i for i, _fp, _d in content_hits[n]} if feats.content_fp else set()

@@ -152,22 +152,32 @@ def enqueue_push(*, now: bool = False) -> None:
     dead worker's RQ scheduler).
     """
 
-    for shard in range(settings.PUSH_JOBS):
-        _enqueue_shard(shard, settings.PUSH_JOBS,
-                       delay_ms=0 if now else settings.PUSH_DELAY_MS, force=now)
+    shards = settings.PUSH_JOBS
+    _enqueue_shards(range(shards), shards,
+                    delay_ms=0 if now else settings.PUSH_DELAY_MS, force=now)
 
 
 def _enqueue_shard(shard: int, shards: int, delay_ms: int = 0, force: bool = False) -> None:
-    """One waiting push job per shard slice. With a delay the job is scheduled (the
-    workers' RQ scheduler enqueues it): every change committed meanwhile rides along,
-    so steady traffic costs one push job per slice per delay, not one per commit."""
+    _enqueue_shards([shard], shards, delay_ms, force)
+
+
+def _enqueue_shards(slices: Iterable[int], shards: int, delay_ms: int = 0,
+                    force: bool = False) -> None:
+    """One waiting push job per shard slice (the flags of all the slices set in one
+    round trip). With a delay the job is scheduled (the workers' RQ scheduler enqueues
+    it): every change committed meanwhile rides along, so steady traffic costs one push
+    job per slice per delay, not one per commit."""
     from datetime import timedelta
 
     from articles import redis_store
 
-    client = redis_store.client()
-    flag = redis_store.key("push", "queued", shard, shards)
-    if client.set(flag, 1, nx=not force, ex=60):
+    slices = list(slices)
+    pipe = redis_store.client().pipeline(transaction=False)
+    for shard in slices:
+        pipe.set(redis_store.key("push", "queued", shard, shards), 1, nx=not force, ex=60)
+    for shard, flagged in zip(slices, pipe.execute(), strict=True):
+        if not flagged:
+            continue  # a job for this slice is waiting: it will carry the change
         queue = django_rq.get_queue("push")
         if delay_ms > 0:
             queue.enqueue_in(timedelta(milliseconds=delay_ms), push_pending, shard, shards,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, Protocol, runtime_checkable
 
@@ -203,6 +203,32 @@ class MemoryBlockIndex:
         return len(self._items)
 
 
+class PendingLookup:
+    """Bucket reads planned by :meth:`RedisBlockIndex.plan_many` or
+    :meth:`~RedisBlockIndex.plan_probes`: :meth:`queue` adds their MGETs to a pipeline
+    (with other commands, so several lookups share one round trip), :meth:`collect`
+    takes their replies, in order, from the iterator over the pipeline's results."""
+
+    CHUNK = 1000  # keys per MGET
+
+    def __init__(self, keys: list[str],
+                 finish: Callable[[list[bytes | None]], list[list[tuple[int, int, int]]]]
+                 ) -> None:
+        self.keys, self.finish = keys, finish
+        self.commands = 0
+
+    def queue(self, pipe: Any) -> None:
+        for start in range(0, len(self.keys), self.CHUNK):
+            pipe.mget(self.keys[start:start + self.CHUNK])
+        self.commands = -(-len(self.keys) // self.CHUNK)
+
+    def collect(self, replies: Iterator[Any]) -> list[list[tuple[int, int, int]]]:
+        values: list[bytes | None] = []
+        for _ in range(self.commands):
+            values += next(replies)
+        return self.finish(values)
+
+
 # Redis layout, for namespace "dd:c" and k=3:
 #   dd:c:k3:b{block}:{value hex}  string of 12-byte records <Q fp><I id> appended (APPEND)
 #   dd:c:k3:meta                  hash: count, generation
@@ -359,13 +385,8 @@ class RedisBlockIndex:
 
     def query_many(self, fps: Sequence[int], max_distance: int | None = None
                    ) -> list[list[tuple[int, int, int]]]:
-        """:meth:`query` for many fingerprints in one round trip (a pipeline of MGETs)."""
-        radius = _radius(self.k, max_distance)
-        pipe = self.client.pipeline(transaction=False)
-        for fp in fps:
-            pipe.mget(self._keys(fp))
-        return [self._hits(values, fp, radius)
-                for values, fp in zip(pipe.execute(), fps, strict=True)]
+        """:meth:`query` for many fingerprints in one round trip."""
+        return self._run(self.plan_many(fps, max_distance))
 
     def query_probes(self, groups: Sequence[Sequence[int]], max_distance: int | None = None
                      ) -> list[list[tuple[int, int, int]]]:
@@ -377,6 +398,28 @@ class RedisBlockIndex:
         distinct bucket of the batch is fetched once. Distances are to the group's
         first fingerprint.
         """
+        return self._run(self.plan_probes(groups, max_distance))
+
+    def _run(self, plan: PendingLookup) -> list[list[tuple[int, int, int]]]:
+        pipe = self.client.pipeline(transaction=False)
+        plan.queue(pipe)
+        return plan.collect(iter(pipe.execute()))
+
+    def plan_many(self, fps: Sequence[int], max_distance: int | None = None) -> PendingLookup:
+        """:meth:`query_many` as a :class:`PendingLookup`, to share a pipeline."""
+        radius = _radius(self.k, max_distance)
+        width = self.k + 1
+        keys = [key for fp in fps for key in self._keys(fp)]
+
+        def finish(values: list[bytes | None]) -> list[list[tuple[int, int, int]]]:
+            return [self._hits(values[i * width:(i + 1) * width], fp, radius)
+                    for i, fp in enumerate(fps)]
+
+        return PendingLookup(keys, finish)
+
+    def plan_probes(self, groups: Sequence[Sequence[int]], max_distance: int | None = None
+                    ) -> PendingLookup:
+        """:meth:`query_probes` as a :class:`PendingLookup`, to share a pipeline."""
         radius = _radius(self.k, max_distance)
         sizes = [len(group) for group in groups]
         flat = np.fromiter(chain.from_iterable(groups), dtype=np.uint64, count=sum(sizes))
@@ -389,27 +432,28 @@ class RedisBlockIndex:
             distinct, where = np.unique(blocks[:, number], return_inverse=True)
             inverse[:, number] = where + len(keys)
             keys += [self.bucket_key(number, v) for v in distinct.tolist()]
-        pipe = self.client.pipeline(transaction=False)
-        for start in range(0, len(keys), 1000):
-            pipe.mget(keys[start:start + 1000])
-        chunks = pipe.execute() if keys else []
-        values = [value or b"" for chunk in chunks for value in chunk]
-        bounds = np.cumsum([0, *sizes]).tolist()
-        results: list[list[tuple[int, int, int]]] = []
-        for group, lo, hi in zip(groups, bounds, bounds[1:], strict=False):
-            data = b"".join([values[i] for i in np.unique(inverse[lo:hi]).tolist()])
-            if not data or not group:
-                results.append([])
-                continue
-            records = np.frombuffer(data, dtype=_RECORD_DTYPE)
-            fps = records["fp"]
-            probes = np.asarray(group, dtype=np.uint64).reshape(-1, 1)
-            near = (np.bitwise_count(fps[None, :] ^ probes) <= radius).any(axis=0)
-            found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
-            hits = [(i, f, ((group[0] ^ f) & MASK64).bit_count()) for i, f in found.items()]
-            hits.sort(key=lambda hit: (hit[2], hit[0]))
-            results.append(hits)
-        return results
+
+        def finish(replies: list[bytes | None]) -> list[list[tuple[int, int, int]]]:
+            values = [value or b"" for value in replies]
+            bounds = np.cumsum([0, *sizes]).tolist()
+            results: list[list[tuple[int, int, int]]] = []
+            for group, lo, hi in zip(groups, bounds, bounds[1:], strict=False):
+                data = b"".join([values[i] for i in np.unique(inverse[lo:hi]).tolist()])
+                if not data or not group:
+                    results.append([])
+                    continue
+                records = np.frombuffer(data, dtype=_RECORD_DTYPE)
+                fps = records["fp"]
+                probes = np.asarray(group, dtype=np.uint64).reshape(-1, 1)
+                near = (np.bitwise_count(fps[None, :] ^ probes) <= radius).any(axis=0)
+                found = {int(i): int(f)
+                         for i, f in zip(records["id"][near], fps[near], strict=True)}
+                hits = [(i, f, ((group[0] ^ f) & MASK64).bit_count()) for i, f in found.items()]
+                hits.sort(key=lambda hit: (hit[2], hit[0]))
+                results.append(hits)
+            return results
+
+        return PendingLookup(keys, finish)
 
     @staticmethod
     def _hits(values: list[bytes | None], fp: int, radius: int) -> list[tuple[int, int, int]]:

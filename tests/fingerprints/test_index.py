@@ -129,6 +129,22 @@ def test_redis_add_many_and_query_probes_agree_with_memory(redis_client, k: int)
                     and any(bin(fp ^ q).count("1") <= radius for q in group)}
         assert {i for i, _fp, _d in hits} == expected
         assert all(d == bin(group[0] ^ fp).count("1") for _i, fp, d in hits)
+    # planned lookups share one pipeline with other commands and give the same hits
+    redis_client.set("t:p:other", "x")
+    fps = [fp for _i, fp in items[:30]]
+    pipe = redis_client.pipeline(transaction=False)
+    pipe.get("t:p:other")
+    probes, many = redis_index.plan_probes(groups, radius), redis_index.plan_many(fps, radius)
+    probes.queue(pipe)
+    pipe.get("t:p:other")
+    many.queue(pipe)
+    replies = iter(pipe.execute())
+    assert next(replies) == b"x"
+    assert probes.collect(replies) == redis_index.query_probes(groups, radius)
+    assert next(replies) == b"x"
+    assert many.collect(replies) == redis_index.query_many(fps, radius)
+    assert many.collect(iter([[None] * (30 * (k + 1))])) == [[]] * 30  # empty buckets
+    assert redis_index.query_many(fps, radius) == [redis_index.query(fp, radius) for fp in fps]
 
 
 @pytest.mark.parametrize("k", [0, 1, 3, 8])

@@ -210,9 +210,8 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         new = extracted[i]
         hits: set[int] = set()
         if new.content_fp:
-            for fp in (new.content_fp, *content_probes(new, cfg)):
-                found = content_index.query(fp, cfg.content_radius)
-                hits.update(item for item, _, _ in found)
+            hits.update(content_index.query_union([new.content_fp, *content_probes(new, cfg)],
+                                                  cfg.content_radius))
         if new.title_fp:
             found = title_index.query(new.title_fp, cfg.title_radius)
             hits.update(item for item, _, _ in found)

@@ -169,10 +169,8 @@ class Replayer:
         hits: dict[tuple[int, Features], int] = {}
         # As online: every item within the candidate radius among those sharing a block
         # with the content fingerprint or one of its probes (engine.content_probes).
-        found: set[int] = set()
-        for probe in [feats.content_fp, *content_probes(feats, self.config)]:
-            found.update(fp for fp, _v, _d in self._content.query(probe,
-                                                                  self.config.content_radius))
+        found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
+                                          self.config.content_radius)
         for fp in found:
             for key, member in self._by_content[fp].items():
                 if hits.get(key, member + 1) > member:

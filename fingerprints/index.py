@@ -194,6 +194,26 @@ class MemoryBlockIndex:
                 found.update(bucket)
         return _finish(found, fp, radius)
 
+    def query_union(self, fps: Sequence[int], max_distance: int | None = None
+                    ) -> dict[int, int]:
+        """``{item: fp}`` of the union of :meth:`query` over ``fps`` (a fingerprint and
+        its probes): an item counts when it is within the radius of a fingerprint whose
+        bucket holds it. One call instead of one :meth:`query` per probe."""
+        radius = _radius(self.k, max_distance)
+        blocks = [(shift, (1 << width) - 1, buckets)
+                  for (shift, width), buckets in zip(self._layout, self._buckets, strict=True)]
+        found: dict[int, int] = {}
+        for fp in fps:
+            if not 0 <= fp <= MASK64:
+                raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
+            for shift, mask, buckets in blocks:
+                bucket = buckets.get((fp >> shift) & mask)
+                if bucket:
+                    for item, other in bucket.items():
+                        if item not in found and (fp ^ other).bit_count() <= radius:
+                            found[item] = other
+        return found
+
     def clear(self) -> None:
         for buckets in self._buckets:
             buckets.clear()

@@ -161,3 +161,21 @@ def test_near_pairs_by_block_agrees_with_near_sharing_block(k: int) -> None:
             expected = set(np.flatnonzero(near_sharing_block(group, fps, k, radius)).tolist()
                            ) if group else set()
             assert hits == expected
+
+
+@pytest.mark.parametrize("k", [0, 3, 8])
+def test_query_union_is_the_union_of_queries(k: int) -> None:
+    rng = random.Random(70 + k)
+    base = rng.getrandbits(64)
+    stored = [_flip(base, rng.sample(range(64), rng.randrange(0, 16))) for _ in range(400)]
+    stored += [rng.getrandbits(64) for _ in range(100)]
+    index = MemoryBlockIndex(k)
+    index.add_many(enumerate(stored))
+    for trial in range(20):
+        fp = _flip(base, rng.sample(range(64), trial % 6))
+        group = [fp, *(_flip(fp, rng.sample(range(64), 2)) for _ in range(6))]
+        for radius in sorted({k, k + 3, 10}):
+            expected = {i: f for q in group for i, f, _d in index.query(q, radius)}
+            assert index.query_union(group, radius) == expected
+    with pytest.raises(ValueError):
+        index.query_union([-1])

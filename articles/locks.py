@@ -115,7 +115,8 @@ class _Renewals:
                     # RENEW only extends keys still holding the token: a lock released
                     # (or taken over) meanwhile is never revived
                     client.register_script(RENEW)(keys=keys, args=[token, ttl_ms])
-                except redis.RedisError as exc:  # the holder's own calls will fail too
+                except Exception as exc:  # Redis errors: the holder's own calls fail too;
+                    # anything else must not end the thread that serves every holder
                     log.warning("could not renew %d locks: %s", len(keys), exc)
             self.wake.wait(max(0.005, min(upcoming - time.monotonic(), 1.0)))
             self.wake.clear()

@@ -72,9 +72,10 @@ def test_a_renewed_lock_outlives_its_ttl_and_an_abandoned_one_expires(redis_clie
     assert not redis_client.exists("held")
     assert "held" not in str(locks._renewals.held)  # nothing renews it any more
     # two holders with different TTLs share the process's renewal thread
-    with multi_lock(redis_client, ["a"], ttl_ms=200, renew=True), \
-            multi_lock(redis_client, ["b"], ttl_ms=600, renew=True):
-        time.sleep(1.0)
+    # (TTLs with room for a loaded 2-CPU machine: renewal is due after a third)
+    with multi_lock(redis_client, ["a"], ttl_ms=600, renew=True), \
+            multi_lock(redis_client, ["b"], ttl_ms=900, renew=True):
+        time.sleep(2.0)  # over three TTLs of `a`
         assert redis_client.exists("a") and redis_client.exists("b")
     assert [t.name for t in threading.enumerate()].count("lock-renewer") == 1
     # without renewal (a killed holder renews nothing) the TTL frees the key

@@ -88,7 +88,6 @@ class _Renewals:
         with self.lock:
             self.held[token] = (client, keys, ttl_ms)
             self.due[token] = time.monotonic() + ttl_ms / 3000
-            # a forked child (an RQ work horse) inherits no running thread
             if self.thread is None or self.pid != os.getpid() or not self.thread.is_alive():
                 self.pid = os.getpid()
                 self.thread = threading.Thread(target=self._run, name="lock-renewer",
@@ -123,6 +122,16 @@ class _Renewals:
 
 
 _renewals = _Renewals()
+
+
+def _forget_renewals_in_child() -> None:
+    # A forked child holds none of its parent's locks, and the parent's renewal thread
+    # (which may have held `lock` at the fork) does not exist in it: start afresh.
+    global _renewals
+    _renewals = _Renewals()
+
+
+os.register_at_fork(after_in_child=_forget_renewals_in_child)
 
 
 @contextmanager

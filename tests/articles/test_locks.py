@@ -108,3 +108,24 @@ def test_an_expected_value_is_checked_in_the_acquiring_script(redis_client):
     redis_client.delete("gen")  # Redis restarted empty: stale too
     with pytest.raises(locks.StaleValue), multi_lock(redis_client, ["x"], expect=("gen", "g1")):
         pass  # pragma: no cover
+
+
+def test_a_forked_child_renews_its_own_locks(redis_client):
+    import os
+    import time
+
+    # the parent's renewal thread is running (and may hold its lock at the fork)
+    with multi_lock(redis_client, ["parent"], ttl_ms=600, renew=True):
+        pid = os.fork()
+        if pid == 0:  # child: a fresh renewal state; its lock outlives the TTL
+            code = 1
+            try:
+                assert not locks._renewals.held
+                with multi_lock(redis_client, ["child"], ttl_ms=600, renew=True):
+                    time.sleep(1.5)
+                    code = 0 if redis_client.exists("child") else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert not redis_client.exists("child") and not redis_client.exists("parent")

@@ -546,7 +546,8 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         for item_id, _fp, dist in indexes.title.query(feats.title_fp, config.title_radius):
             hits.setdefault(item_id, ("title", dist))
     nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
-    for cand in load_candidates(hits):
+    candidates = load_candidates(hits)
+    for cand in candidates:
         if cand.article_id not in hits:
             continue  # an anchor loaded for context, not an index hit
         rule, dist = hits[cand.article_id]
@@ -559,7 +560,7 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         if best is None or (entry["verified"], -entry["distance"]) > (
                 best["verified"], -best["distance"]):
             matches[cand.doc_key] = entry
-    decision = decide(feats, load_candidates(hits), config)
+    decision = decide(feats, candidates, config)
     ordered = sorted(matches.values(), key=lambda m: (not m["verified"], m["distance"]))
     would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
     return {"docId": would_join or (decision.doc_key if decision else None),

@@ -234,7 +234,9 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
             PyErr_SetString(PyExc_TypeError, "tokens must be str");
             goto done;
         }
-        if (PyUnicode_READY(token) < 0) goto done; /* a legacy string: no-op from 3.12 */
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(token) < 0) goto done; /* legacy strings exist before 3.12 */
+#endif
         uint64_t key = token_key(token);
         uint64_t slot = key & mask;
         int64_t id = -1;
@@ -392,7 +394,9 @@ static PyObject *char_sketch(PyObject *self, PyObject *args) {
         goto done;
     }
     const uint8_t *keep = keep_view.buf;
+#if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0) goto done;
+#endif
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);

@@ -140,7 +140,7 @@ RAW_SCHEMA = (
 )
 FEATURE_SCHEMA = (
     "seq long, nid string, urlHash long, titleFp long, contentFp long, features binary, "
-    "hotness double, media string"
+    "hotness double, media string, probes array<long>"
 )
 
 
@@ -226,8 +226,11 @@ def _extract_partition(config: EngineConfig):
                 chunk, features, strict=True
             ):
                 uhash = to_signed(url_hash(url)) if url else None
+                # the multi-probe fingerprints (engine.content_probes), computed here
+                # rather than by a UDF over the features later (one Python pass less)
+                probes = [to_signed(p) for p in content_probes(feats, config)]
                 yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
-                       bytearray(feats.to_bytes()), hotness, media)
+                       bytearray(feats.to_bytes()), hotness, media, probes)
 
     return run
 
@@ -321,16 +324,6 @@ def near_pairs(
     return pairs, sizes
 
 
-def _probes_udf(config: EngineConfig) -> Any:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, LongType
-
-    def probes(data: bytes) -> list[int]:
-        return [to_signed(p) for p in content_probes(Features.from_bytes(bytes(data)), config)]
-
-    return F.udf(probes, ArrayType(LongType()))
-
-
 def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOptions
                     ) -> tuple[DataFrame, dict[str, DataFrame]]:
     """Undirected links (src, dst) between seqs whose articles can meet online, and
@@ -353,7 +346,7 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
             # article like a second fingerprint; the links this adds are a superset of
             # what the online probe lookups return, so components still hold every doc.
             keyed = keyed.unionByName(
-                feats.select("seq", F.explode(_probes_udf(config)("features")).alias("fp")))
+                feats.select("seq", F.explode("probes").alias("fp")))
         lead = leaders(keyed, "fp", options.salts).cache()
         links.append(keyed.join(lead.select("fp", "leader"), "fp")
                      .where(F.col("seq") != F.col("leader"))

@@ -379,16 +379,85 @@ static inline int is_cjk(uint32_t cp) {
     return (cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
 }
 
-/* char_sketch(text, keep_table) -> (level, shingles, samples_bytes), or None when the
- * text is not a character-shingle text (fewer than 5 kept characters or under 30 %
- * CJK among them: the caller's word-shingle path). keep_table: 65,536 bools, True for
- * the BMP code points that shingles keep (letters and digits). */
-static PyObject *char_sketch(PyObject *self, PyObject *args) {
+/* MurmurHash3 x86_32 (what mmh3.hash computes over a str's UTF-8 bytes). */
+static uint32_t murmur3_32(const unsigned char *data, Py_ssize_t len, uint32_t seed) {
+    const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+    uint32_t h = seed;
+    Py_ssize_t blocks = len / 4;
+    for (Py_ssize_t i = 0; i < blocks; i++) {
+        uint32_t k = (uint32_t)data[4 * i] | ((uint32_t)data[4 * i + 1] << 8) |
+                     ((uint32_t)data[4 * i + 2] << 16) | ((uint32_t)data[4 * i + 3] << 24);
+        k *= c1;
+        k = (k << 15) | (k >> 17);
+        k *= c2;
+        h ^= k;
+        h = (h << 13) | (h >> 19);
+        h = h * 5 + 0xe6546b64;
+    }
+    const unsigned char *tail = data + 4 * blocks;
+    uint32_t k = 0;
+    switch (len & 3) {
+    case 3: k ^= (uint32_t)tail[2] << 16; /* fall through */
+    case 2: k ^= (uint32_t)tail[1] << 8;  /* fall through */
+    case 1:
+        k ^= tail[0];
+        k *= c1;
+        k = (k << 15) | (k >> 17);
+        k *= c2;
+        h ^= k;
+    }
+    h ^= (uint32_t)len;
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >> 16;
+    return h;
+}
+
+#define WORD_SEED 0x51E7C4
+#define WORD_SHINGLE 5
+
+/* Append the UTF-8 bytes of cp (not a surrogate). */
+static Py_ssize_t put_utf8(unsigned char *out, uint32_t cp) {
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* sketch(text, keep_table) -> (level, shingles, samples_bytes), or None when the text
+ * takes a path left to Python (no kept character, or a CJK share that is >= 30 % only
+ * by sketch.Sketch.from_text's rule: short or borderline texts).
+ *
+ * keep_table: 65,536 bools, True for the BMP code points shingles keep (letters and
+ * digits). A text with >= 5 kept characters of which >= 30 % are CJK gets character
+ * 5-gram shingles (sketch_many's rule); a text under 30 % CJK gets word 5-grams, a word
+ * being a run of Unicode alphanumerics (the regex [^\W_]+) hashed with mmh3's x86_32
+ * over its UTF-8 bytes (sketch._word_units). */
+static PyObject *sketch(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_buffer keep_view;
     if (!PyArg_ParseTuple(args, "Uy*", &text, &keep_view)) return NULL;
     PyObject *result = NULL;
     uint32_t *cps = NULL, *values = NULL, *tmp = NULL;
+    unsigned char *word = NULL;
     if (keep_view.len < 0x10000) {
         PyErr_SetString(PyExc_ValueError, "keep table must have 65536 entries");
         goto done;
@@ -413,11 +482,36 @@ static PyObject *char_sketch(PyObject *self, PyObject *args) {
             cjk += is_cjk(cp);
         }
     }
-    if (m < CJK_SHINGLE || !((double)cjk >= 0.3 * (double)m)) {
+    Py_ssize_t units = 0, width = CJK_SHINGLE;
+    if (m >= CJK_SHINGLE && (double)cjk >= 0.3 * (double)m) {
+        units = m; /* character shingles over the kept code points */
+    } else if (m == 0 || (double)cjk / (double)m >= 0.3) {
         result = Py_NewRef(Py_None);
         goto done;
+    } else { /* word shingles: cps[] is reused for the word hashes */
+        word = PyMem_Malloc((size_t)(4 * n + 1));
+        if (!word) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        Py_ssize_t len = 0;
+        for (Py_ssize_t i = 0; i <= n; i++) {
+            Py_UCS4 cp = i < n ? PyUnicode_READ(kind, data, i) : 0;
+            if (i < n && Py_UNICODE_ISALNUM(cp)) { /* never a surrogate (category Cs) */
+                len += put_utf8(word + len, cp);
+            } else if (len) {
+                cps[units++] = murmur3_32(word, len, WORD_SEED);
+                len = 0;
+            }
+        }
+        width = WORD_SHINGLE;
+        if (units == 0) {
+            result = Py_BuildValue("(iny#)", 0, (Py_ssize_t)0, "", (Py_ssize_t)0);
+            goto done;
+        }
+        if (units < width) width = units; /* a text shorter than one shingle is one */
     }
-    Py_ssize_t windows = m - CJK_SHINGLE + 1;
+    Py_ssize_t windows = units - width + 1;
     values = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
     tmp = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
     if (!values || !tmp) {
@@ -426,7 +520,7 @@ static PyObject *char_sketch(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < windows; i++) {
         uint64_t h = SHINGLE_SEED;
-        for (int j = 0; j < CJK_SHINGLE; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
+        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
         values[i] = (uint32_t)(mix64(h) >> 32);
     }
     radix_sort_u32(values, tmp, windows);
@@ -454,6 +548,7 @@ done:
     PyMem_Free(cps);
     PyMem_Free(values);
     PyMem_Free(tmp);
+    PyMem_Free(word);
     PyBuffer_Release(&keep_view);
     return result;
 }
@@ -462,8 +557,8 @@ static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
-    {"char_sketch", char_sketch, METH_VARARGS,
-     "Character-shingle sketch (level, shingles, samples) of a normalized text, or None."},
+    {"sketch", sketch, METH_VARARGS,
+     "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -191,9 +191,10 @@ def _levels(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 def sketch_one(text: str) -> Sketch:
     """The sketch of one normalized text: through the C kernel when it is built (the
-    bytes :func:`sketch_many` gives), else :meth:`Sketch.from_text`."""
+    bytes :func:`sketch_many` gives, character or word shingles), else
+    :meth:`Sketch.from_text`."""
     if kernel is not None:
-        found = kernel.char_sketch(text, _KEEP)
+        found = kernel.sketch(text, _KEEP)
         if found is not None:
             return Sketch(*found)
     return Sketch.from_text(text)

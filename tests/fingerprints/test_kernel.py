@@ -77,12 +77,15 @@ def test_sketches_match_the_vectorized_ones() -> None:
     assert [sketch_one(t) for t in texts] == sketch_many(texts)
     # a character-shingle text goes through the kernel, the others return None
     assert kernel is not None
-    assert kernel.char_sketch("中文新闻正文的内容", _KEEP) is not None
-    assert kernel.char_sketch("english words only here", _KEEP) is None
-    assert kernel.char_sketch("一二三四", _KEEP) is None
-    assert Sketch(*kernel.char_sketch("中文新闻正文的内容", _KEEP)) == Sketch.from_text(
-        "中文新闻正文的内容"
-    )
+    for text in ("中文新闻正文的内容", "english words only here, and more words than five",
+                 "two words", "naïve café – ünïcödé wörds ½ ² ٣ 𝟘 here", "abc 中 def ghi jkl mno",
+                 "words_with_underscores and-dashes 123 4.5", "x"):
+        found = kernel.sketch(text, _KEEP)
+        assert found is not None and Sketch(*found) == Sketch.from_text(text), text
+    assert kernel.sketch("一二三四", _KEEP) is None  # short CJK: left to Python
+    for empty in ("", " ,.", "_ _ __ ___"):  # nothing kept: left to Python (empty)
+        assert kernel.sketch(empty, _KEEP) is None
+        assert sketch_one(empty) == Sketch.from_text(empty) == Sketch(0, 0, b"")
 
 
 def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:
@@ -126,7 +129,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match="9 arrays"):
         kernel.Tables(np.zeros(4))
     with pytest.raises(ValueError, match="65536"):
-        kernel.char_sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))
+        kernel.sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))
     with pytest.raises(RuntimeError, match="not built"):
         engine_kernel, engine.kernel = engine.kernel, None
         try:

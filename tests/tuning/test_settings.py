@@ -179,9 +179,12 @@ def test_the_preview_page_shows_the_changes_and_the_chart(admin_client, auth, ru
 
 
 def test_a_state_read_before_an_index_switch_is_read_again(admin_client, auth, run_worker,
-                                                           redis_client):
+                                                           redis_client, settings):
+    import time
+
     from articles import tuning
 
+    settings.STATE_CACHE_MS = 600_000  # the stale state stays "fresh" however slow the run
     post(admin_client, auth, "s0", BASE)
     run_worker()
     stale = tuning._cache.state  # what this thread read before the switch (k = 3)
@@ -191,7 +194,7 @@ def test_a_state_read_before_an_index_switch_is_read_again(admin_client, auth, r
     assert IndexState.load().config["k"] == 5
     # as in another process that read the state just before the switch: the batch
     # finds another generation in Redis, reads the state again and uses k = 5 buckets
-    tuning._cache.state = stale
+    tuning._cache.state = (time.monotonic(), stale[1])
     assert tuning.active_state()[1].k == 3
     post(admin_client, auth, "s9", BASE + "记者 报道")
     run_worker()

@@ -65,17 +65,17 @@ def test_a_renewed_lock_outlives_its_ttl_and_an_abandoned_one_expires(redis_clie
     import threading
     import time
 
-    with multi_lock(redis_client, ["held"], ttl_ms=300, renew=True):
-        time.sleep(0.9)  # three TTLs: only the renewals keep it
+    # (TTLs with room for a loaded 2-CPU machine: renewal is due after a third of one)
+    with multi_lock(redis_client, ["held"], ttl_ms=900, renew=True):
+        time.sleep(2.0)  # over two TTLs: only the renewals keep it
         assert redis_client.exists("held")
-        assert 0 < redis_client.pttl("held") <= 300
+        assert 0 < redis_client.pttl("held") <= 900
     assert not redis_client.exists("held")
     assert "held" not in str(locks._renewals.held)  # nothing renews it any more
     # two holders with different TTLs share the process's renewal thread
-    # (TTLs with room for a loaded 2-CPU machine: renewal is due after a third)
-    with multi_lock(redis_client, ["a"], ttl_ms=600, renew=True), \
-            multi_lock(redis_client, ["b"], ttl_ms=900, renew=True):
-        time.sleep(2.0)  # over three TTLs of `a`
+    with multi_lock(redis_client, ["a"], ttl_ms=900, renew=True), \
+            multi_lock(redis_client, ["b"], ttl_ms=1500, renew=True):
+        time.sleep(2.0)  # over two TTLs of `a`
         assert redis_client.exists("a") and redis_client.exists("b")
     assert [t.name for t in threading.enumerate()].count("lock-renewer") == 1
     # without renewal (a killed holder renews nothing) the TTL frees the key
@@ -115,14 +115,14 @@ def test_a_forked_child_renews_its_own_locks(redis_client):
     import time
 
     # the parent's renewal thread is running (and may hold its lock at the fork)
-    with multi_lock(redis_client, ["parent"], ttl_ms=600, renew=True):
+    with multi_lock(redis_client, ["parent"], ttl_ms=900, renew=True):
         pid = os.fork()
         if pid == 0:  # child: a fresh renewal state; its lock outlives the TTL
             code = 1
             try:
                 assert not locks._renewals.held
-                with multi_lock(redis_client, ["child"], ttl_ms=600, renew=True):
-                    time.sleep(1.5)
+                with multi_lock(redis_client, ["child"], ttl_ms=900, renew=True):
+                    time.sleep(2.0)
                     code = 0 if redis_client.exists("child") else 2
             finally:
                 os._exit(code)

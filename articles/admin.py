@@ -11,9 +11,9 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
-from articles import preview
-from articles.charts import line_chart
-from articles.jobs import enqueue_processing
+from articles.editor.charts import line_chart
+from articles.index.reindex import apply_settings
+from articles.ingest.jobs import enqueue_processing
 from articles.models import (
     ApiKey,
     Article,
@@ -23,7 +23,7 @@ from articles.models import (
     IndexState,
     MediaWeight,
 )
-from articles.reindex import apply_settings
+from articles.tuning import preview
 
 
 @admin.register(ApiKey)
@@ -195,6 +195,6 @@ class MediaWeightAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: MediaWeight, form: Any,
                    change: bool) -> None:
         super().save_model(request, obj, form, change)
-        from articles.representatives import clear_weights_cache
+        from articles.representatives.election import clear_weights_cache
 
         clear_weights_cache()  # other processes see it within WEIGHTS_TTL seconds

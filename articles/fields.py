@@ -11,8 +11,7 @@ from typing import Any
 
 from django.db import models
 
-_TWO_63 = 1 << 63
-_TWO_64 = 1 << 64
+from fingerprints.ids import MASK64, to_signed, to_unsigned
 
 
 class UnsignedBigIntegerField(models.PositiveBigIntegerField):
@@ -25,17 +24,17 @@ class UnsignedBigIntegerField(models.PositiveBigIntegerField):
 
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         value = super().get_db_prep_value(value, connection, prepared)
-        if value is not None and connection.vendor == "sqlite" and value >= _TWO_63:
-            return value - _TWO_64
+        if value is not None and connection.vendor == "sqlite":
+            return to_signed(value)
         return value
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
         if value is not None and value < 0:
-            return value + _TWO_64
+            return to_unsigned(value)
         return value
 
     def formfield(self, **kwargs: Any) -> Any:
-        return super().formfield(**{"max_value": _TWO_64 - 1, **kwargs})
+        return super().formfield(**{"max_value": MASK64, **kwargs})
 
 
 @UnsignedBigIntegerField.register_lookup

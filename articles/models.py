@@ -2,17 +2,20 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
 from typing import Any
 
+from cachetools import TLRUCache
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from articles.fields import UnsignedBigIntegerField
+from fingerprints.ids import make_doc_id
 
-_key_cache: dict[str, tuple[float, ApiKey]] = {}
+#: Active keys by prefix, each kept API_KEY_CACHE_SECONDS (read when it is stored).
+_key_cache: TLRUCache[str, ApiKey] = TLRUCache(
+    maxsize=10_000, ttu=lambda _prefix, _key, now: now + settings.API_KEY_CACHE_SECONDS)
 
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
@@ -76,16 +79,12 @@ class ApiKey(models.Model):
         """The active key with this prefix, remembered for API_KEY_CACHE_SECONDS per
         process (a revoked key stops working within that time; 0 reads every time).
         Unknown prefixes are not remembered."""
-        ttl = settings.API_KEY_CACHE_SECONDS
-        now = time.monotonic()
         cached = _key_cache.get(prefix)
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        if cached is not None:
+            return cached
         key = cls.objects.active().filter(prefix=prefix).first()
-        if key is not None and ttl > 0:
-            if len(_key_cache) > 10_000:
-                _key_cache.clear()
-            _key_cache[prefix] = (now + ttl, key)
+        if key is not None and settings.API_KEY_CACHE_SECONDS > 0:
+            _key_cache[prefix] = key
         else:
             _key_cache.pop(prefix, None)
         return key
@@ -114,6 +113,15 @@ class DocQuerySet(models.QuerySet["Doc"]):
 
     def needs_review(self) -> DocQuerySet:
         return self.filter(status=DocStatus.NEEDS_REVIEW)
+
+    def fresh_doc_id(self, nid: str) -> str:
+        """The docId article ``nid`` founds: ``make_doc_id(nid)``, salted ``#1``, ``#2``...
+        while a doc already holds it (a re-founded or split-off article)."""
+        doc_id, salt = make_doc_id(nid), 0
+        while self.filter(doc_id=doc_id).exists():
+            salt += 1
+            doc_id = make_doc_id(nid, f"#{salt}")
+        return doc_id
 
 
 class Doc(models.Model):
@@ -248,7 +256,7 @@ class IndexState(models.Model):
     generation = models.CharField(max_length=32, blank=True, default="")
     built_at = models.DateTimeField(null=True, blank=True)
     article_count = models.PositiveBigIntegerField(default=0)
-    # The engine configuration the active index was built with (articles/tuning.py).
+    # The engine configuration the active index was built with (articles/tuning/state.py).
     config = models.JSONField(default=dict, blank=True)
     config_version = models.PositiveIntegerField(default=0)
     # A reindex in progress: what it builds and how far it got.
@@ -347,12 +355,26 @@ class LinkKind(models.TextChoices):
     CANNOT = "cannot", _("cannot link")
 
 
+class EditorLinkQuerySet(models.QuerySet["EditorLink"]):
+    def cannot_link_docs(self, nid: str) -> frozenset[str]:
+        """docIds an article must not join: those holding a member it is cannot-linked to."""
+        cannot = self.filter(kind=LinkKind.CANNOT)
+        others = list(cannot.filter(nid_a=nid).values_list("nid_b", flat=True).union(
+            cannot.filter(nid_b=nid).values_list("nid_a", flat=True)))
+        if not others:
+            return frozenset()
+        return frozenset(
+            Article.objects.filter(nid__in=others, doc__isnull=False)
+            .values_list("doc__doc_id", flat=True)
+        )
+
+
 class EditorLink(models.Model):
     """An editor's pairwise decision between two articles (by nid).
 
     Split writes cannot-link pairs, merge and move write must-link pairs. Online
     processing, reindexing, threshold changes and batch imports honour them
-    (see articles/editing.py and docs/editing.md).
+    (see articles/editor/actions.py and docs/dashboard.md).
     """
 
     kind = models.CharField(max_length=8, choices=LinkKind.choices)
@@ -362,6 +384,8 @@ class EditorLink(models.Model):
     created_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = EditorLinkQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -378,7 +402,7 @@ class EditorLink(models.Model):
 
 
 class EngineSettings(models.Model):
-    """Singleton: the engine's tunable settings, edited by admins (see articles/tuning.py)."""
+    """Singleton: the engine's tunable settings, edited by admins (see articles/tuning/state.py)."""
 
     k = models.PositiveSmallIntegerField(
         _("content distance k"), default=3,

@@ -17,7 +17,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,17 +36,7 @@ from common import (  # noqa: E402
     table,
 )
 
-
-def _union_find(n: int) -> tuple[list[int], Callable[[int], int]]:
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    return parent, find
+from fingerprints.unionfind import UnionFind  # noqa: E402
 
 
 def run_minhash_lsh(docs: Sequence[Doc]) -> dict[str, str]:
@@ -56,14 +46,14 @@ def run_minhash_lsh(docs: Sequence[Doc]) -> dict[str, str]:
     from datasketch import MinHash, MinHashLSH
 
     lsh = MinHashLSH(threshold=0.8, num_perm=128)
-    parent, find = _union_find(len(docs))
+    sets: UnionFind[int] = UnionFind(range(len(docs)))
     for i, doc in enumerate(docs):
         mh = MinHash(num_perm=128)
         mh.update_batch([s.encode("utf-8") for s in char_shingles(doc.text)])
         for key in lsh.query(mh):
-            parent[find(int(key))] = find(i)
+            sets.union(int(key), i)
         lsh.insert(str(i), mh)
-    return {doc.id: f"m{find(i)}" for i, doc in enumerate(docs)}
+    return {doc.id: f"m{sets.find(i)}" for i, doc in enumerate(docs)}
 
 
 def run_plain_simhash(docs: Sequence[Doc]) -> dict[str, str]:
@@ -76,15 +66,15 @@ def run_plain_simhash(docs: Sequence[Doc]) -> dict[str, str]:
     quiet = logging.getLogger("bench.simhash")
     quiet.setLevel(logging.ERROR)  # it warns on every bucket over 200 items
     index = SimhashIndex([], k=3, log=quiet)
-    parent, find = _union_find(len(docs))
+    sets: UnionFind[int] = UnionFind(range(len(docs)))
 
     for i, doc in enumerate(docs):
         words = [w for w in jieba.cut(doc.text) if w.strip()]
         fp = Simhash(words)
         for key in index.get_near_dups(fp):
-            parent[find(int(key))] = find(i)
+            sets.union(int(key), i)
         index.add(str(i), fp)
-    return {doc.id: f"s{find(i)}" for i, doc in enumerate(docs)}
+    return {doc.id: f"s{sets.find(i)}" for i, doc in enumerate(docs)}
 
 
 METHODS = {

@@ -112,8 +112,8 @@ def online(path: Path) -> dict[str, str]:
     from django.core.management import call_command
     from rq import SimpleWorker
 
+    from articles.ingest.intake import ArticleInput, accept_articles
     from articles.models import Article
-    from articles.services import ArticleInput, accept_articles
     from fingerprints.batch import read_jsonl
 
     call_command("migrate", verbosity=0)

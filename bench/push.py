@@ -46,7 +46,7 @@ def main() -> None:
     from django.utils import timezone
 
     from articles.models import Article, ArticleStatus, Doc, RepresentativeOutbox
-    from articles.repstore import HBaseStore
+    from articles.representatives.stores import HBaseStore
 
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
     RepresentativeOutbox.objects.all().delete()
@@ -68,7 +68,7 @@ def main() -> None:
     import django_rq
     from rq import Worker
 
-    from articles.representatives import enqueue_push
+    from articles.representatives.outbox import enqueue_push
 
     workers = [subprocess.Popen([PY, "manage.py", "rqworker", "push"], cwd=ROOT)
                for _ in range(args.workers)]

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fingerprints.allpairs import all_pairs  # noqa: E402
 from fingerprints.table import dedup_rows, parse_fields, prepare_row, row_fingerprint  # noqa: E402
+from fingerprints.unionfind import UnionFind  # noqa: E402
 
 SYLLABLES = ["ka", "lo", "mi", "ran", "to", "shi", "ven", "da", "ro", "li", "zen", "pa", "qu"]
 STREETS = ["main st", "oak ave", "sunset blvd", "pine rd", "lake dr", "hill st", "river rd"]
@@ -54,19 +55,10 @@ def rows(n: int, seed: int = 1) -> list[tuple[str, list[str]]]:
 
 
 def block_index(fps: np.ndarray, k: int = 3) -> int:
-    parent = list(range(len(fps)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    sets: UnionFind[int] = UnionFind(range(len(fps)))
     for a, b in all_pairs(fps, k).tolist():
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return len({find(i) for i in range(len(fps))})
+        sets.union(a, b)
+    return len(sets.groups())
 
 
 def single_pass(fps: np.ndarray, k: int = 3) -> int:

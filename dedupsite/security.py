@@ -12,6 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
+from dedupsite import counters
+
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
@@ -39,10 +41,8 @@ def _client_ip(request: HttpRequest | None) -> str:
     return str(request.META.get("REMOTE_ADDR", "-"))
 
 
-def _key(username: str, request: HttpRequest | None) -> str:
-    from articles import redis_store
-
-    return redis_store.key("login", "fail", username.lower()[:150], _client_ip(request))
+def _counter(username: str, request: HttpRequest | None) -> tuple[str, ...]:
+    return ("login", "fail", username.lower()[:150], _client_ip(request))
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -50,12 +50,9 @@ class ThrottledModelBackend(ModelBackend):
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None,
                      password: str | None = None, **kwargs: Any) -> Any:
-        if username:
-            from articles import redis_store
-
-            failures = redis_store.client().get(_key(username, request))
-            if failures is not None and int(failures) >= settings.LOGIN_FAILURE_LIMIT:
-                raise PermissionDenied("too many failed logins; try again later")
+        failures = counters.count(*_counter(username, request)) if username else 0
+        if failures >= settings.LOGIN_FAILURE_LIMIT:
+            raise PermissionDenied("too many failed logins; try again later")
         return super().authenticate(request, username=username, password=password, **kwargs)
 
 
@@ -63,19 +60,10 @@ class ThrottledModelBackend(ModelBackend):
 def _count_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
                    **kwargs: Any) -> None:
     username = credentials.get("username")
-    if not username:
-        return
-    from articles import redis_store
-
-    key = _key(username, request)
-    pipe = redis_store.client().pipeline()
-    pipe.incr(key)
-    pipe.expire(key, settings.LOGIN_LOCKOUT_SECONDS)
-    pipe.execute()
+    if username:
+        counters.hit(*_counter(username, request), expire_s=settings.LOGIN_LOCKOUT_SECONDS)
 
 
 @receiver(user_logged_in)
 def _reset_failures(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    from articles import redis_store
-
-    redis_store.client().delete(_key(user.get_username(), request))
+    counters.reset(*_counter(user.get_username(), request))

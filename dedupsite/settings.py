@@ -36,7 +36,6 @@ INSTALLED_APPS = [
     "template_partials",
     "django_rq",
     "ninja",
-    "fingerprints",
     "articles",
 ]
 
@@ -50,7 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "dedupsite.middleware.HtmxMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "dedupsite.security.SecurityHeadersMiddleware",
 ]
 
@@ -123,12 +122,12 @@ API_MAX_BATCH = env_int("API_MAX_BATCH", 500)
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 8 * 1024 * 1024)
 # POSTs with ?wait and at most this many articles are processed in the request itself.
 API_INLINE_MAX = env_int("API_INLINE_MAX", 20)
-# Index buckets map to this many lock keys (articles/dedup.py: _lock_keys).
+# Index buckets map to this many lock keys (articles/ingest/assign.py: _lock_keys).
 # An API key read from the database is reused for this long per process (a revoked
 # key stops working within it; 0 reads it on every request).
 API_KEY_CACHE_SECONDS = env_int("API_KEY_CACHE_SECONDS", 5)
 # The index generation and engine configuration read from the database are reused this
-# long per thread (articles/tuning.py active_state); 0 reads them for every batch.
+# long per thread (articles/tuning/state.py active_state); 0 reads them for every batch.
 STATE_CACHE_MS = env_int("STATE_CACHE_MS", 1000)
 INDEX_LOCK_STRIPES = max(1, env_int("INDEX_LOCK_STRIPES", 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES

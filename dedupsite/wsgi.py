@@ -8,7 +8,7 @@ application = get_wsgi_application()
 
 if os.environ.get("DEDUPSITE_WARMUP", "1") != "0":
     # Load the segmenter dictionary and the IDF table now, not in the first request.
-    from articles.tuning import active_config
+    from articles.tuning.state import active_config
     from fingerprints.engine import extract
 
     # The database may not be reachable yet: then the first request warms up.

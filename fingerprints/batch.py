@@ -1,6 +1,6 @@
 """The in-process batch engine: a whole corpus in arrival order -> docIds.
 
-The online engine (``articles.dedup``) gives each article, in arrival order, the
+The online engine (``articles.ingest.assign``) gives each article, in arrival order, the
 docId chosen by the url -> title -> content cascade against everything processed
 before it: same canonical URL as an earlier article -> that article's docId; else
 :func:`fingerprints.engine.decide` over the index hits (content fingerprints within
@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import mmh3
-
 from .engine import Candidate, EngineConfig, Features, content_probes, decide, extract_many
+from .ids import make_doc_id, to_signed, url_hash
 from .index import MemoryBlockIndex
-from .urls import canonical_url
+from .unionfind import UnionFind
 
 __all__ = [
     "Assignment",
@@ -45,23 +44,7 @@ __all__ = [
     "url_hash",
 ]
 
-#: Seed of the docId and URL hashes; must equal ``articles.dedup.DOC_ID_SEED``.
-DOC_ID_SEED = 0x5EED
-MASK64 = (1 << 64) - 1
 DEFAULT_CONFIG = EngineConfig()
-
-
-def make_doc_id(nid: str, salt: str = "") -> str:
-    """The docId a founding article gives its doc (same as ``articles.dedup``)."""
-    value = mmh3.hash128((nid + salt).encode("utf-8"), seed=DOC_ID_SEED, signed=False)
-    return f"{value >> 64:016x}-{value & MASK64:016x}"
-
-
-def url_hash(url: str) -> int:
-    """64-bit hash of the canonical URL (same as ``articles.dedup.url_hash``)."""
-    value: int = mmh3.hash64(canonical_url(url).encode("utf-8"), seed=DOC_ID_SEED,
-                             signed=False)[0]
-    return value
 
 
 @dataclass(frozen=True)
@@ -381,8 +364,8 @@ def write_result(
             "matchedNid": by_seq[a.matched_seq].nid if a.matched_seq is not None else None,
             "distance": a.distance, "similarity": a.similarity,
             "isFounder": a.founder == a.seq, "isRepresentative": reps[doc_id] == a.nid,
-            "urlHash": _signed(item.url_hash) if item.url_hash is not None else None,
-            "titleFp": _signed(feats.title_fp), "contentFp": _signed(feats.content_fp),
+            "urlHash": to_signed(item.url_hash) if item.url_hash is not None else None,
+            "titleFp": to_signed(feats.title_fp), "contentFp": to_signed(feats.content_fp),
             "features": feats.to_bytes(),
             "url": str(record.get("url") or ""), "title": str(record.get("title") or ""),
             "content": str(record.get("content") or ""),
@@ -406,10 +389,6 @@ def write_result(
             mapping.write(json.dumps({"nid": a.nid, "docId": result.doc_ids[a.founder]},
                                      ensure_ascii=False) + "\n")
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 #: The ``articles/`` Parquet columns (Spark job and in-process engine alike).
@@ -437,19 +416,8 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
     URL hit, or an index hit in that doc), so every doc lies inside one component and
     replaying each component alone gives the online partition.
     """
-    n = len(items)
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(a: int, b: int) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    sets: UnionFind[int] = UnionFind(range(len(items)))
+    union = sets.union
 
     for attr, k, radius, zero in (("content_fp", config.k, config.content_radius, True),
                                   ("title_fp", config.title_k, config.title_radius, False)):
@@ -473,7 +441,5 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
     for pos, item in enumerate(items):
         if item.url_hash is not None:
             union(pos, first_url.setdefault(item.url_hash, pos))
-    groups: dict[int, list[int]] = {}
-    for pos in range(n):
-        groups.setdefault(find(pos), []).append(items[pos].seq)
-    return sorted(groups.values(), key=lambda g: g[0])
+    groups = [[items[pos].seq for pos in group] for group in sets.groups()]
+    return sorted(groups, key=lambda g: g[0])

@@ -26,6 +26,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from .ids import splitmix64_finalize
 from .kernel import kernel
 from .simhash import _run_starts
 
@@ -105,13 +106,8 @@ def _window_hashes(x: npt.NDArray[np.uint64], width: int, m: int) -> npt.NDArray
         h = np.full(m, _SEED, dtype=np.uint64)
         for j in range(width):
             h = (h ^ x[j : j + m]) * _MUL
-        # splitmix64 finalizer: spreads the FNV-style state over all bits
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return h
+    # the finalizer spreads the FNV-style state over all bits
+    return splitmix64_finalize(h)
 
 
 @dataclass(frozen=True)

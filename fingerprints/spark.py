@@ -34,8 +34,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .batch import DEFAULT_CONFIG, Item, Replayer, make_doc_id, url_hash
+from .batch import DEFAULT_CONFIG, Item, Replayer
 from .engine import EngineConfig, Features, content_probes, extract_many
+from .ids import make_doc_id, to_signed, to_unsigned, url_hash
 from .index import block_layout
 
 if TYPE_CHECKING:
@@ -43,17 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SparkOptions", "build_session", "package_engine", "run_job"]
 
-SIGN_BIT = 1 << 63
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def to_signed(value: int) -> int:
-    """Unsigned 64-bit -> Spark's signed LongType (same bits)."""
-    return value - (1 << 64) if value >= SIGN_BIT else value
-
-
-def to_unsigned(value: int) -> int:
-    return value + (1 << 64) if value < 0 else value
 
 
 class SparkOptions:

@@ -42,6 +42,7 @@ from rapidfuzz.distance import JaroWinkler
 from .allpairs import all_pairs
 from .simhash import simhash
 from .tokenize import get_segmenter
+from .unionfind import UnionFind
 
 __all__ = [
     "FieldSpec",
@@ -364,7 +365,7 @@ def dedup_rows(
     fields: Sequence[FieldSpec],
     config: TableConfig | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> TableResult:
     """Group duplicate rows: ``rows`` are (key, values in ``fields`` order)."""
     config = config or TableConfig()
@@ -382,22 +383,10 @@ def dedup_rows(
         if score.score >= config.threshold:
             matches[(i, j)] = score
             found_by.update(how)
-    parent = list(range(len(prepared)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    sets: UnionFind[int] = UnionFind(range(len(prepared)))
     for i, j in matches:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-    members: dict[int, list[int]] = {}
-    for pos in range(len(prepared)):
-        members.setdefault(find(pos), []).append(pos)
-    groups = sorted((g for g in members.values() if len(g) > 1), key=lambda g: g[0])
+        sets.union(i, j)
+    groups = sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
     stats = {
         "rows": len(prepared), "candidatePairs": len(candidates), "matchedPairs": len(matches),
         "groups": len(groups), "rowsInGroups": sum(len(g) for g in groups),

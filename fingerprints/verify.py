@@ -25,15 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .config import EngineConfig
+from .features import Features
 from .simhash import hamming
 from .sketch import compare
-
-if TYPE_CHECKING:
-    from .engine import EngineConfig, Features
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def redis_client() -> Iterator[redis.Redis]:
     """The configured Redis, emptied before and after the test."""
     from django.conf import settings
 
-    from articles import redis_store
+    from dedupsite import redis_store
 
     client = redis.Redis.from_url(settings.REDIS_URL)
     client.flushdb()
@@ -68,9 +68,9 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
 def _local_representative_store(settings, tmp_path_factory):
     """Keep the default (local) representative store out of the checkout's var/; start
     every test without remembered API keys."""
-    from articles import representatives
     from articles.models import ApiKey
-    from articles.tuning import forget_state
+    from articles.representatives import election, outbox
+    from articles.tuning.state import forget_state
 
     ApiKey.forget_cached()
     forget_state()
@@ -79,7 +79,7 @@ def _local_representative_store(settings, tmp_path_factory):
     settings.PUSH_DELAY_MS = 0
 
     settings.LOCAL_REPRESENTATIVE_STORE = tmp_path_factory.mktemp("reps") / "reps.sqlite3"
-    representatives.store.cache_clear()
-    representatives.clear_weights_cache()
+    outbox.store.cache_clear()
+    election.clear_weights_cache()
     yield
-    representatives.store.cache_clear()
+    outbox.store.cache_clear()

@@ -147,8 +147,9 @@ def test_a_changed_body_is_reprocessed_and_recorded(client, auth, run_worker):
 
 def test_a_changed_body_in_a_big_batch_leaves_the_index_under_its_old_fingerprint(
         client, auth, run_worker):
-    from articles import reindex
-    from articles.dedup import Indexes, current_config
+    from articles.index import reindex
+    from articles.ingest.assign import Indexes
+    from articles.tuning.state import active_config
 
     topics = [f"第{i}号公告：本市第{i}批老旧小区改造项目今日开工，涉及居民{i * 37}户。" * 3
               for i in range(12)]  # a batch above PREWRITE_MIN
@@ -166,7 +167,7 @@ def test_a_changed_body_in_a_big_batch_leaves_the_index_under_its_old_fingerprin
     run_worker()
     again = Article.objects.get(nid="b0")
     assert again.status == "done" and again.content_fp != old_fp
-    indexes = Indexes.open(current_config(), reindex.active_generation())
+    indexes = Indexes.open(active_config(), reindex.active_generation())
     assert first.pk not in [i for i, _fp, _d in indexes.content.query(old_fp)]
     assert first.pk in [i for i, _fp, _d in indexes.content.query(again.content_fp)]
 

@@ -25,7 +25,7 @@ def test_an_api_key_is_stored_hashed_and_authenticates():
 
 
 def test_doc_ids_have_the_seed_format():
-    from articles.dedup import make_doc_id
+    from articles.ingest.assign import make_doc_id
 
     doc_id = make_doc_id("nid-1")
     Doc.objects.create(doc_id=doc_id)

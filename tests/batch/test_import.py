@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from articles.batch_import import ImportReport, plan_targets
-from articles.editing import merge_docs, split_article
+from articles.batch.importer import ImportReport, plan_targets
+from articles.editor.actions import merge_docs, split_article
 from articles.models import Article, AuditEntry, Doc, MatchedBy
 from fingerprints.batch import make_doc_id
 

@@ -60,7 +60,7 @@ def page(browser, live_server) -> Iterator:
 def editor(transactional_db):
     from django.contrib.auth.models import Group, User
 
-    from articles.editing import EDITORS_GROUP
+    from articles.editor.actions import EDITORS_GROUP
 
     user = User.objects.create_user("editor", password=PASSWORD)
     user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])

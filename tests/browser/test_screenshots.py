@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from articles import editing
+from articles.editor import actions
 from articles.models import Article, Doc
 from tests.browser.conftest import log_in
 
@@ -41,9 +41,9 @@ def sample(client, auth, run_worker, editor):
     chinese = [d for d in docs if any("\u4e00" <= ch <= "\u9fff" for ch in d.representative.title)]
     shown = (chinese or docs)[0]
     # Two decisions, so that statuses and the history have something to show.
-    editing.confirm_doc(next(d for d in reversed(docs) if d != shown), editor,
+    actions.confirm_doc(next(d for d in reversed(docs) if d != shown), editor,
                         "checked against the originals")
-    editing.choose_representative(shown.representative, editor, "the most complete copy")
+    actions.choose_representative(shown.representative, editor, "the most complete copy")
     return shown
 
 
@@ -85,7 +85,7 @@ def test_admin_and_stats_screenshots(page, live_server, sample, editor, language
                                    "url": live_server.url}])
     split = Article.objects.filter(doc=sample).exclude(pk=sample.representative_id).first()
     if split is not None:
-        editing.split_article(split, editor, "a different story")
+        actions.split_article(split, editor, "a different story")
     log_in(page, "editor", "/stats/")
     shoot(page, f"stats-{language}.png", full_page=True)
     page.goto(f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/")

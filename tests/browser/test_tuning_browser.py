@@ -30,12 +30,12 @@ def articles(client, auth, run_worker):
                                      "title": "滨江绿道全线贯通", "content": BODY + "（完）" * n,
                                      "media": ["Daily", "Wire"][n % 2]}))
     run_worker()
-    from articles import editing
+    from articles.editor import actions
     from articles.models import Article
 
     # The editors' decisions the preview scores: a split (cannot-link) and a confirm.
-    editing.split_article(Article.objects.get(nid="g3"), None, "not the same story")
-    editing.confirm_doc(Article.objects.get(nid="g0").doc, None)
+    actions.split_article(Article.objects.get(nid="g3"), None, "not the same story")
+    actions.confirm_doc(Article.objects.get(nid="g0").doc, None)
 
 
 def test_an_admin_previews_a_k_change_and_sees_the_chart(page, admin_user, articles):

@@ -15,8 +15,9 @@ import threading
 import pytest
 from django.db import connection
 
-from articles import dedup, representatives
+from articles.ingest import assign
 from articles.models import Article, Doc
+from articles.representatives import outbox
 from tests.drills import corpus
 from tests.drills.records import write_record
 
@@ -31,19 +32,19 @@ def post(client, auth, articles) -> None:
 
 def run_twice_at_once(nids: list[str], monkeypatch) -> list[BaseException]:
     """Two jobs for `nids`, both past their first read before either goes on."""
-    real = dedup.extract_many
+    real = assign.extract_many
     barrier = threading.Barrier(2, timeout=60)
 
     def in_step(*args, **kwargs):
         barrier.wait()  # both jobs have loaded the queued articles
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(dedup, "extract_many", in_step)
+    monkeypatch.setattr(assign, "extract_many", in_step)
     errors: list[BaseException] = []
 
     def job() -> None:
         try:
-            dedup.process_articles(nids)
+            assign.process_articles(nids)
         except BaseException as exc:  # noqa: BLE001  (reported by the test)
             errors.append(exc)
         finally:
@@ -81,7 +82,7 @@ def test_two_jobs_at_once_keep_doc_sizes_right(client, auth, run_worker, monkeyp
     run_worker()  # the queued jobs, and the representative pushes
     after_changed = size_mismatches()
     done = Article.objects.filter(status="done").count()
-    store = representatives.store()
+    store = outbox.store()
     unrepresented = [doc.doc_id for doc in Doc.objects.all()
                      if Article.objects.filter(doc=doc, status="done").exists()
                      and store.get(doc.doc_id) is None]
@@ -111,7 +112,7 @@ def test_two_jobs_at_once_keep_doc_sizes_right(client, auth, run_worker, monkeyp
                  "docs_without_representative_in_store": unrepresented,
                  "errors": [repr(e) for e in new_errors + changed_errors]},
         findings=[] if not after_changed else [
-            "articles/dedup.py detach(): both jobs take a re-posted article out of its old "
+            "articles/assign.py detach(): both jobs take a re-posted article out of its old "
             "doc, so the doc's size drops twice. Detach only if the row still points at the "
             "doc: Article.objects.filter(pk=..., doc=doc).update(doc=None) == 1."],
     )

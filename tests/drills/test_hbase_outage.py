@@ -18,8 +18,8 @@ import pytest
 from django.core.management import call_command
 from rq import SimpleWorker
 
-from articles import representatives
 from articles.models import Article, Doc, OutboxStatus, RepresentativeOutbox
+from articles.representatives import outbox
 from tests.drills import corpus
 from tests.drills.records import write_record
 from tests.hbase_server import spawn_server_process
@@ -47,7 +47,7 @@ def post(client, auth, articles) -> None:
 
 def store_mismatches() -> list[str]:
     """Differences between the store and MySQL's representatives, in both directions."""
-    store = representatives.store()
+    store = outbox.store()
     stored = dict(store.scan())
     problems = []
     for doc in Doc.objects.select_related("representative").filter(size__gt=0):
@@ -68,11 +68,11 @@ def test_representatives_are_exact_after_an_hbase_outage(client, auth, redis_cli
                                                          tmp_path):
     with spawn_server_process(port=0, data_path=tmp_path / "hbase.log") as hbase:
         settings.HBASE_URL = f"{hbase.url}?table=dedup_docs&timeout=2000"
-        representatives.store.cache_clear()
+        outbox.store.cache_clear()
         try:
             run_drill(client, auth, hbase)
         finally:
-            representatives.store.cache_clear()
+            outbox.store.cache_clear()
 
 
 def run_drill(client, auth, hbase) -> None:

@@ -204,7 +204,7 @@ def test_the_api_answers_503_error_objects_while_the_database_is_down(recorded, 
 
 
 def test_the_seed_call_answers_503_while_the_database_is_down(recorded, drill):
-    """BUG today: articles/seed.py does not catch DatabaseError: a 500."""
+    """BUG today: articles/api/seed.py does not catch DatabaseError: a 500."""
     assert recorded["the seed call answered 503 while down"], drill["outage_answers"]
 
 

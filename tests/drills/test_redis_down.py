@@ -14,8 +14,8 @@ import socket
 
 import pytest
 
-from articles import redis_store
 from articles.models import ApiKey, Article
+from dedupsite import redis_store
 from tests.drills import corpus
 from tests.drills.records import write_record
 
@@ -119,7 +119,7 @@ def test_while_redis_is_down_every_api_call_answers_503_with_an_error_object(
 
 
 def test_the_seed_call_answers_503_not_500_while_redis_is_down(api_key, redis_down):
-    """BUG: articles/seed.py lets redis.RedisError (and DatabaseError) through: a 500."""
+    """BUG: articles/api/seed.py lets redis.RedisError (and DatabaseError) through: a 500."""
     from urllib.parse import quote
 
     from django.test import Client
@@ -168,7 +168,7 @@ def test_an_article_whose_job_vanished_with_redis_is_processed_once_workers_run_
         client, api_key, run_worker, redis_client):
     """Redis restarted empty: the job is gone, the article is queued in MySQL; the
     workers' watchdog rebuilds the index and re-enqueues it."""
-    from articles import watchdog
+    from articles.ingest import watchdog
 
     post(client, api_key, corpus.article("before", 5))
     run_worker()

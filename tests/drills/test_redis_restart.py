@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.drill(slow=True)]
 STORIES = 40
 BATCHES = 30
 REQUEUE = (
-    "from articles.jobs import enqueue_processing\n"
+    "from articles.ingest.jobs import enqueue_processing\n"
     "from articles.models import Article\n"
     "nids = list(Article.objects.queued().values_list('nid', flat=True))\n"
     "for i in range(0, len(nids), 500):\n"
@@ -224,5 +224,5 @@ def test_the_api_answers_503_error_objects_while_redis_is_down(recorded, drill):
 
 
 def test_articles_whose_job_died_with_redis_are_processed_without_an_operator(recorded, drill):
-    """The workers' watchdog re-enqueues them (articles/watchdog.py)."""
+    """The workers' watchdog re-enqueues them (articles/ingest/watchdog.py)."""
     assert not drill["stranded"], f"{len(drill['stranded'])} articles stuck in `queued`"

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import get_resolver
 
-from articles.editing import EDITORS_GROUP
+from articles.editor.actions import EDITORS_GROUP
 from articles.models import ApiKey
 from tests.drills.records import write_record
 from tests.security.test_security import PUBLIC, concrete, walk

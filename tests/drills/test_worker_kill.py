@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.drill(slow=True)]
 STORIES = 100
 COPIES = 5
 LATER = 4  # batches of 50 reposts + 25 new stories
-LOCK_TTL_S = 10  # articles/dedup.py: BATCH_LOCK_TTL_MS (renewed while the holder lives)
-WATCHDOG_S = 30  # settings.WATCHDOG_SECONDS: articles/watchdog.py re-enqueues stale articles
+LOCK_TTL_S = 10  # articles/ingest/assign.py: BATCH_LOCK_TTL_MS (renewed while the holder lives)
+WATCHDOG_S = 30  # settings.WATCHDOG_SECONDS: articles/ingest/watchdog.py re-enqueues stale articles
 
 
 def plan() -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]], dict[str, int]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fingerprints import engine
+from fingerprints import extract as extraction
 from fingerprints.engine import EngineConfig, extract, extract_many
 from fingerprints.kernel import kernel
 from fingerprints.sketch import _KEEP, Sketch, sketch_many, sketch_one
@@ -73,7 +73,7 @@ def test_it_gives_the_numpy_bytes_on_real_news(corpus: str) -> None:
 
 
 def test_sketches_match_the_vectorized_ones() -> None:
-    texts = [engine.normalize(content) for _, content in EDGE_CASES]
+    texts = [extraction.normalize(content) for _, content in EDGE_CASES]
     assert [sketch_one(t) for t in texts] == sketch_many(texts)
     # a character-shingle text goes through the kernel, the others return None
     assert kernel is not None
@@ -117,7 +117,7 @@ def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:
 
 def test_bad_arguments_raise_clear_errors() -> None:
     assert kernel is not None
-    vocab = engine._vocabulary(frozenset())
+    vocab = extraction._vocabulary(frozenset())
     with pytest.raises(TypeError, match="tokens must be str"):
         kernel.fingerprint([3, "ok"], vocab.kernel_tables(), True, 0, True)
     with pytest.raises(ValueError, match="weak_bits"):
@@ -131,11 +131,11 @@ def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(ValueError, match="65536"):
         kernel.sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))
     with pytest.raises(RuntimeError, match="not built"):
-        engine_kernel, engine.kernel = engine.kernel, None
+        engine_kernel, extraction.kernel = extraction.kernel, None
         try:
             extract_many([("a", "b")], compiled=True)
         finally:
-            engine.kernel = engine_kernel
+            extraction.kernel = engine_kernel
 
 
 def test_dedup_kernel_0_turns_it_off() -> None:

@@ -9,8 +9,11 @@ import random
 import pytest
 from django.contrib.auth.models import User
 
-from articles import editing, preview, redis_store, reindex
+from articles.editor import actions
+from articles.index import reindex
 from articles.models import Article, Doc, EditorLink, EngineSettings, IndexState, LinkKind
+from articles.tuning import preview
+from dedupsite import redis_store
 from fingerprints.index import block_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -89,7 +92,7 @@ def test_a_k_change_reindexes_keeps_doc_ids_and_editor_decisions(admin_client, a
     run_worker()
     before = dict(Article.objects.values_list("nid", "doc__doc_id"))
     assert before["s0"] == before["s1"] == before["s2"] != before["o"]
-    editing.split_article(Article.objects.get(nid="s2"), None, "not the same")
+    actions.split_article(Article.objects.get(nid="s2"), None, "not the same")
     after_split = dict(Article.objects.values_list("nid", "doc__doc_id"))
     old_generation = IndexState.load().generation
 
@@ -182,22 +185,22 @@ def test_a_state_read_before_an_index_switch_is_read_again(admin_client, auth, r
                                                            redis_client, settings):
     import time
 
-    from articles import tuning
+    from articles.tuning import state
 
     settings.STATE_CACHE_MS = 600_000  # the stale state stays "fresh" however slow the run
     post(admin_client, auth, "s0", BASE)
     run_worker()
-    stale = tuning._cache.state  # what this thread read before the switch (k = 3)
+    stale = state._cache.state  # what this thread read before the switch (k = 3)
     url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
     assert admin_client.post(url, settings_form(k=5)).status_code == 302
     run_worker()  # the reindex job switches to a k = 5 generation
     assert IndexState.load().config["k"] == 5
     # as in another process that read the state just before the switch: the batch
     # finds another generation in Redis, reads the state again and uses k = 5 buckets
-    tuning._cache.state = (time.monotonic(), stale[1])
-    assert tuning.active_state()[1].k == 3
+    state._cache.state = (time.monotonic(), stale[1])
+    assert state.active_state()[1].k == 3
     post(admin_client, auth, "s9", BASE + "记者 报道")
     run_worker()
     s9 = Article.objects.get(nid="s9")
     assert s9.status == "done" and s9.doc_id == Article.objects.get(nid="s0").doc_id
-    assert tuning.active_state()[1].k == 5
+    assert state.active_state()[1].k == 5

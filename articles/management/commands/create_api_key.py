@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandParser
 
 from articles.models import ApiKey
@@ -11,8 +13,8 @@ class Command(BaseCommand):
         parser.add_argument("--rate-limit", type=int, default=6000,
                             help="requests per minute (0 = unlimited)")
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         key, plaintext = ApiKey.issue(str(options["name"]),
-                                      rate_limit_per_minute=int(options["rate_limit"]))  # type: ignore[arg-type]
+                                      rate_limit_per_minute=options["rate_limit"])
         self.stderr.write(f"Created API key {key.prefix} for {key.name!r}. It is shown only once:")
         self.stdout.write(plaintext)

@@ -1,12 +1,12 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles import watchdog
+from articles.ingest import watchdog
 
 
 class Command(BaseCommand):
     help = ("An RQ worker on every dedupsite queue (ingest, push, default) with the "
-            "scheduler, plus the recovery watchdog (articles/watchdog.py).")
+            "scheduler, plus the recovery watchdog (articles/ingest/watchdog.py).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
@@ -15,7 +15,7 @@ class Command(BaseCommand):
         # Load the segmenter dictionary and IDF table once, before the first job: jobs
         # run in this process (SimpleWorker: no fork per job, which would load them
         # again for every batch and add a fork to every single-article request).
-        from articles.tuning import active_config
+        from articles.tuning.state import active_config
         from fingerprints.engine import extract
 
         extract("预热", "加载分词词典和逆文档频率表。warm up", active_config())

@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from articles.schemas import ArticleIn
-from articles.services import ArticleInput, accept_articles
+from articles.api.schemas import ArticleIn
+from articles.ingest.intake import ArticleInput, accept_articles
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from articles.dedup import rebuild_index
+from articles.index.reindex import rebuild_index
 from articles.models import Article, ArticleStatus
 
 

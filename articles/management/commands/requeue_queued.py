@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles.services import requeue_stale
+from articles.ingest.intake import requeue_stale
 
 
 class Command(BaseCommand):

@@ -43,9 +43,9 @@ class Command(BaseCommand):
                             help="with --import: do not rebuild the Redis index")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from articles.dedup import current_config
+        from articles.tuning.state import active_config
 
-        config = current_config()
+        config = active_config()
         if options["k"] is not None:
             try:
                 config = replace(config, k=options["k"])
@@ -115,7 +115,7 @@ class Command(BaseCommand):
         return result.stats
 
     def _import(self, output: str, rebuild: bool) -> None:
-        from articles.batch_import import ResultError, import_result
+        from articles.batch.importer import ResultError, import_result
 
         try:
             with tqdm(unit="article", disable=None, desc="import") as bar:

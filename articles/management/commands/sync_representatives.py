@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from articles import representatives
 from articles.models import Doc
+from articles.representatives import outbox
 
 
 class Command(BaseCommand):
@@ -11,7 +11,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         total = Doc.objects.filter(size__gt=0, representative__isnull=False).count()
         with tqdm(total=total, unit="doc", disable=None) as bar:
-            counts = representatives.sync(progress=bar)
+            counts = outbox.sync(progress=bar)
         self.stdout.write(
             "Checked {checked} docIds: {missing} missing, {stale} stale, "
             "{orphaned} orphaned rows repaired.".format(**counts)

@@ -1,0 +1,375 @@
+"""The crawler API (django-ninja). Contract: the HTTP API table in DESIGN.md."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+import unicodedata
+from typing import Any
+
+import pydantic
+import redis
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import URLPattern, re_path
+from django.views.decorators.csrf import csrf_exempt
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from articles.api.schemas import (
+    ArticleBatchIn,
+    ArticleIn,
+    ArticleResult,
+    BatchResult,
+    DocOut,
+    ErrorOut,
+    HotnessIn,
+    SimilarIn,
+    SimilarOut,
+)
+from articles.ingest import results
+from articles.ingest.assign import assign, find_similar
+from articles.ingest.intake import ArticleInput, accept_articles, update_hotness
+from articles.ingest.jobs import enqueue_processing
+from articles.models import ApiKey, Article, ArticleStatus, Doc
+from dedupsite import counters
+from fingerprints.normalize import normalize
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, details: Any = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.details = status, code, message, details
+        self.headers = headers or {}
+
+
+def _key_of(request: HttpRequest) -> ApiKey:
+    """The API key django-ninja's auth put on the request (every route requires one)."""
+    key = getattr(request, "auth", None)
+    assert isinstance(key, ApiKey)
+    return key
+
+
+class BearerKey(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
+        key = ApiKey.authenticate(token)
+        if key is not None:
+            key.touch()
+            rate_limit(key)
+        return key
+
+
+def rate_limit(key: ApiKey) -> None:
+    """Fixed one-minute window per key in Redis; 429 with Retry-After when exceeded."""
+    if not key.rate_limit_per_minute:
+        return
+    now = time.time()
+    used = counters.hit("rl", key.prefix, int(now // 60), expire_s=61)
+    if used > key.rate_limit_per_minute:
+        retry_after = str(max(1, int(60 - now % 60)))
+        raise ApiError(429, "rate_limited",
+                       f"more than {key.rate_limit_per_minute} requests this minute",
+                       {"limitPerMinute": key.rate_limit_per_minute},
+                       headers={"Retry-After": retry_after})
+
+
+class DedupAPI(NinjaAPI):
+    """Adds the article request schemas, which the POST body names with oneOf."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in (ArticleIn, ArticleBatchIn):
+            body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(body.pop("$defs", {}))
+            components[model.__name__] = body
+        return schema
+
+    def _get_urls(self) -> list[Any]:
+        """Every answer under /api/ is an error object: a wrong method (405) and an
+        unknown path (404) too, not the framework's plain text or HTML pages."""
+        patterns = super()._get_urls()
+        for pattern in patterns:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = _json_not_allowed(pattern.callback)
+        patterns.append(re_path(r"^", _unknown_path))
+        return patterns
+
+
+def _json_not_allowed(view: Any) -> Any:
+    @functools.wraps(view)  # keeps csrf_exempt
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = sorted(m.strip() for m in response["Allow"].split(","))
+            response = error_response(request, 405, "method_not_allowed",
+                                      f"{request.method} is not allowed here",
+                                      {"allowed": allowed})
+            response["Allow"] = ", ".join(allowed)
+        return response
+
+    return wrapped
+
+
+@csrf_exempt
+def _unknown_path(request: HttpRequest) -> HttpResponse:
+    return error_response(request, 404, "not_found", f"no API call at {request.path}")
+
+
+api = DedupAPI(
+    title="dedupsite API",
+    version="1",
+    description="Near-duplicate detection for news: a docId per article.",
+    auth=BearerKey(),
+    urls_namespace="api",
+)
+
+ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut,
+          429: ErrorOut, 503: ErrorOut}
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str,
+                   details: Any = None) -> HttpResponse:
+    return api.create_response(
+        request, {"error": {"code": code, "message": message, "details": details}}, status=status
+    )
+
+
+@api.exception_handler(ApiError)
+def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    response = error_response(request, exc.status, exc.code, exc.message, exc.details)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return error_response(request, 401, "unauthorized",
+                          "a valid API key is required: Authorization: Bearer <key>")
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return error_response(request, 422, "invalid", "some fields are invalid",
+                          _field_errors(exc.errors))
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = {400: "malformed", 404: "not_found", 405: "method_not_allowed"}.get(
+        exc.status_code, "error")
+    return error_response(request, exc.status_code, code, str(exc))
+
+
+@api.exception_handler(DatabaseError)
+def _database_down(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    return error_response(request, 503, "unavailable", "the database is unavailable; retry")
+
+
+@api.exception_handler(redis.RedisError)
+def _redis_down(request: HttpRequest, exc: redis.RedisError) -> HttpResponse:
+    return error_response(request, 503, "unavailable", "the queue is unavailable; retry")
+
+
+def _field_errors(errors: list[dict[str, Any]]) -> dict[str, list[str]]:
+    fields: dict[str, list[str]] = {}
+    for err in errors:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload")]
+        fields.setdefault(".".join(loc) or "body", []).append(err.get("msg", "invalid"))
+    return fields
+
+
+def has_text(content: str) -> bool:
+    """Something is left after removing markup, white space and invisible format
+    characters (zero-width spaces and joiners, direction marks, BOMs)."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf"
+               for ch in normalize(content))
+
+
+def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
+    limit = settings.API_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit() or int(declared) > limit:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
+    try:
+        body = request.body
+    except RequestDataTooBig as exc:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes") from exc
+    if len(body) > limit:
+        raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
+    if request.content_type != "application/json":
+        raise ApiError(400, "malformed", "Content-Type must be application/json")
+    try:
+        payload = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "malformed", "the body is not valid UTF-8") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, "malformed", f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise ApiError(400, "malformed", "the body must be a JSON object")
+    try:
+        if "articles" in payload:
+            items, batch = ArticleBatchIn.model_validate(payload).articles, True
+        else:
+            items, batch = [ArticleIn.model_validate(payload)], False
+    except pydantic.ValidationError as exc:
+        raise ApiError(422, "invalid", "some fields are invalid",
+                       _field_errors([dict(e) for e in exc.errors()])) from exc
+    empty = {
+        (f"articles.{i}.content" if batch else "content"): [
+            "is empty after removing markup and white space"]
+        for i, item in enumerate(items) if not has_text(item.content)
+    }
+    if empty:
+        raise ApiError(422, "invalid", "some fields are invalid", empty)
+    return items, batch
+
+
+ARTICLE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"oneOf": [
+            {"$ref": "#/components/schemas/ArticleIn"},
+            {"$ref": "#/components/schemas/ArticleBatchIn"},
+        ]}}},
+    }
+}
+
+
+@api.post(
+    "/v1/articles",
+    response={200: BatchResult | ArticleResult, 202: BatchResult | ArticleResult, **ERRORS},
+    openapi_extra=ARTICLE_BODY,
+    summary="Post one article or a batch; get docIds",
+)
+def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
+    if not 0 <= wait <= 30:
+        raise ApiError(422, "invalid", "wait must be between 0 and 30 seconds",
+                       {"wait": ["must be between 0 and 30"]})
+    items, batch = _parse_articles(request)
+    # A caller that waits for a few articles gets them processed in this request:
+    # stored and committed first, then assigned under the same bucket locks a worker
+    # takes. If that fails they are enqueued instead (and the worker watchdog
+    # re-enqueues anything a crashed web process left queued).
+    inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
+    stored = accept_articles([
+        ArticleInput(
+            nid=a.nid, url=a.url, title=a.title, content=a.content, category=a.category,
+            media=a.media, image_count=a.imageCount, hotness=a.hotness,
+            published_at=a.publishedAt,
+        )
+        for a in items
+    ], enqueue=not inline)
+    queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
+    if inline and queued:
+        try:
+            fresh = [a for a in stored if a.status == ArticleStatus.QUEUED and a.pk
+                     and a.doc_id is None]
+            targets = fresh if len(fresh) == len(queued) else queued
+            done = {a.nid: a for a in assign(targets, count_attempt=False)}
+        except Exception:
+            log.exception("inline processing failed; the articles go to the queue")
+            enqueue_processing(queued)
+            done = {}
+        # Answer from the assigned objects; read back only what this request did not do.
+        missing = [a.nid for a in stored if a.nid not in done]
+        done.update((a.nid, a) for a in results.load_articles(missing))
+        stored = [done[a.nid] for a in stored if a.nid in done]
+    if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
+        stored = _wait_for([a.nid for a in stored], wait)
+    status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
+    out = [results.article_result(a) for a in stored]
+    return status, ({"results": out} if batch else out[0])
+
+
+def _wait_for(nids: list[str], seconds: int) -> list[Article]:
+    deadline = time.monotonic() + seconds
+    delay = 0.005
+    while True:
+        rows = results.load_articles(nids)
+        if all(a.status != ArticleStatus.QUEUED for a in rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.1)
+
+
+# `path:` so that a nid with a slash (the schema allows one) can be read and patched.
+@api.get("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS})
+def get_article(request: HttpRequest, nid: str) -> Any:
+    rows = results.load_articles([nid])
+    if not rows:
+        raise ApiError(404, "not_found", f"no article with nid {nid!r}")
+    return results.article_result(rows[0])
+
+
+@api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},
+           summary="Update hotness; re-elects the representative")
+def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
+    article = update_hotness(nid, payload.hotness, actor_label=f"api:{_key_of(request).name}")
+    if article is None:
+        raise ApiError(404, "not_found", f"no article with nid {nid!r}")
+    return results.article_result(article)
+
+
+@api.post("/v1/similar", response={200: SimilarOut, **ERRORS},
+          summary="Dry run: the nearest docIds of an article; stores nothing")
+def similar(request: HttpRequest, payload: SimilarIn) -> Any:
+    if not has_text(payload.content):
+        raise ApiError(422, "invalid", "content is empty after normalization",
+                       {"content": ["is empty after removing markup and white space"]})
+    return find_similar(payload.title, payload.content, payload.url)
+
+
+@api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})
+def get_doc(request: HttpRequest, doc_id: str) -> Any:
+    doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
+    if doc is None:
+        raise ApiError(404, "not_found", f"no docId {doc_id!r}")
+    return results.doc_result(doc)
+
+
+@api.get("/v1/health", auth=None, response={200: dict, 503: dict})
+def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
+    from dedupsite import redis_store
+
+    report: dict[str, Any] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        report["database"] = {"ok": True, "vendor": connection.vendor}
+    except DatabaseError as exc:
+        report["database"] = {"ok": False, "error": str(exc)}
+    try:
+        redis_store.client().ping()
+        import django_rq
+
+        queue = django_rq.get_queue("ingest")
+        report["redis"] = {"ok": True}
+        report["queue"] = {"ok": True, "depth": queue.count,
+                           "failedJobs": queue.failed_job_registry.count}
+    except redis.RedisError as exc:
+        report["redis"] = {"ok": False, "error": str(exc)}
+    from articles.representatives import outbox
+    from articles.representatives.stores import StoreUnavailable
+
+    try:
+        outbox.store().ping()
+        report["hbase"] = {"ok": True, "backend": "hbase" if settings.HBASE_URL
+                                     else "local"}
+    except StoreUnavailable as exc:
+        report["hbase"] = {"ok": False, "error": str(exc)}
+    try:
+        report["outbox"] = {"ok": True, **outbox.outbox_lag()}
+    except DatabaseError:
+        report["outbox"] = {"ok": False}
+    ok = all(part.get("ok") for part in report.values())
+    return (200 if ok else 503), {"ok": ok, **report}

@@ -1,0 +1,98 @@
+"""The seed system's call (2018 paper): GET/POST /docId/getDocId?json={...}.
+
+Answers synchronously `{"filterReason", "docId", "filterStatus", "status"}` so
+that its existing clients move over unchanged. The seed request has no nid: the
+canonical URL stands in for it (`url-<hash>`), so repeating a URL is idempotent.
+A key is still required: `Authorization: Bearer <key>` or `&key=<key>`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+from pydantic import ValidationError
+
+from articles.api.schemas import ArticleIn
+from articles.index.locks import LockTimeout
+from articles.ingest.assign import process_articles, url_hash
+from articles.ingest.intake import ArticleInput, accept_articles
+from articles.ingest.results import load_articles
+from articles.models import ApiKey
+
+
+def _answer(status: int, reason: str, doc_id: str = "", filter_status: str = "error",
+            outcome: str = "fail") -> JsonResponse:
+    return JsonResponse({"filterReason": reason, "docId": doc_id, "filterStatus": filter_status,
+                         "status": outcome}, status=status, json_dumps_params={
+                             "ensure_ascii": False})
+
+
+def _key(request: HttpRequest) -> ApiKey | None:
+    header = request.headers.get("Authorization", "")
+    token = header[7:] if header.startswith("Bearer ") else request.GET.get("key", "")
+    return ApiKey.authenticate(token) if token else None
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def get_doc_id(request: HttpRequest) -> JsonResponse:
+    try:
+        key = _key(request)
+    except DatabaseError:
+        return _answer(503, "a store is unavailable; retry", outcome="fail")
+    if key is None:
+        return _answer(401, "a valid API key is required (Bearer header or key=)")
+    try:
+        raw = request.GET.get("json") or request.POST.get("json")
+        if raw is None and request.method == "POST" and request.body:
+            raw = request.body.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return _answer(400, "the body is not valid UTF-8")
+    except RequestDataTooBig:
+        return _answer(413, "the body is too large")
+    if not raw:
+        return _answer(400, "missing json parameter")
+    try:
+        data: Any = json.loads(raw)
+    except ValueError:
+        return _answer(400, "json is not valid JSON")
+    if not isinstance(data, dict):
+        return _answer(400, "json must be an object")
+    if "url" in data and "nid" not in data and isinstance(data["url"], str):
+        data["nid"] = f"url-{url_hash(data['url']):016x}"
+    if isinstance(data.get("imageCount"), str) and data["imageCount"].isdigit():
+        data["imageCount"] = int(data["imageCount"])  # the seed sends it as a string
+    if isinstance(data.get("category"), int):
+        data["category"] = str(data["category"])
+    try:
+        item = ArticleIn.model_validate(data)
+    except ValidationError as exc:
+        fields = sorted({".".join(map(str, e["loc"])) for e in exc.errors()})
+        return _answer(422, f"invalid fields: {', '.join(fields)}")
+    try:
+        return _process(item)
+    except (redis.RedisError, DatabaseError, LockTimeout):
+        return _answer(503, "a store is unavailable; retry", outcome="fail")
+
+
+def _process(item: ArticleIn) -> JsonResponse:
+    accept_articles([ArticleInput(
+        nid=item.nid, url=item.url, title=item.title, content=item.content,
+        category=item.category, media=item.media, image_count=item.imageCount,
+        hotness=item.hotness, published_at=item.publishedAt,
+    )], enqueue=False)
+    process_articles([item.nid])
+    article = load_articles([item.nid])[0]
+    if article.doc is None:
+        return _answer(503, "not processed; retry", outcome="fail")
+    if article.matched_by:
+        return _answer(200, f"docId_filter duplicate by {article.matched_by}",
+                       article.doc.doc_id, "duplicate", "success")
+    return _answer(200, "docId_filter good news", article.doc.doc_id, "good", "success")

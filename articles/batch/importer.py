@@ -1,0 +1,373 @@
+"""Load a batch result (``spark_dedup`` output) into the database, keeping editor decisions.
+
+The batch engines write ``DIR/articles/`` (Parquet: each article with its docId,
+fingerprints, features and fields). Importing it makes MySQL equal to the batch
+result, except where editors decided otherwise:
+
+1. a *pinned* article (placed by an editor: split, move, merge, confirm) stays in
+   the doc it is in now;
+2. *must-link* groups (merge, move, confirm) end up in one doc: the doc of their
+   earliest pinned member, else the batch doc of their earliest member;
+3. a *cannot-link* pair (split, move) never shares a doc: the movable side
+   (not pinned, else the later one) leaves for a new doc of its own.
+
+Then sizes, anchors and representatives of every touched doc are recomputed (an
+editor's chosen representative stays while it is a member), each change is queued
+for the representative store, and the Redis indexes are rebuilt from MySQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from articles.models import (
+    Article,
+    ArticleStatus,
+    AuditEntry,
+    Doc,
+    EditorLink,
+    LinkKind,
+    MatchedBy,
+    RepresentativeOutbox,
+)
+from articles.representatives import election, outbox
+from fingerprints.ids import make_doc_id, to_unsigned
+from fingerprints.unionfind import UnionFind
+
+CHUNK = 1000
+LIGHT_COLUMNS = ["seq", "nid", "docId", "isFounder", "hotness", "media"]
+
+
+class ResultError(ValueError):
+    """The result folder is missing or malformed."""
+
+
+@dataclass
+class ImportReport:
+    articles: int = 0
+    created: int = 0
+    updated: int = 0
+    kept_pinned: int = 0
+    moved_by_must_link: int = 0
+    moved_by_cannot_link: int = 0
+    docs_touched: int = 0
+    docs_emptied: int = 0
+    indexed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "notes"}
+
+
+def _dataset(result_dir: str | Path) -> Any:
+    import pyarrow.dataset as ds
+
+    folder = Path(result_dir) / "articles"
+    if not folder.is_dir():
+        raise ResultError(f"{folder} does not exist: not a spark_dedup result folder")
+    return ds.dataset(str(folder), format="parquet")
+
+
+def _batches(dataset: Any, columns: list[str] | None = None) -> Iterator[list[dict[str, Any]]]:
+    for batch in dataset.to_batches(columns=columns, batch_size=CHUNK):
+        yield batch.to_pylist()
+
+
+def _unsigned(value: int | None) -> int | None:
+    return None if value is None else to_unsigned(value)
+
+
+def _chunked(values: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for value in values:
+        chunk.append(value)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def plan_targets(
+    batch: dict[str, tuple[int, str]],
+    existing: dict[str, tuple[int, str | None, bool]],
+    must: list[tuple[str, str]],
+    cannot: list[tuple[str, str]],
+    report: ImportReport,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The docId of every article in ``batch`` after the editors' decisions.
+
+    ``batch``: nid -> (seq, batch docId); ``existing``: nid -> (article id, current
+    docId or None, pinned) for articles already in the database. Returns the target
+    docIds and, for articles an editor rule moved, the rule ("editor" or "split").
+    Pure function of its inputs (tested without a database).
+    """
+    target = {nid: doc for nid, (_seq, doc) in batch.items()}
+    why: dict[str, str] = {}
+
+    def fixed(nid: str) -> bool:
+        """An article whose doc the import does not change."""
+        state = existing.get(nid)
+        return nid not in batch or (state is not None and state[2] and state[1] is not None)
+
+    def current(nid: str) -> str | None:
+        if nid in target:
+            return target[nid]
+        state = existing.get(nid)
+        return state[1] if state else None
+
+    for nid, (_id, doc, pinned) in existing.items():
+        if pinned and doc is not None and nid in batch:
+            if target[nid] != doc:
+                report.kept_pinned += 1
+            target[nid] = doc
+
+    def order(nid: str) -> tuple[int, int]:
+        if nid in batch:
+            return (0, batch[nid][0])
+        return (1, existing[nid][0] if nid in existing else 0)
+
+    groups: UnionFind[str] = UnionFind()
+    for a, b in must:
+        groups.union(a, b)
+    for group in groups.groups():
+        anchors = sorted((n for n in group if fixed(n) and current(n)), key=order)
+        if anchors:
+            doc = current(anchors[0])
+        else:
+            known = sorted((n for n in group if n in batch), key=order)
+            doc = target[known[0]] if known else None
+        if doc is None:
+            continue
+        for nid in group:
+            if nid in batch and not fixed(nid) and target[nid] != doc:
+                target[nid] = doc
+                why[nid] = MatchedBy.EDITOR
+                report.moved_by_must_link += 1
+
+    taken = set(target.values()) | {s[1] for s in existing.values() if s[1]}
+    for _round in range(len(cannot) + 1):
+        changed = False
+        for a, b in cannot:
+            if current(a) is None or current(a) != current(b):
+                continue
+            movable = [n for n in (a, b) if n in batch and not fixed(n)]
+            if not movable:
+                report.notes.append(f"cannot-link {a} / {b}: both fixed in one doc")
+                continue
+            nid = max(movable, key=order)
+            salt, doc = 0, make_doc_id(nid)
+            while doc in taken:
+                salt += 1
+                doc = make_doc_id(nid, f"#{salt}")
+            taken.add(doc)
+            target[nid] = doc
+            why[nid] = "split"
+            report.moved_by_cannot_link += 1
+            changed = True
+        if not changed:
+            break
+    return target, why
+
+
+def import_result(
+    result_dir: str | Path,
+    *,
+    rebuild: bool = True,
+    progress: Callable[[int], object] | None = None,
+) -> ImportReport:
+    """Load ``result_dir`` (written by ``spark_dedup``) into the database."""
+    dataset = _dataset(result_dir)
+    report = ImportReport()
+    batch: dict[str, tuple[int, str]] = {}
+    founders: dict[str, str] = {}  # docId -> founder nid
+    for rows in _batches(dataset, LIGHT_COLUMNS):
+        for row in rows:
+            batch[row["nid"]] = (int(row["seq"]), row["docId"])
+            if row["isFounder"]:
+                founders[row["docId"]] = row["nid"]
+    report.articles = len(batch)
+
+    existing: dict[str, tuple[int, str | None, bool]] = {}
+    for nids in _chunked(batch):
+        for pk, nid, doc, pinned in Article.objects.filter(nid__in=nids).values_list(
+            "id", "nid", "doc__doc_id", "pinned"
+        ):
+            existing[nid] = (pk, doc, pinned)
+    must: list[tuple[str, str]] = []
+    cannot: list[tuple[str, str]] = []
+    for nids in _chunked(batch):
+        links = EditorLink.objects.filter(nid_a__in=nids) | EditorLink.objects.filter(
+            nid_b__in=nids)
+        for kind, a, b in links.values_list("kind", "nid_a", "nid_b"):
+            (must if kind == LinkKind.MUST else cannot).append((a, b))
+    must, cannot = sorted(set(must)), sorted(set(cannot))
+    others = ({n for pair in must + cannot for n in pair} - batch.keys()) - existing.keys()
+    for nids in _chunked(others):
+        for pk, nid, doc, pinned in Article.objects.filter(nid__in=nids).values_list(
+            "id", "nid", "doc__doc_id", "pinned"
+        ):
+            existing[nid] = (pk, doc, pinned)
+
+    target, why = plan_targets(batch, existing, must, cannot, report)
+    with transaction.atomic():
+        docs = _ensure_docs(set(target.values()))
+        previous = {existing[n][1] for n in batch if n in existing and existing[n][1]}
+        now = timezone.now()
+        ids: dict[str, int] = {n: s[0] for n, s in existing.items()}
+        pending_matches: list[tuple[str, str]] = []
+        for rows in _batches(dataset):
+            rows.sort(key=lambda r: r["seq"])
+            created, updated = _write_articles(rows, target, why, existing, docs, now,
+                                               pending_matches)
+            report.created += len(created)
+            report.updated += updated
+            ids.update((a.nid, a.pk) for a in created)
+            if progress is not None:
+                progress(len(rows))
+        _link_matches(pending_matches, ids)
+        touched = {d for d in set(target.values()) | previous if d is not None}
+        report.docs_touched, report.docs_emptied = _refresh_docs(touched, founders)
+        AuditEntry.objects.create(
+            actor_label="spark_dedup --import", action="batch_import",
+            note=str(result_dir)[:2000], data=report.as_dict(),
+        )
+        transaction.on_commit(outbox.enqueue_push)
+    if rebuild:
+        from articles.index.reindex import rebuild_index
+
+        report.indexed = rebuild_index()
+    return report
+
+
+def _ensure_docs(doc_ids: set[str]) -> dict[str, Doc]:
+    docs: dict[str, Doc] = {}
+    for chunk in _chunked(sorted(doc_ids)):
+        docs.update((d.doc_id, d) for d in Doc.objects.filter(doc_id__in=chunk))
+    missing = [Doc(doc_id=d) for d in sorted(doc_ids - docs.keys())]
+    for chunk in _chunked(missing):
+        Doc.objects.bulk_create(chunk)
+    for chunk in _chunked(sorted(doc_ids - docs.keys())):
+        docs.update((d.doc_id, d) for d in Doc.objects.filter(doc_id__in=chunk))
+    return docs
+
+
+def _write_articles(
+    rows: list[dict[str, Any]],
+    target: dict[str, str],
+    why: dict[str, str],
+    existing: dict[str, tuple[int, str | None, bool]],
+    docs: dict[str, Doc],
+    now: Any,
+    pending_matches: list[tuple[str, str]],
+) -> tuple[list[Article], int]:
+    new: list[Article] = []
+    changed: list[Article] = []
+    for row in rows:
+        nid = row["nid"]
+        state = existing.get(nid)
+        if state is not None and state[2] and state[1] is not None:
+            continue  # pinned: the editor's placement and fields stay
+        doc = docs[target[nid]]
+        moved = why.get(nid)
+        matched_by = (MatchedBy.EDITOR if moved == MatchedBy.EDITOR
+                      else None if moved == "split" else row["matchedBy"])
+        fields = {
+            "url": row["url"] or "", "url_hash": _unsigned(row["urlHash"]),
+            "title": row["title"] or "", "content": row["content"] or "",
+            "category": (row["category"] or "")[:100], "media": (row["media"] or "")[:200],
+            "image_count": int(row["imageCount"] or 0), "hotness": float(row["hotness"] or 0),
+            "published_at": parse_datetime(row["publishedAt"]) if row["publishedAt"] else None,
+            "status": ArticleStatus.DONE, "failure_reason": "", "doc": doc,
+            "matched_by": matched_by,
+            "distance": row["distance"] if not moved else None,
+            "similarity": row["similarity"] if not moved else None,
+            "title_fp": _unsigned(row["titleFp"]) or None,
+            "content_fp": _unsigned(row["contentFp"]),
+            "features": bytes(row["features"]), "processed_at": now,
+        }
+        if row["matchedNid"] and not moved:
+            pending_matches.append((nid, row["matchedNid"]))
+        if state is None:
+            new.append(Article(nid=nid, received_at=now, **fields))
+        else:
+            article = Article(pk=state[0], nid=nid, **fields)
+            article.matched_article_id = None
+            changed.append(article)
+    Article.objects.bulk_create(new, batch_size=CHUNK)
+    if changed:
+        Article.objects.bulk_update(
+            changed, [*_UPDATE_FIELDS, "matched_article"], batch_size=CHUNK)
+    if new and new[0].pk is None:  # backends that do not return ids (older MySQL)
+        by_nid = dict(Article.objects.filter(nid__in=[a.nid for a in new])
+                      .values_list("nid", "id"))
+        for article in new:
+            article.pk = by_nid[article.nid]
+    return new, len(changed)
+
+
+_UPDATE_FIELDS = [
+    "url", "url_hash", "title", "content", "category", "media", "image_count", "hotness",
+    "published_at", "status", "failure_reason", "doc", "matched_by", "distance",
+    "similarity", "title_fp", "content_fp", "features", "processed_at",
+]
+
+
+def _link_matches(pending: list[tuple[str, str]], ids: dict[str, int]) -> None:
+    updates = [Article(pk=ids[nid], matched_article_id=ids.get(other))
+               for nid, other in pending if nid in ids]
+    Article.objects.bulk_update(updates, ["matched_article"], batch_size=CHUNK)
+
+
+def _refresh_docs(doc_ids: set[str], founders: dict[str, str]) -> tuple[int, int]:
+    """Size, anchor and representative of each doc from its members; outbox rows."""
+    emptied = 0
+    touched = 0
+    for chunk in _chunked(sorted(doc_ids)):
+        docs = {d.doc_id: d for d in Doc.objects.filter(doc_id__in=chunk)}
+        members: dict[int, list[Article]] = {}
+        for article in (
+            Article.objects.filter(doc__in=docs.values(), status=ArticleStatus.DONE)
+            .only("id", "nid", "doc_id", "hotness", "media", "received_at")
+        ):
+            members.setdefault(article.doc_id, []).append(article)  # type: ignore[arg-type]
+        weights = election.media_weights(
+            a.media for group in members.values() for a in group)
+        changed: list[Doc] = []
+        outbox: list[RepresentativeOutbox] = []
+        for doc in docs.values():
+            group = members.get(doc.pk, [])
+            touched += 1
+            if not group:
+                emptied += doc.size > 0
+                doc.size, doc.anchor, doc.representative = 0, None, None
+                doc.representative_pinned = False
+            else:
+                ids = {a.pk for a in group}
+                earliest = min(group, key=lambda a: (a.received_at, a.pk))
+                founder = next((a for a in group if a.nid == founders.get(doc.doc_id)), None)
+                if founder is not None:
+                    doc.anchor = founder
+                elif doc.anchor_id not in ids:
+                    doc.anchor = earliest
+                if not (doc.representative_pinned and doc.representative_id in ids):
+                    doc.representative_pinned = False
+                    doc.representative = max(
+                        group, key=lambda a: election.score(a, weights))
+                doc.size = len(group)
+                doc.first_seen = min(doc.first_seen, earliest.received_at)
+            doc.rep_version += 1
+            changed.append(doc)
+            outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version))
+        Doc.objects.bulk_update(
+            changed, ["size", "anchor", "representative", "representative_pinned",
+                      "rep_version", "first_seen"], batch_size=CHUNK)
+        RepresentativeOutbox.objects.bulk_create(outbox, batch_size=CHUNK)
+    return touched, emptied

@@ -1,0 +1,241 @@
+"""Editor decisions: confirm, split, move, merge, choose the representative.
+
+Each action is one service function: one MySQL transaction that changes the
+docs, writes the editor's pairwise links (cannot-link for split, must-link for
+move and merge), pins the articles it placed, writes an audit entry and an
+outbox row for the representative store. The Redis indexes map fingerprints
+to article ids and the doc of an article is read from MySQL, so no index entry
+changes when an article changes doc.
+
+Why the decisions stick: a pinned article is never re-assigned by later
+processing (a changed body, a reindex, a threshold change), and batch imports
+keep pinned articles where editors put them and apply the links
+(docs/editing.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from articles.models import (
+    Article,
+    ArticleStatus,
+    AuditEntry,
+    Doc,
+    DocStatus,
+    EditorLink,
+    LinkKind,
+    MatchedBy,
+)
+from articles.representatives import election
+
+EDITORS_GROUP = "editors"
+
+
+class EditError(ValueError):
+    """The action does not apply (e.g. splitting the only member of a doc)."""
+
+
+#: Who acts: the request's user (AnonymousUser never passes ``can_edit``), or None for
+#: a command or a test acting without one.
+Actor = User | AnonymousUser | None
+
+
+def can_edit(user: Actor) -> bool:
+    if not isinstance(user, User) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return user.groups.filter(name=EDITORS_GROUP).exists()
+
+
+def _signed_in(user: Actor) -> User | None:
+    return user if isinstance(user, User) else None
+
+
+def _audit(user: Actor, action: str, doc: Doc, nid: str = "", note: str = "",
+           **data: Any) -> AuditEntry:
+    return AuditEntry.objects.create(
+        actor=_signed_in(user),
+        actor_label=user.get_username() if user is not None else "",
+        action=action, doc_id=doc.doc_id, nid=nid, note=note[:2000], data=data,
+    )
+
+
+def _link(kind: str, nid: str, others: Iterable[str], user: Actor) -> None:
+    pairs = {EditorLink.ordered(nid, other) for other in others if other != nid}
+    if not pairs:
+        return
+    existing = set(
+        EditorLink.objects.filter(nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs})
+        .values_list("nid_a", "nid_b")
+    )
+    EditorLink.objects.filter(
+        nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs}
+    ).exclude(kind=kind).delete()
+    EditorLink.objects.bulk_create(
+        [EditorLink(kind=kind, nid_a=a, nid_b=b,
+                    created_by=_signed_in(user))
+         for a, b in pairs - existing],
+        ignore_conflicts=True,
+    )
+    EditorLink.objects.filter(
+        nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs}
+    ).update(kind=kind)
+
+
+def _member_nids(doc: Doc, exclude: Article | None = None) -> list[str]:
+    members = Article.objects.filter(doc=doc, status=ArticleStatus.DONE)
+    if exclude is not None:
+        members = members.exclude(pk=exclude.pk)
+    return list(members.values_list("nid", flat=True))
+
+
+def _leave(doc: Doc, article: Article) -> None:
+    doc.size = max(doc.size - 1, 0)
+    if doc.anchor_id == article.pk:
+        doc.anchor = (
+            Article.objects.filter(doc=doc, status=ArticleStatus.DONE).exclude(pk=article.pk)
+            .order_by("received_at", "id").first()
+        )
+    if doc.representative_id == article.pk:
+        doc.representative_pinned = False
+    doc.save(update_fields=["size", "anchor", "representative_pinned", "updated_at"])
+
+
+def _place(article: Article, doc: Doc) -> None:
+    article.doc = doc
+    article.matched_by = MatchedBy.EDITOR
+    article.matched_article = None
+    article.pinned = True
+    article.save(update_fields=["doc", "matched_by", "matched_article", "pinned"])
+
+
+def _locked(article: Article) -> tuple[Article, Doc]:
+    article = Article.objects.select_for_update().get(pk=article.pk)
+    if article.doc_id is None:
+        raise EditError("the article has no docId yet")
+    return article, Doc.objects.select_for_update().get(pk=article.doc_id)
+
+
+def confirm_doc(doc: Doc, user: Actor, note: str = "") -> Doc:
+    with transaction.atomic():
+        doc = Doc.objects.select_for_update().get(pk=doc.pk)
+        doc.status = DocStatus.CONFIRMED
+        doc.save(update_fields=["status", "updated_at"])
+        nids = _member_nids(doc)
+        Article.objects.filter(doc=doc).update(pinned=True)
+        if nids:
+            for nid in nids[1:]:
+                _link(LinkKind.MUST, nids[0], [nid], user)
+        _audit(user, "confirm", doc, note=note, size=doc.size)
+    return doc
+
+
+def split_article(article: Article, user: Actor, note: str = "") -> Doc:
+    """Take a member out of its doc into a new docId of its own (cannot-link to the rest)."""
+    with transaction.atomic():
+        article, old = _locked(article)
+        if old.size <= 1:
+            raise EditError("the article is the only member of its docId")
+        others = _member_nids(old, exclude=article)
+        _leave(old, article)
+        now = timezone.now()
+        new = Doc.objects.create(
+            doc_id=Doc.objects.fresh_doc_id(article.nid), anchor=article, representative=article,
+            size=1, status=DocStatus.CONFIRMED, first_seen=now, last_seen=now,
+        )
+        _place(article, new)
+        article.distance = article.similarity = None
+        article.save(update_fields=["distance", "similarity"])
+        _link(LinkKind.CANNOT, article.nid, others, user)
+        election.refresh(old)
+        election.refresh(new)
+        _audit(user, "split", old, article.nid, note, to=new.doc_id)
+        _audit(user, "split", new, article.nid, note, **{"from": old.doc_id})
+    return new
+
+
+def move_article(article: Article, target: Doc, user: Actor,
+                 note: str = "") -> Doc:
+    """Move a member to another docId (must-link there, cannot-link to where it was)."""
+    with transaction.atomic():
+        article, old = _locked(article)
+        target = Doc.objects.select_for_update().get(pk=target.pk)
+        if target.pk == old.pk:
+            raise EditError("the article is already in that docId")
+        others = _member_nids(old, exclude=article)
+        _leave(old, article)
+        _place(article, target)
+        target.size += 1
+        target.last_seen = max(target.last_seen, article.received_at)
+        target.save(update_fields=["size", "last_seen", "updated_at"])
+        _link(LinkKind.CANNOT, article.nid, others, user)
+        _link(LinkKind.MUST, article.nid, _member_nids(target, exclude=article), user)
+        election.refresh(old)
+        election.refresh(target)
+        _audit(user, "move", old, article.nid, note, to=target.doc_id)
+        _audit(user, "move", target, article.nid, note, **{"from": old.doc_id})
+    return target
+
+
+def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "") -> Doc:
+    """Merge every member of `source` into `target`; `source` is left empty."""
+    if source.pk == target.pk:
+        raise EditError("a docId cannot be merged into itself")
+    with transaction.atomic():
+        first, second = sorted([source.pk, target.pk])
+        locked = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=[first, second])}
+        source, target = locked[source.pk], locked[target.pk]
+        moving = _member_nids(source)
+        staying = _member_nids(target)
+        Article.objects.filter(doc=source).update(doc=target, pinned=True)
+        Article.objects.filter(nid__in=moving).update(matched_by=MatchedBy.EDITOR)
+        Article.objects.filter(doc=target).update(pinned=True)
+        target.size += source.size
+        target.first_seen = min(target.first_seen, source.first_seen)
+        target.last_seen = max(target.last_seen, source.last_seen)
+        target.status = DocStatus.CONFIRMED
+        target.save(update_fields=["size", "first_seen", "last_seen", "status", "updated_at"])
+        source.size = 0
+        source.anchor = None
+        source.representative_pinned = False
+        source.save(update_fields=["size", "anchor", "representative_pinned", "updated_at"])
+        if moving and staying:
+            for nid in moving:
+                _link(LinkKind.MUST, nid, [staying[0]], user)
+        election.refresh(source)
+        election.refresh(target)
+        moved_from: dict[str, Any] = {"from": source.doc_id, "moved": len(moving)}
+        _audit(user, "merge", target, note=note, **moved_from)
+        _audit(user, "merge", source, note=note, to=target.doc_id, moved=len(moving))
+    return target
+
+
+def choose_representative(article: Article, user: Actor,
+                          note: str = "") -> Doc:
+    """An editor's choice of representative; it wins over hotness until undone."""
+    with transaction.atomic():
+        article, doc = _locked(article)
+        doc.representative = article
+        doc.representative_pinned = True
+        doc.save(update_fields=["representative", "representative_pinned", "updated_at"])
+        election.refresh(doc)
+        _audit(user, "representative", doc, article.nid, note)
+    return doc
+
+
+def release_representative(doc: Doc, user: Actor, note: str = "") -> Doc:
+    """Undo an editor's choice: the hottest member is elected again."""
+    with transaction.atomic():
+        doc = Doc.objects.select_for_update().get(pk=doc.pk)
+        doc.representative_pinned = False
+        doc.save(update_fields=["representative_pinned", "updated_at"])
+        election.refresh(doc)
+        _audit(user, "representative_released", doc, note=note)
+    return doc

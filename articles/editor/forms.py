@@ -1,0 +1,109 @@
+"""Forms of the editor pages: the cluster filters and the editor actions."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import forms
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from articles.models import Article, Doc, DocStatus
+
+SORTS = {
+    "-last_seen": _("last seen, newest first"),
+    "last_seen": _("last seen, oldest first"),
+    "-first_seen": _("first seen, newest first"),
+    "first_seen": _("first seen, oldest first"),
+    "-size": _("size, largest first"),
+    "size": _("size, smallest first"),
+}
+DEFAULT_SORT = "-last_seen"
+
+
+class ClusterFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label=_("Title or docId"))
+    status = forms.ChoiceField(
+        required=False, label=_("Status"),
+        choices=[("", _("any status")), *DocStatus.choices],
+    )
+    # The query parameter is "media" (the article field); it shadows Form.media, which
+    # this form never renders (no widget assets).
+    media = forms.CharField(  # type: ignore[assignment]
+        required=False, max_length=200, label=_("Media"))
+    min_size = forms.IntegerField(required=False, min_value=0, label=_("Min. size"))
+    max_size = forms.IntegerField(required=False, min_value=0, label=_("Max. size"))
+    seen_from = forms.DateField(
+        required=False, label=_("Seen from"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    seen_to = forms.DateField(
+        required=False, label=_("Seen until"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    sort = forms.ChoiceField(required=False, label=_("Sort"), choices=list(SORTS.items()))
+
+    #: A listing of single-article docIds is rarely what an editor wants.
+    DEFAULT_MIN_SIZE = 2
+
+    def filter(self, docs: QuerySet[Doc]) -> QuerySet[Doc]:
+        """Apply the valid filters (an invalid field is ignored, its error shown)."""
+        data = self.cleaned_data if self.is_bound and hasattr(self, "cleaned_data") else {}
+        min_size = data.get("min_size")
+        if min_size is None:
+            min_size = self.DEFAULT_MIN_SIZE
+        docs = docs.filter(size__gte=min_size)
+        if data.get("max_size") is not None:
+            docs = docs.filter(size__lte=data["max_size"])
+        if data.get("status"):
+            docs = docs.filter(status=data["status"])
+        if data.get("seen_from"):
+            docs = docs.filter(last_seen__gte=_day_start(data["seen_from"]))
+        if data.get("seen_to"):
+            docs = docs.filter(last_seen__lt=_day_start(data["seen_to"] + dt.timedelta(days=1)))
+        query = (data.get("q") or "").strip()
+        if query:
+            if _looks_like_doc_id(query):
+                docs = docs.filter(doc_id=query.lower())
+            else:
+                docs = docs.filter(representative__title__icontains=query)
+        media = (data.get("media") or "").strip()
+        if media:
+            # Clusters with at least one article from that outlet.
+            docs = docs.filter(pk__in=Article.objects.filter(media=media).values("doc_id"))
+        sort = data.get("sort") or DEFAULT_SORT
+        # The tie-break ascending: (status, last_seen DESC) then serves the order (the primary
+        # key is the last, ascending, part of every InnoDB index).
+        return docs.order_by(sort, "id")
+
+
+def _day_start(day: dt.date) -> dt.datetime:
+    return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
+
+
+def _looks_like_doc_id(text: str) -> bool:
+    head, _sep, tail = text.partition("-")
+    hexdigits = set("0123456789abcdefABCDEF")
+    return len(head) == 16 and len(tail) == 16 and set(head + tail) <= hexdigits
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(required=False, max_length=2000, label=_("Note (optional)"))
+
+
+class MemberForm(NoteForm):
+    nid = forms.CharField(max_length=64)
+
+
+class TargetForm(NoteForm):
+    target = forms.CharField(max_length=200, label=_("Target docId"))
+
+    def clean_target(self) -> Doc:
+        value = self.cleaned_data["target"].strip().lower()
+        doc = Doc.objects.filter(doc_id=value).first()
+        if doc is None:
+            raise forms.ValidationError(_("No docId %(doc_id)s.") % {"doc_id": value[:40]})
+        return doc
+
+
+class MoveForm(TargetForm, MemberForm):
+    pass

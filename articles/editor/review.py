@@ -1,0 +1,113 @@
+"""The review queue: automatic matches most worth a human look.
+
+An article is in the queue when the engine placed it in a docId (by title or
+content, not by an identical URL), no editor has placed or confirmed it yet
+(``pinned`` is false, the doc is not confirmed), it is not the doc's
+representative (it is what the others are compared with), and at least one of:
+
+- its Hamming distance is near the threshold (``review_distance``, default 2
+  with k = 3);
+- it matched by title (the title rule: headlines alike, content verified);
+- its verified similarity is low (below ``review_similarity``, default 0.8: a
+  cut or padded copy);
+- its docId is large (``review_cluster_size`` members or more, default 20);
+- its docId was flagged ``needs_review``.
+
+The three numbers are the admin's (EngineSettings, "review: ..." fields).
+Confirming the doc pins every member and splitting or moving the article pins
+it, so each decision takes items out of the queue: the count goes down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import F, Q, QuerySet
+
+from articles.models import Article, ArticleStatus, DocStatus, EngineSettings, MatchedBy
+
+NEAR_THRESHOLD = "near_threshold"
+TITLE_ONLY = "title_only"
+LOW_SIMILARITY = "low_similarity"
+LARGE = "large_cluster"
+FLAGGED = "flagged"
+
+
+@dataclass(frozen=True)
+class ReviewRules:
+    distance: int  # a match at this Hamming distance or more is borderline
+    similarity: float  # a match verified below this similarity is borderline
+    cluster_size: int  # a docId this large deserves a look
+
+
+def _default(field: str) -> Any:
+    return EngineSettings._meta.get_field(field).get_default()  # type: ignore[union-attr]
+
+
+def rules() -> ReviewRules:
+    """The admin's review rules (field defaults until the settings row exists)."""
+    fields = ("review_distance", "review_similarity", "review_cluster_size")
+    row = EngineSettings.objects.filter(pk=1).values_list(*fields).first()
+    values = row if row is not None else tuple(_default(f) for f in fields)
+    return ReviewRules(int(values[0]), float(values[1]), int(values[2]))
+
+
+#: The queue page ranks the newest matches of this many by doubt (see most_doubtful).
+WINDOW = 500
+
+
+def review_queue(rules: ReviewRules) -> QuerySet[Article]:
+    """Queue items, newest first.
+
+    Newest first is the order an index serves at any size (a backward scan of the
+    primary key stops after a page of hits); a total order by similarity would read
+    every automatic match. :func:`most_doubtful` ranks a window of them.
+    """
+    borderline = (
+        Q(distance__gte=rules.distance)
+        | Q(matched_by=MatchedBy.TITLE)
+        | Q(similarity__lt=rules.similarity)
+        | Q(doc__size__gte=rules.cluster_size)
+        | Q(doc__status=DocStatus.NEEDS_REVIEW)
+    )
+    return (
+        Article.objects.filter(
+            status=ArticleStatus.DONE,
+            pinned=False,
+            matched_by__in=[MatchedBy.TITLE, MatchedBy.CONTENT],
+            doc__isnull=False,
+        )
+        .exclude(doc__status=DocStatus.CONFIRMED)
+        .exclude(doc__representative=F("pk"))
+        .filter(borderline)
+        .order_by("-id")
+    )
+
+
+def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[int]:
+    """Ids of the ``limit`` most doubtful of the newest ``window`` items: lowest verified
+    similarity first, then largest distance, then newest. Reads three columns a row."""
+    rows = list(queue.values_list("pk", "similarity", "distance")[:window])
+    rows.sort(key=lambda row: (
+        row[1] if row[1] is not None else 2.0,
+        -(row[2] if row[2] is not None else -1),
+        -row[0],
+    ))
+    return [row[0] for row in rows[:limit]]
+
+
+def reasons(article: Article, rules: ReviewRules) -> list[str]:
+    """Why an article is in the queue (codes; the templates translate them)."""
+    found = []
+    if article.distance is not None and article.distance >= rules.distance:
+        found.append(NEAR_THRESHOLD)
+    if article.matched_by == MatchedBy.TITLE:
+        found.append(TITLE_ONLY)
+    if article.similarity is not None and article.similarity < rules.similarity:
+        found.append(LOW_SIMILARITY)
+    if article.doc is not None and article.doc.size >= rules.cluster_size:
+        found.append(LARGE)
+    if article.doc is not None and article.doc.status == DocStatus.NEEDS_REVIEW:
+        found.append(FLAGGED)
+    return found

@@ -1,0 +1,484 @@
+"""Editor pages: thin function views; fragments rendered alone for htmx requests.
+
+A page names its fragments with ``{% partialdef %}``; a view renders only the
+fragment an htmx request targets (the ``HX-Target`` header names the element
+it will replace), so the same URL serves the page and its parts, and every
+link and form keeps working without JavaScript.
+
+Every action is a POST (CSRF-checked by Django's middleware) to one view that
+checks the user may edit and calls one service function of
+:mod:`articles.editor.actions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property, wraps
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
+
+from articles.editor import actions, review
+from articles.editor.diff import shared_keywords, word_diff
+from articles.editor.forms import (
+    DEFAULT_SORT,
+    ClusterFilterForm,
+    MemberForm,
+    MoveForm,
+    NoteForm,
+    TargetForm,
+)
+from articles.models import Article, ArticleStatus, AuditEntry, Doc
+from articles.templatetags.dashboard import http_url
+from articles.tuning.state import active_config
+from fingerprints.engine import EngineConfig, Features
+from fingerprints.simhash import hamming
+from fingerprints.verify import verify
+
+PAGE_SIZE = 50
+REVIEW_ITEMS = 25
+REVIEW_COUNT_CAP = 1000  # counting further means reading every automatic match
+MERGE_RESULTS = 10
+AUDIT_ENTRIES = 100
+
+View = Callable[..., HttpResponse]
+
+# Columns a listing row needs: never the bodies or the features of the representatives.
+LIST_FIELDS = (
+    "doc_id", "status", "size", "first_seen", "last_seen", "representative_pinned",
+    "representative__nid", "representative__title", "representative__media",
+)
+MEMBER_FIELDS = (
+    "id", "nid", "url", "title", "media", "hotness", "published_at", "received_at",
+    "status", "doc_id", "matched_by", "distance", "similarity", "pinned", "features",
+)
+
+
+# --- access -------------------------------------------------------------------------
+
+
+def can_view(user: Any) -> bool:
+    """Editors act; other staff may look; anyone else is refused."""
+    return bool(user.is_authenticated and user.is_active and (user.is_staff or
+                                                              actions.can_edit(user)))
+
+
+def _login_redirect(request: HttpRequest) -> HttpResponse:
+    if _is_htmx(request):
+        # An htmx request after the session expired: reload the whole page on the login form.
+        query = urlencode({"next": request.get_full_path()})
+        return HttpResponseClientRedirect(f"{reverse('login')}?{query}")
+    return redirect_to_login(request.get_full_path())
+
+
+def viewer_required(view: View) -> View:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _login_redirect(request)
+        if not can_view(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def editor_required(view: View) -> View:
+    @wraps(view)
+    @require_POST
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _login_redirect(request)
+        if not actions.can_edit(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    """Set by django-htmx's middleware (``request.htmx``: the HX-* request headers)."""
+    return bool(getattr(request, "htmx", False))
+
+
+def _fragment(request: HttpRequest) -> str:
+    """The id of the element an htmx request will swap ("" for a full page)."""
+    details: HtmxDetails | None = getattr(request, "htmx", None)
+    if not details or details.boosted or details.history_restore_request:
+        return ""
+    return details.target or ""
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any],
+            status: int = 200) -> HttpResponse:
+    context.setdefault("can_edit", actions.can_edit(request.user))
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request", "HX-Target"])
+    return response
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("clusters")
+
+
+# --- /clusters/ ---------------------------------------------------------------------
+
+
+def _minute(moment: Any) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
+@dataclass
+class ClusterRow:
+    """A docId in the listing, its times formatted once (cheaper than the date filter)."""
+
+    doc: Doc
+
+    @cached_property
+    def first_seen(self) -> str:
+        return _minute(self.doc.first_seen)
+
+    @cached_property
+    def last_seen(self) -> str:
+        return _minute(self.doc.last_seen)
+
+
+@viewer_required
+def clusters(request: HttpRequest) -> HttpResponse:
+    form = ClusterFilterForm(request.GET)
+    form.is_valid()
+    # Page through the ids alone (a narrow sort the (size, last_seen) index covers), then
+    # load those 50 docs with their representatives: sorting whole joined rows of 100k
+    # articles' docs is what made this page slow.
+    ids = form.filter(Doc.objects.all()).values_list("pk", flat=True)
+    page = Paginator(ids, PAGE_SIZE).get_page(request.GET.get("page"))
+    page_ids = list(page.object_list)
+    loaded = Doc.objects.select_related("representative").only(*LIST_FIELDS).in_bulk(page_ids)
+    docs = [ClusterRow(loaded[pk]) for pk in page_ids if pk in loaded]
+    template = "articles/clusters.html"
+    if _fragment(request) == "cluster-rows":
+        template += "#cluster-rows"
+    sort = (form.cleaned_data.get("sort") if hasattr(form, "cleaned_data") else "") or DEFAULT_SORT
+    return _render(request, template, {"form": form, "page": page, "docs": docs, "sort": sort})
+
+
+# --- /clusters/<docId>/ -------------------------------------------------------------
+
+
+@dataclass
+class MemberRow:
+    """One member on the cluster page, with what the template would otherwise compute
+    per row (a 50-member page renders 50 of these)."""
+
+    article: Article
+    is_representative: bool
+    rep_distance: int | None  # Hamming distance of the content fingerprints
+    rep_similarity: float | None  # verified shingle Jaccard with the representative
+    rep_containment: float | None
+    is_compared: bool = False
+
+    @cached_property
+    def link(self) -> str:
+        """The crawled URL when it may be a link (absolute http or https), else ""."""
+        return http_url(self.article.url)
+
+    @cached_property
+    def time(self) -> str:
+        return _minute(self.article.published_at or self.article.received_at)
+
+    @cached_property
+    def hotness(self) -> str:
+        return f"{self.article.hotness:g}"
+
+
+def _features(article: Article) -> Features | None:
+    if not article.features:
+        return None
+    try:
+        return Features.from_bytes(bytes(article.features))
+    except ValueError:
+        return None
+
+
+def _member_rows(doc: Doc, members: list[Article], config: EngineConfig) -> list[MemberRow]:
+    rep = next((m for m in members if m.pk == doc.representative_id), None)
+    rep_features = _features(rep) if rep is not None else None
+    rows = []
+    for member in members:
+        if member is rep:
+            rows.append(MemberRow(member, True, 0, 1.0, 1.0))
+            continue
+        feats = _features(member)
+        if feats is None or rep_features is None:
+            rows.append(MemberRow(member, False, None, None, None))
+            continue
+        check = verify(feats, rep_features, config)
+        rows.append(MemberRow(member, False, hamming(feats.content_fp, rep_features.content_fp),
+                              check.similarity, check.containment))
+    # The representative first, then the rest by hotness.
+    rows.sort(key=lambda r: not r.is_representative)
+    return rows
+
+
+def _comparison(doc: Doc, member: Article | None, config: EngineConfig) -> dict[str, Any]:
+    """Context of the diff fragment: ``member`` against the doc's representative."""
+    rep = doc.representative
+    if member is None or rep is None or member.pk == rep.pk:
+        return {"doc": doc, "compare": None}
+    texts = dict(
+        Article.objects.filter(pk__in=[rep.pk, member.pk]).values_list("pk", "content")
+    )
+    rep_text, member_text = texts.get(rep.pk, ""), texts.get(member.pk, "")
+    return {
+        "doc": doc,
+        "rep": rep,
+        "compare": member,
+        "diff": word_diff(rep_text, member_text, config),
+        "title_diff": word_diff(rep.title, member.title, config),
+        "keywords": shared_keywords(rep.title, rep_text, member.title, member_text,
+                                    config=config),
+    }
+
+
+def _merge_targets(doc: Doc, query: str) -> list[Doc]:
+    query = query.strip()
+    if not query:
+        return []
+    docs = Doc.objects.filter(size__gt=0).exclude(pk=doc.pk).select_related(
+        "representative").only(*LIST_FIELDS)
+    lowered = query.lower()
+    if len(lowered) >= 4 and set(lowered) <= set("0123456789abcdef-"):
+        docs = docs.filter(
+            Q(doc_id__startswith=lowered) | Q(representative__title__icontains=query)
+        )
+    else:
+        docs = docs.filter(representative__title__icontains=query)
+    return list(docs.order_by("-last_seen", "-id")[:MERGE_RESULTS])
+
+
+def _merged_into(doc: Doc) -> str:
+    entry = AuditEntry.objects.filter(doc_id=doc.doc_id, action="merge").first()
+    if entry is not None and isinstance(entry.data, dict):
+        return str(entry.data.get("to", ""))
+    return ""
+
+
+def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
+    members = list(
+        Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(*MEMBER_FIELDS)
+        .order_by("-hotness", "received_at", "id")
+    )
+    config = active_config()
+    rows = _member_rows(doc, members, config)
+    wanted = request.GET.get("compare", "")
+    others = [r.article for r in rows if not r.is_representative]
+    member = next((a for a in others if a.nid == wanted), others[0] if others else None)
+    for row in rows:
+        row.is_compared = member is not None and row.article.pk == member.pk
+    context = _comparison(doc, member, config)
+    merge_query = request.GET.get("merge_q", "")
+    context.update({
+        "rows": rows,
+        "audit": AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES],
+        "merge_query": merge_query,
+        "merge_results": _merge_targets(doc, merge_query),
+        "merged_into": _merged_into(doc) if doc.size == 0 else "",
+        "note_form": NoteForm(),
+    })
+    return context
+
+
+def _get_doc(doc_id: str) -> Doc:
+    return get_object_or_404(Doc.objects.select_related("representative"), doc_id=doc_id)
+
+
+@viewer_required
+def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
+    doc = _get_doc(doc_id)
+    target = _fragment(request)
+    if target in ("diff", "review-diff"):
+        wanted = request.GET.get("compare", "")
+        member = (Article.objects.filter(doc=doc, nid=wanted, status=ArticleStatus.DONE)
+                  .only(*MEMBER_FIELDS).first())
+        return _render(request, "articles/_diff.html", _comparison(doc, member, active_config()))
+    if target == "merge-results":
+        query = request.GET.get("merge_q", "")
+        return _render(request, "articles/cluster_detail.html#merge-results",
+                       {"doc": doc, "merge_query": query,
+                        "merge_results": _merge_targets(doc, query)})
+    template = "articles/cluster_detail.html"
+    if target == "cluster-body":
+        template += "#cluster-body"
+    return _render(request, template, _detail_context(request, doc))
+
+
+# --- /review/ -----------------------------------------------------------------------
+
+
+def _review_response(request: HttpRequest, position: int, fragment: bool) -> HttpResponse:
+    rules = review.rules()
+    queue = review.review_queue(rules)
+    total = queue[:REVIEW_COUNT_CAP].count()
+    ids = review.most_doubtful(queue, REVIEW_ITEMS)
+    loaded = Article.objects.select_related("doc", "doc__representative").only(
+        "id", "nid", "title", "media", "hotness", "received_at", "matched_by", "distance",
+        "similarity", "doc__doc_id", "doc__size", "doc__status",
+        "doc__representative__nid", "doc__representative__title",
+        "doc__representative__media",
+    ).in_bulk(ids)
+    items = [loaded[pk] for pk in ids if pk in loaded]
+    position = max(0, min(position, len(items) - 1))
+    selected = items[position] if items else None
+    entries = [(item, review.reasons(item, rules)) for item in items]
+    context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
+                               "selected": selected, "capped": total >= REVIEW_COUNT_CAP}
+    if selected is not None and selected.doc is not None:
+        context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected,
+                                            active_config())
+    template = "articles/review.html" + ("#review-queue" if fragment else "")
+    return _render(request, template, context)
+
+
+def _position(value: str | None) -> int:
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0
+
+
+@viewer_required
+def review_queue(request: HttpRequest) -> HttpResponse:
+    return _review_response(request, _position(request.GET.get("pos")),
+                            fragment=_fragment(request) == "review-queue")
+
+
+# --- actions ------------------------------------------------------------------------
+
+
+def _next_url(request: HttpRequest) -> str:
+    candidate = request.POST.get("next", "")
+    if candidate and url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return candidate
+    return ""
+
+
+def _after_action(request: HttpRequest, acted_on: Doc, shown: Doc) -> HttpResponse:
+    """Where an editor lands after an action: the review queue, or the cluster page."""
+    next_url = _next_url(request)
+    review_url = reverse("review")
+    if next_url.startswith(review_url):
+        if _fragment(request) == "review-queue":
+            query = parse_qs(urlsplit(next_url).query)
+            return _review_response(request, _position((query.get("pos") or [""])[0]),
+                                    fragment=True)
+        return redirect(next_url)
+    url = reverse("cluster_detail", args=[shown.doc_id])
+    if _fragment(request) == "cluster-body":
+        if shown.pk != acted_on.pk:
+            return HttpResponseClientRedirect(url)  # another docId: load its page
+        doc = _get_doc(shown.doc_id)
+        return _render(request, "articles/cluster_detail.html#cluster-body",
+                       _detail_context(request, doc))
+    return redirect(url)
+
+
+def _member(doc: Doc, nid: str) -> Article:
+    article = Article.objects.filter(doc=doc, nid=nid).defer("features").first()
+    if article is None:
+        raise actions.EditError(_("%(nid)s is not a member of this docId.") % {"nid": nid})
+    return article
+
+
+def _action(form_class: type[NoteForm],
+            run: Callable[[HttpRequest, Doc, dict[str, Any]], Doc]) -> View:
+    """An action view: validate the form, call the service, report, land somewhere."""
+
+    @editor_required
+    def view(request: HttpRequest, doc_id: str) -> HttpResponse:
+        doc = _get_doc(doc_id)
+        shown = doc
+        form = form_class(request.POST)
+        if form.is_valid():
+            try:
+                shown = run(request, doc, form.cleaned_data)
+            except actions.EditError as exc:
+                messages.error(request, str(exc))
+        else:
+            errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+            messages.error(request, " ".join(errors))
+        return _after_action(request, doc, shown)
+
+    return view
+
+
+def _confirm(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    actions.confirm_doc(doc, request.user, data["note"])
+    messages.success(request, _("Confirmed docId %(doc_id)s.") % {"doc_id": doc.doc_id})
+    return doc
+
+
+def _split(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    article = _member(doc, data["nid"])
+    new = actions.split_article(article, request.user, data["note"])
+    messages.success(request, _("Split %(nid)s out into the new docId %(doc_id)s.")
+                     % {"nid": article.nid, "doc_id": new.doc_id})
+    return doc
+
+
+def _move(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    article = _member(doc, data["nid"])
+    target = data["target"]
+    actions.move_article(article, target, request.user, data["note"])
+    messages.success(request, _("Moved %(nid)s to docId %(doc_id)s.")
+                     % {"nid": article.nid, "doc_id": target.doc_id})
+    doc.refresh_from_db(fields=["size"])
+    return doc if doc.size > 0 else target
+
+
+def _merge(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    target = data["target"]
+    actions.merge_docs(doc, target, request.user, data["note"])
+    messages.success(request, _("Merged docId %(source)s into %(target)s.")
+                     % {"source": doc.doc_id, "target": target.doc_id})
+    return target
+
+
+def _representative(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    article = _member(doc, data["nid"])
+    actions.choose_representative(article, request.user, data["note"])
+    messages.success(request, _("%(nid)s is now the representative.") % {"nid": article.nid})
+    return doc
+
+
+def _release(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
+    actions.release_representative(doc, request.user, data["note"])
+    messages.success(request, _("The representative is elected by hotness again."))
+    return doc
+
+
+confirm = _action(NoteForm, _confirm)
+split = _action(MemberForm, _split)
+move = _action(MoveForm, _move)
+merge = _action(TargetForm, _merge)
+representative = _action(MemberForm, _representative)
+release = _action(NoteForm, _release)

@@ -1,0 +1,527 @@
+"""docId assignment: the url -> title -> content cascade against the Redis indexes.
+
+MySQL is the system of record; the Redis indexes are derived from it and can
+be rebuilt at any time (`articles.index.reindex.rebuild_index`). See docs/engine.md for the rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from articles.index import reindex
+from articles.index.locks import StaleValue, multi_lock
+from articles.lib.bulksql import (
+    column,
+    fetch_models,
+    fetch_values,
+    insert_rows,
+    placeholders,
+    prep,
+    select_list,
+    table,
+    update_rows,
+)
+from articles.models import Article, ArticleStatus, Doc, DocStatus, EditorLink, MatchedBy
+from articles.representatives import election
+from articles.tuning.state import active_config, active_state, active_version
+from dedupsite import redis_store
+from fingerprints.engine import (
+    Candidate,
+    Decision,
+    EngineConfig,
+    Features,
+    content_probes,
+    decide,
+    extract_many,
+)
+from fingerprints.ids import make_doc_id, splitmix64_finalize, url_hash
+from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
+from fingerprints.verify import verify
+
+log = logging.getLogger(__name__)
+
+_url_field = reindex.url_field
+
+
+class IndexUnavailable(RuntimeError):
+    """The Redis indexes are missing or stale and are being rebuilt."""
+
+
+@dataclass
+class Indexes:
+    content: RedisBlockIndex
+    title: RedisBlockIndex
+    urls: str
+    generation: str
+
+    @classmethod
+    def open(cls, config: EngineConfig, generation: str) -> Indexes:
+        client = redis_store.client()
+        names = reindex.namespaces(generation)
+        return cls(
+            content=RedisBlockIndex(client, k=config.k, namespace=names["c"]),
+            title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
+            urls=names["u"], generation=generation,
+        )
+
+
+# --- assignment -------------------------------------------------------------
+
+
+def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
+    """Fingerprint and assign every queued article among `nids`; return how many were done.
+
+    `count_attempt=False` when called inside the request that stored them (the
+    attempt counter records queue jobs, which may die and be retried).
+
+    The whole batch is decided under one lock on the stripes of its index buckets,
+    with one candidate load, one transaction and one index write: round trips
+    per batch, not per article.
+    """
+    return len(assign(nids, count_attempt=count_attempt))
+
+
+def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = True
+           ) -> list[Article]:
+    """:func:`process_articles`, returning the articles it assigned, each with its doc
+    and the doc's representative as committed (for an answer without reading them back).
+
+    ``nids`` may instead be the queued Article objects the caller has just inserted
+    (with their ids): they are not read again. A job that finished them in the
+    meantime is still noticed under the lock."""
+    generation, config = active_state()
+    live = reindex.ensure_index(generation)
+    if live != generation:  # a reused state older than an index switch (or a rebuild)
+        generation, config = active_state(max_age_ms=0)
+        live = reindex.ensure_index(generation)
+    if nids and all(isinstance(n, Article) and n.pk for n in nids):
+        # the caller's own unsaved-since-insert objects (the API's inline path)
+        articles = sorted((a for a in nids if isinstance(a, Article)), key=lambda a: a.pk)
+    else:
+        articles = list(Article.objects.filter(nid__in=[str(n) for n in nids],
+                                               status=ArticleStatus.QUEUED).order_by("id"))
+    if not articles:
+        return []
+    if count_attempt:
+        Article.objects.filter(pk__in=[a.pk for a in articles]).update(
+            attempts=F("attempts") + 1)
+    features = extract_many([(a.title, a.content) for a in articles], config)
+    for article, feats in zip(articles, features, strict=True):
+        if article.url_hash is None:
+            article.url_hash = url_hash(article.url)
+        article.title_fp = feats.title_fp or None
+        article.content_fp = feats.content_fp
+        article.features = feats.to_bytes()
+    # The bulky columns go in before the lock (while queued, nobody reads them), so the
+    # locked UPDATE only names the doc and the match. Not when an article is processed
+    # again: detach() reads its old fingerprints from the row to leave the index.
+    prewritten = (len(articles) >= PREWRITE_MIN
+                  and all(a.doc_id is None for a in articles))
+    if prewritten:
+        update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
+                    only_if={"status": ArticleStatus.QUEUED.value})
+    indexes = Indexes.open(config, live)
+    probes = [content_probes(f, config) for f in features]
+    keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
+    # The generation is checked in the acquiring script (StaleValue): a switch sets the
+    # gate, waits for the batches holding locks, then moves the generation, so it cannot
+    # slip in between the check and the locks.
+    with _batch_lock(keys, indexes):
+        finished = {row[0] for row in fetch_values(  # done by another worker (a retried job)
+            f"SELECT {column(Article, 'id')} FROM {table(Article)} "
+            f"WHERE {column(Article, 'id')} IN ({', '.join(str(int(a.pk)) for a in articles)}) "
+            f"AND {column(Article, 'status')} = %s", [ArticleStatus.DONE.value])}
+        todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
+        todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
+        if not todo:
+            return []
+        # A changed body is processed again: the article leaves its old doc first —
+        # here, under the batch's locks, so that two jobs for one batch (a retry, the
+        # watchdog) cannot both take it out of its doc.
+        for article, _f in todo:
+            if article.doc_id is not None:
+                with transaction.atomic():
+                    detach(article)
+        decisions = _decide_batch(todo, todo_probes, config, indexes)
+        # Index first, then commit: a crash in between leaves index entries for
+        # articles that are not done, which lookups ignore and the retry rewrites.
+        indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
+        indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
+        pipe = redis_store.client().pipeline(transaction=False)
+        for article, _f in todo:
+            pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
+        pipe.execute()
+        _save_batch(todo, decisions, active_version(), features_written=prewritten)
+    return [a for a, _f in todo]
+
+
+@contextlib.contextmanager
+def _batch_lock(keys: list[str], indexes: Indexes) -> Iterator[None]:
+    try:
+        lock = multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
+                          gate=reindex.gate_key(), renew=True,
+                          expect=(reindex.generation_key(), indexes.generation))
+        lock.__enter__()
+    except StaleValue:
+        raise IndexUnavailable("the index was switched under a running job; it will retry"
+                               ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(lock)  # entered above: the stack only releases it
+        yield
+
+
+def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[int]],
+               config: EngineConfig) -> list[str]:
+    """The lock stripes of every index bucket the batch reads or writes.
+
+    Each bucket (content or title block, or URL hash) maps to one of
+    ``INDEX_LOCK_STRIPES`` stripes; two articles that share a bucket share its stripe,
+    so near-duplicates are serialised as with one lock per bucket, while a batch locks
+    at most that many keys (a batch of 200 articles reads ~6,000 buckets).
+    The buckets of the probes count too: two articles that can find each other
+    through a probe share that probe's bucket.
+    """
+    content = [fp for (_a, f), p in zip(todo, probes, strict=True) for fp in (f.content_fp, *p)]
+    parts = [_bucket_ids(content, config.k, 0),
+             _bucket_ids([f.title_fp for _a, f in todo if f.title_fp], config.title_k, 1)]
+    urls = [a.url_hash for a, _f in todo if a.url_hash is not None]
+    parts.append(np.asarray(urls, dtype=np.uint64) ^ np.uint64(2 << 56))
+    mixed = splitmix64_finalize(np.concatenate(parts))
+    stripes = np.unique(mixed % np.uint64(settings.INDEX_LOCK_STRIPES))
+    prefix = redis_store.key("lock", "s")
+    return [f"{prefix}:{s}" for s in stripes.tolist()]
+
+
+def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]:
+    """A 64-bit id per (kind, block number, block value) of each fingerprint. Two
+    buckets may share an id when blocks are wider than 48 bits (k < 2): that only
+    serialises a little more."""
+    blocks = block_values(fps, k)
+    tags = np.array([kind << 56 | number << 48 for number in range(k + 1)], dtype=np.uint64)
+    result: npt.NDArray[np.uint64] = (blocks ^ tags).ravel()
+    return result
+
+
+def _decide_batch(
+    todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
+    indexes: Indexes,
+) -> list[Decision | None]:
+    """Decide each article in order against the index and the batch's earlier articles."""
+    # the URL hashes, the content buckets and the title buckets: one round trip
+    pipe = redis_store.client().pipeline(transaction=False)
+    pipe.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
+    content_lookup = indexes.content.plan_probes(
+        [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
+        config.content_radius)
+    titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
+    title_lookup = indexes.title.plan_many([fp for _n, fp in titled], config.title_radius)
+    content_lookup.queue(pipe)
+    title_lookup.queue(pipe)
+    replies = iter(pipe.execute())
+    url_hits = next(replies)
+    content_hits = content_lookup.collect(replies)
+    title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
+                          strict=True))
+    hits: list[set[int]] = []
+    for n, (article, feats) in enumerate(todo):
+        ids = {i for i, _fp, _d in content_hits[n]} if feats.content_fp else set()
+        ids.update(i for i, _fp, _d in title_hits.get(n, ()))
+        ids.discard(article.pk)
+        hits.append(ids)
+    known_urls = {int(v) for v in url_hits if v is not None}
+    stored = load_candidates(set().union(*hits) | known_urls)
+    by_id = {c.article_id: c for c in stored}
+    # The batch itself: articles decided earlier in it are candidates for later ones,
+    # found as an index lookup of each probe would find them (NumPy over the batch).
+    near_content = near_pairs_by_block(
+        [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
+        [f.content_fp for _a, f in todo], config.k, config.content_radius)
+    near_title = near_pairs_by_block(
+        [[f.title_fp] if f.title_fp else [] for _a, f in todo],
+        [f.title_fp for _a, f in todo], config.title_k, config.title_radius)
+    local: dict[int, Candidate] = {}
+    local_urls: dict[int, int] = {}
+    # the anchor of each doc among the candidates (decide() needs it: no chaining)
+    anchors: dict[str, list[Candidate]] = {}
+    for c in stored:
+        if c.is_anchor:
+            anchors.setdefault(c.doc_key, []).append(c)
+    decisions: list[Decision | None] = []
+    for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
+                                                             strict=True)):
+        decision = None
+        url_owner = int(url_hit) if url_hit is not None else local_urls.get(article.url_hash or 0)
+        owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
+        if owner is not None and url_owner != article.pk:
+            decision = Decision(doc_key=owner.doc_key, article_id=owner.article_id,
+                                matched_by=MatchedBy.URL, distance=0, similarity=1.0)
+        if decision is None:
+            ids = set(ids)
+            ids.update(todo[j][0].pk for j in near_content[n] if j < n)
+            ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
+            candidates = [by_id[i] if i in by_id else local[i] for i in ids
+                          if i in by_id or i in local]
+            docs = {c.doc_key for c in candidates}
+            candidates += [c for key in docs for c in anchors.get(key, ())
+                           if c.article_id not in ids]
+            if candidates:
+                forbidden = _forbidden(article)
+                decision = decide(feats, candidates, config, forbidden_docs=forbidden)
+        decisions.append(decision)
+        doc_key = decision.doc_key if decision else _new_doc_key(article)
+        local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=decision is None)
+        if decision is None:
+            anchors.setdefault(doc_key, []).append(local[article.pk])
+        local_urls.setdefault(article.url_hash or 0, article.pk)
+    return decisions
+
+
+def _new_doc_key(article: Article) -> str:
+    return f"new:{article.pk}"
+
+
+def _forbidden(article: Article) -> frozenset[str]:
+    if not article.pinned and not article.matched_by:
+        return frozenset()
+    return EditorLink.objects.cannot_link_docs(article.nid)
+
+
+def load_candidates(ids: Iterable[int]) -> list[Candidate]:
+    """Candidate members plus the anchor of every candidate doc (no chaining without it),
+    in one query: the done members with their doc, and each such doc's anchor with the
+    anchor's own doc."""
+    ids = sorted({int(i) for i in ids})
+    if not ids:
+        return []
+    a_id, a_doc, a_features = (column(Article, n) for n in ("id", "doc", "features"))
+    d_id, d_key, d_anchor = (column(Doc, n) for n in ("id", "doc_id", "anchor"))
+    members = f"FROM {table(Article)} a JOIN {table(Doc)} d ON d.{d_id} = a.{a_doc}"
+    anchors = (f"JOIN {table(Article)} n ON n.{a_id} = d.{d_anchor} "
+               f"JOIN {table(Doc)} e ON e.{d_id} = n.{a_doc}")
+    done = (f"WHERE a.{a_id} IN ({', '.join(map(str, ids))}) "
+            f"AND a.{column(Article, 'status')} = %s")
+    rows = fetch_values(
+        f"SELECT a.{a_id}, d.{d_key}, a.{a_features}, d.{d_anchor} {members} {done} "
+        f"UNION ALL SELECT n.{a_id}, e.{d_key}, n.{a_features}, e.{d_anchor} "
+        f"{members} {anchors} {done}",
+        [ArticleStatus.DONE.value, ArticleStatus.DONE.value])
+    seen: set[int] = set()
+    out = []
+    for article_id, doc_key, features, anchor_id in rows:
+        if article_id in seen or features is None:
+            continue
+        seen.add(article_id)
+        out.append(Candidate(article_id=article_id, doc_key=doc_key,
+                             features=Features.from_bytes(bytes(features)),
+                             is_anchor=article_id == anchor_id))
+    return out
+
+
+_DOC_FIELDS = tuple(f.name for f in Doc._meta.concrete_fields)
+# a representative as the doc's answer and the election need it: not its text
+_REP_FIELDS = tuple(f.name for f in Article._meta.concrete_fields
+                    if f.name not in ("content", "features"))
+
+
+def _locked_docs(doc_ids: Iterable[str]) -> dict[str, Doc]:
+    """The docs named, locked (FOR UPDATE) with their representative, in one query."""
+    keys = sorted(set(doc_ids))
+    if not keys:
+        return {}
+    sql = (f"SELECT {select_list('d', Doc, _DOC_FIELDS)}, "
+           f"{select_list('r', Article, _REP_FIELDS)} "
+           f"FROM {table(Doc)} d LEFT JOIN {table(Article)} r "
+           f"ON r.{column(Article, 'id')} = d.{column(Doc, 'representative')} "
+           f"WHERE d.{column(Doc, 'doc_id')} IN ({placeholders(len(keys))})")
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    out: dict[str, Doc] = {}
+    for doc, rep in fetch_models(sql, keys, [(Doc, "d", _DOC_FIELDS),
+                                             (Article, "r", _REP_FIELDS)]):
+        assert isinstance(doc, Doc)
+        if rep is not None:
+            doc.representative = rep  # type: ignore[assignment]
+        out[doc.doc_id] = doc
+    return out
+
+
+def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],
+                settings_version: int | None, *, features_written: bool = False) -> None:
+    """One transaction: new docs, joins, articles, representatives and outbox rows."""
+    now = timezone.now()
+    with transaction.atomic():
+        founders = [a for (a, _f), d in zip(todo, decisions, strict=True) if d is None]
+        wanted = [make_doc_id(a.nid) for a in founders]
+        taken = {row[0] for row in fetch_values(
+            f"SELECT {column(Doc, 'doc_id')} FROM {table(Doc)} "
+            f"WHERE {column(Doc, 'doc_id')} IN ({placeholders(len(wanted))})", wanted)
+        } if wanted else set()
+        new_docs = {}
+        for article in founders:
+            doc_id = make_doc_id(article.nid)
+            if doc_id in taken:
+                doc_id = Doc.objects.fresh_doc_id(article.nid)
+            new_docs[_new_doc_key(article)] = Doc(
+                doc_id=doc_id, anchor=article, representative=article, size=0,
+                first_seen=now, last_seen=now, created_at=now, updated_at=now,
+            )
+        stamp = prep(Doc, "first_seen", now)
+        last_id = insert_rows(Doc, ("doc_id", "status", "anchor", "representative",
+                          "representative_pinned", "rep_version", "size", "first_seen",
+                          "last_seen", "created_at", "updated_at"),
+                    [(d.doc_id, DocStatus.AUTO.value, d.anchor_id, d.representative_id,
+                      False, 0, 0, stamp, stamp, stamp, stamp) for d in new_docs.values()])
+        existing_keys = {d.doc_key for d in decisions if d is not None} - set(new_docs)
+        existing = _locked_docs(existing_keys)
+        if len(new_docs) == 1 and last_id:
+            next(iter(new_docs.values())).pk = last_id
+        elif new_docs:
+            ids = dict(Doc.objects.filter(doc_id__in=[d.doc_id for d in new_docs.values()])
+                       .values_list("doc_id", "id"))
+            for doc in new_docs.values():
+                doc.pk = ids[doc.doc_id]
+        docs = {**existing, **new_docs}
+        joined: dict[str, list[Article]] = {}
+        for (article, _feats), decision in zip(todo, decisions, strict=True):
+            key = decision.doc_key if decision else _new_doc_key(article)
+            doc = docs[key]
+            article.doc = doc
+            article.status = ArticleStatus.DONE
+            article.failure_reason = ""
+            article.matched_by = decision.matched_by if decision else None
+            article.matched_article_id = decision.article_id if decision else None
+            article.distance = decision.distance if decision else None
+            article.similarity = decision.similarity if decision else None
+            article.processed_at = now
+            article.settings_version = settings_version
+            joined.setdefault(key, []).append(article)
+        _update_articles([a for a, _f in todo], now, settings_version,
+                         with_features=not features_written)
+        election.on_batch_join(docs, joined, now)
+
+
+# The batch's locks live this long unless renewed; the holder renews them every third
+# of it, so a killed worker blocks the batches after it for at most this long.
+BATCH_LOCK_TTL_MS = 10_000
+# A batch at least this big writes its features before taking the lock (one more
+# statement, a shorter critical section); a smaller one writes everything at once.
+PREWRITE_MIN = 8
+_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity")
+_FEATURE_FIELDS = ("title_fp", "content_fp", "features", "url_hash")
+
+
+def _feature_values(a: Article) -> tuple[Any, ...]:
+    return (prep(Article, "title_fp", a.title_fp), prep(Article, "content_fp", a.content_fp),
+            a.features, prep(Article, "url_hash", a.url_hash))
+
+
+def _update_articles(articles: list[Article], now: Any, settings_version: int | None, *,
+                     with_features: bool = True) -> None:
+    """One UPDATE for the batch (articles/lib/bulksql.py): per-row fields by CASE, the
+    rest the same for every row."""
+    names = _MATCH_FIELDS + (_FEATURE_FIELDS if with_features else ())
+    rows = [(a.pk, (a.doc_id, a.matched_by, a.matched_article_id, a.distance, a.similarity)
+             + (_feature_values(a) if with_features else ()))
+            for a in articles]
+    update_rows(Article, names, rows, constants={
+        "status": ArticleStatus.DONE.value, "failure_reason": "",
+        "processed_at": prep(Article, "processed_at", now),
+        "settings_version": settings_version,
+    })
+
+
+def detach(article: Article) -> None:
+    """Take an article out of its doc (MySQL and Redis); the doc re-elects. In a transaction.
+
+    The article's doc is read again under a row lock: if another job already took it
+    out, nothing changes.
+    """
+    current = (Article.objects.select_for_update().filter(pk=article.pk)
+               .values_list("doc_id", flat=True).first())
+    if current is None:
+        article.doc = None
+        return
+    doc = Doc.objects.select_for_update().get(pk=current)
+    doc.size = max(doc.size - 1, 0)
+    if doc.anchor_id == article.pk:
+        doc.anchor = (
+            Article.objects.filter(doc=doc, status=ArticleStatus.DONE).exclude(pk=article.pk)
+            .order_by("received_at", "id").first()
+        )
+    doc.save(update_fields=["size", "anchor", "updated_at"])
+    Article.objects.filter(pk=article.pk).update(doc=None)
+    article.doc = None
+    old = Article.objects.filter(pk=article.pk).values_list("title_fp", "content_fp").first()
+    generation = reindex.active_generation()
+    if old is not None and generation is not None:
+        config = active_config()
+        indexes = Indexes.open(config, generation)
+        if old[1] is not None:
+            indexes.content.remove(article.pk, old[1])
+        if old[0]:
+            indexes.title.remove(article.pk, old[0])
+    election.refresh(doc)
+
+
+def mark_failed(nids: Sequence[str], reason: str) -> None:
+    Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).update(
+        status=ArticleStatus.FAILED, failure_reason=reason[:2000]
+    )
+
+
+# --- dry run ------------------------------------------------------------------
+
+
+def find_similar(title: str, content: str, url: str | None = None, limit: int = 10
+                 ) -> dict[str, Any]:
+    """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
+    config = active_config()
+    feats = extract_many([(title, content)], config)[0]
+    indexes = Indexes.open(config, reindex.ensure_index())
+    matches: dict[str, dict[str, Any]] = {}
+    if url:
+        known = redis_store.client().hget(indexes.urls, _url_field(url_hash(url)))
+        row = (
+            Article.objects.filter(pk=int(known), doc__isnull=False)
+            .values_list("nid", "doc__doc_id").first() if known is not None else None
+        )
+        if row is not None:
+            matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
+                               "distance": 0, "similarity": 1.0, "verified": True}
+    content_hits = indexes.content.query_probes(
+        [[feats.content_fp, *content_probes(feats, config)]], config.content_radius)[0]
+    hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
+    if feats.title_fp:
+        for item_id, _fp, dist in indexes.title.query(feats.title_fp, config.title_radius):
+            hits.setdefault(item_id, ("title", dist))
+    nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
+    candidates = load_candidates(hits)
+    for cand in candidates:
+        if cand.article_id not in hits:
+            continue  # an anchor loaded for context, not an index hit
+        rule, dist = hits[cand.article_id]
+        check = verify(feats, cand.features, config)
+        entry: dict[str, Any] = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
+                 "matchedBy": rule, "distance": dist,
+                 "similarity": round(max(check.similarity, check.containment), 4),
+                 "verified": check.ok}
+        best = matches.get(cand.doc_key)
+        if best is None or (entry["verified"], -entry["distance"]) > (
+                best["verified"], -best["distance"]):
+            matches[cand.doc_key] = entry
+    decision = decide(feats, candidates, config)
+    ordered = sorted(matches.values(), key=lambda m: (not m["verified"], m["distance"]))
+    would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
+    return {"docId": would_join or (decision.doc_key if decision else None),
+            "matches": ordered[:limit]}

@@ -1,0 +1,170 @@
+"""The one place that changes articles and docs (MySQL, Redis, representatives)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import mmh3
+from django.db import IntegrityError, connection, transaction
+
+from articles.ingest.assign import url_hash
+from articles.ingest.jobs import enqueue_processing
+from articles.ingest.results import load_articles
+from articles.lib.bulksql import insert_objects
+from articles.models import Article, ArticleStatus, AuditEntry
+
+
+@dataclass(frozen=True)
+class ArticleInput:
+    nid: str
+    url: str
+    content: str
+    title: str = ""
+    category: str = ""
+    media: str = ""
+    image_count: int = 0
+    hotness: float = 0.0
+    published_at: datetime | None = None
+
+    def payload_hash(self) -> str:
+        body = json.dumps(
+            [self.url, self.title, self.content, self.category, self.media, self.image_count],
+            ensure_ascii=False,
+        )
+        return f"{mmh3.hash128(body.encode('utf-8'), signed=False):032x}"
+
+    def model_fields(self) -> dict[str, Any]:
+        return {
+            "url": self.url, "url_hash": url_hash(self.url), "title": self.title,
+            "content": self.content, "category": self.category, "media": self.media,
+            "image_count": self.image_count, "hotness": self.hotness,
+            "published_at": self.published_at, "payload_hash": self.payload_hash(),
+        }
+
+
+def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True) -> list[Article]:
+    """Store new articles (queued) and enqueue them on commit; known nids are idempotent.
+
+    A nid posted again with the same body changes nothing. A changed body is
+    stored and re-queued unless an editor pinned the article.
+    """
+    for attempt in range(3):
+        try:
+            return _accept(items, enqueue)
+        except IntegrityError:
+            # Another request inserted one of these nids at the same moment: now it is known.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
+    latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
+    if not connection.in_atomic_block:
+        fresh = _insert_new(latest, enqueue)
+        if fresh is not None:
+            return [fresh[item.nid] for item in items]
+    with transaction.atomic():
+        existing = {
+            a.nid: a
+            for a in Article.objects.select_for_update().select_related("doc")
+            .filter(nid__in=list(latest))
+        }
+        to_create = [
+            Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+            for nid, item in latest.items()
+            if nid not in existing
+        ]
+        insert_objects(Article, to_create)
+        requeue = []
+        for nid, article in existing.items():
+            item = latest[nid]
+            if article.payload_hash == item.payload_hash() or article.pinned:
+                if article.status == ArticleStatus.QUEUED:
+                    # Posted again while still queued: perhaps its job was lost with the
+                    # queue (the first post got a 503). Enqueue again; a job skips done ones.
+                    requeue.append(nid)
+                continue
+            AuditEntry.objects.create(
+                action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",
+                data={"from": article.payload_hash, "to": item.payload_hash()},
+            )
+            for field, value in item.model_fields().items():
+                setattr(article, field, value)
+            article.status = ArticleStatus.QUEUED
+            article.save()
+            requeue.append(nid)
+        queued = [a.nid for a in to_create] + requeue
+        if queued and enqueue:
+            transaction.on_commit(lambda: enqueue_processing(queued))
+    # New rows are returned as built (queued, no doc); known ones are read back
+    # without their text (the caller needs their status and doc, not the body).
+    by_nid: dict[str, Article] = {a.nid: a for a in to_create}
+    by_nid.update((a.nid, a) for a in load_articles([n for n in latest if n not in by_nid]))
+    return [by_nid[item.nid] for item in items]
+
+
+def _insert_new(latest: dict[str, ArticleInput], enqueue: bool) -> dict[str, Article] | None:
+    """The common case, every nid new: one INSERT in autocommit, no transaction to open
+    and no rows to lock. None when a nid is already known (the statement then wrote
+    nothing) and the caller must take the transactional path."""
+    fresh = [Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+             for nid, item in latest.items()]
+    try:
+        insert_objects(Article, fresh)
+    except IntegrityError:
+        return None
+    if enqueue:
+        enqueue_processing([a.nid for a in fresh])
+    return {a.nid: a for a in fresh}
+
+
+def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article | None:
+    """Set an article's hotness and re-elect its doc's representative."""
+    from articles.models import Doc
+    from articles.representatives import election
+
+    with transaction.atomic():
+        article = Article.objects.select_for_update().filter(nid=nid).first()
+        if article is None:
+            return None
+        old = article.hotness
+        Article.objects.filter(pk=article.pk).update(hotness=hotness)
+        if article.doc_id is not None:
+            doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+            election.refresh(doc)
+            AuditEntry.objects.create(
+                actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,
+                data={"from": old, "to": hotness},
+            )
+    return load_result(nid)
+
+
+def load_result(nid: str) -> Article | None:
+    rows = load_articles([nid])
+    return rows[0] if rows else None
+
+
+def requeue_stale(older_than_seconds: float = 60.0, batch: int = 500) -> int:
+    """Enqueue again every article still queued after `older_than_seconds`.
+
+    Articles are in MySQL before their job is queued; if Redis lost the queue
+    (a restart without persistence) or a job vanished, this is how they get
+    processed. Enqueueing an article twice is harmless: a job skips done ones.
+    """
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    nids = list(
+        Article.objects.filter(status=ArticleStatus.QUEUED, received_at__lt=cutoff)
+        .order_by("id").values_list("nid", flat=True)[:100_000]
+    )
+    for start in range(0, len(nids), batch):
+        enqueue_processing(nids[start:start + batch])
+    return len(nids)

@@ -1,0 +1,116 @@
+"""What a settings change would do, before it is made.
+
+* `cluster_changes`: replays a sample of recent articles through the online
+  rule (fingerprints.batch.Replayer, the same code as the batch engine) with
+  the proposed settings and compares the result with today's docIds: docIds
+  that would split, groups of docIds that would merge, with examples.
+* `editor_precision_recall`: the editors' own decisions as ground truth —
+  must-link pairs (confirm, merge, move) are positives, cannot-link pairs
+  (split, move) negatives — scored for k = 0..8 with the proposed verification.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from articles.models import Article, ArticleStatus, EditorLink, LinkKind
+from articles.tuning.state import active_config, needs_reindex
+from fingerprints.batch import Item, Replayer
+from fingerprints.engine import EngineConfig, Features, extract_many
+from fingerprints.simhash import hamming
+from fingerprints.verify import verify
+
+MAX_K = 8
+
+
+def _sample(limit: int) -> list[dict[str, Any]]:
+    rows = (
+        Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
+        .order_by("-id").values("id", "nid", "title", "content", "url_hash", "features",
+                                "doc__doc_id")[:limit]
+    )
+    return sorted((dict(row) for row in rows), key=lambda r: r["id"])
+
+
+def cluster_changes(proposed: EngineConfig, limit: int = 2000, examples: int = 5
+                    ) -> dict[str, Any]:
+    rows = _sample(limit)
+    if needs_reindex(active_config(), proposed):
+        features = extract_many([(r["title"], r["content"]) for r in rows], proposed)
+    else:
+        features = [Features.from_bytes(bytes(r["features"])) for r in rows]
+    replayer = Replayer(proposed)
+    for row, feats in zip(rows, features, strict=True):
+        replayer.add(Item(seq=row["id"], nid=row["nid"], features=feats,
+                          url_hash=row["url_hash"]))
+    proposed_of = {row["nid"]: replayer.founder[row["id"]] for row in rows}
+    current_of = {row["nid"]: row["doc__doc_id"] for row in rows}
+    title_of = {row["nid"]: row["title"] for row in rows}
+    return compare_partitions(current_of, proposed_of, title_of, examples)
+
+
+def compare_partitions(current_of: dict[str, Any], proposed_of: dict[str, Any],
+                       title_of: dict[str, str], examples: int = 5) -> dict[str, Any]:
+    """Docs of `current_of` whose members would part, and proposed groups that join docs."""
+    current: dict[Any, set[str]] = defaultdict(set)
+    proposed: dict[Any, set[str]] = defaultdict(set)
+    for nid, doc in current_of.items():
+        current[doc].add(nid)
+    for nid, group in proposed_of.items():
+        proposed[group].add(nid)
+    splits = []
+    for doc, members in current.items():
+        parts = {proposed_of[n] for n in members}
+        if len(parts) > 1:
+            splits.append({"docId": doc, "size": len(members), "parts": len(parts),
+                           "titles": sorted({title_of.get(n, "") for n in members})[:3]})
+    merges: list[dict[str, Any]] = []
+    for members in proposed.values():
+        docs = {current_of[n] for n in members}
+        if len(docs) > 1:
+            merges.append({"docIds": sorted(docs), "size": len(members),
+                           "titles": sorted({title_of.get(n, "") for n in members})[:3]})
+    splits.sort(key=lambda s: -s["size"])
+    merges.sort(key=lambda m: -m["size"])
+    return {
+        "sampled": len(current_of), "docs": len(current),
+        "splits": len(splits), "merges": len(merges),
+        "split_examples": splits[:examples], "merge_examples": merges[:examples],
+    }
+
+
+def editor_precision_recall(proposed: EngineConfig) -> list[dict[str, Any]]:
+    links = list(EditorLink.objects.values_list("kind", "nid_a", "nid_b"))
+    nids = {n for _k, a, b in links for n in (a, b)}
+    stored = dict(
+        Article.objects.filter(nid__in=nids, features__isnull=False)
+        .values_list("nid", "features")
+    )
+    if needs_reindex(active_config(), proposed):
+        texts = dict(Article.objects.filter(nid__in=stored).values_list("nid", "title"))
+        bodies = dict(Article.objects.filter(nid__in=stored).values_list("nid", "content"))
+        order = sorted(stored)
+        feats = dict(zip(order, extract_many([(texts[n], bodies[n]) for n in order], proposed),
+                         strict=True))
+    else:
+        feats = {nid: Features.from_bytes(bytes(data or b"")) for nid, data in stored.items()}
+    scored = []
+    for kind, a, b in links:
+        if a in feats and b in feats:
+            fa, fb = feats[a], feats[b]
+            scored.append((kind == LinkKind.MUST, hamming(fa.content_fp, fb.content_fp),
+                           verify(fa, fb, proposed).ok))
+    return [pr_at(scored, k) for k in range(MAX_K + 1)]
+
+
+def pr_at(scored: list[tuple[bool, int, bool]], k: int) -> dict[str, Any]:
+    """Precision and recall at k: predicted positive = within distance k and verified."""
+    tp = sum(1 for pos, d, ok in scored if pos and d <= k and ok)
+    fp = sum(1 for pos, d, ok in scored if not pos and d <= k and ok)
+    fn = sum(1 for pos, d, ok in scored if pos and not (d <= k and ok))
+    return {
+        "k": k, "tp": tp, "fp": fp, "fn": fn, "pairs": len(scored),
+        "precision": tp / (tp + fp) if tp + fp else None,
+        "recall": tp / (tp + fn) if tp + fn else None,
+    }

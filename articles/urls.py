@@ -1,0 +1,20 @@
+"""The editors' pages (the crawler API and the seed call are routed in dedupsite/urls.py)."""
+
+from django.urls import path
+
+from articles.editor import stats, views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("clusters/", views.clusters, name="clusters"),
+    path("clusters/<str:doc_id>/", views.cluster_detail, name="cluster_detail"),
+    path("clusters/<str:doc_id>/confirm/", views.confirm, name="cluster_confirm"),
+    path("clusters/<str:doc_id>/split/", views.split, name="cluster_split"),
+    path("clusters/<str:doc_id>/move/", views.move, name="cluster_move"),
+    path("clusters/<str:doc_id>/merge/", views.merge, name="cluster_merge"),
+    path("clusters/<str:doc_id>/representative/", views.representative,
+         name="cluster_representative"),
+    path("clusters/<str:doc_id>/release/", views.release, name="cluster_release"),
+    path("review/", views.review_queue, name="review"),
+    path("stats/", stats.stats, name="stats"),
+]

@@ -1,0 +1,81 @@
+"""The engine's tunables (:class:`EngineConfig`): thresholds, segmenter and verification.
+
+Which fields change stored fingerprints (reindex after them) and which apply to the
+next lookup is marked on each field; docs/engine.md gives the measured defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .index import MAX_K
+from .tokenize import SegmenterSpec, UserWord
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Every tunable of the engine. Defaults are the measured choices (docs/engine.md).
+
+    Changing a field marked *fingerprint* changes stored features: reindex after it.
+    """
+
+    k: int = 3  # content Hamming threshold: the index finds *every* fingerprint within k
+    title_k: int = 3  # title Hamming threshold of the title rule
+    # Candidates farther than k but sharing a pigeonhole block with the query come out of
+    # the same buckets at no cost; they are verified like the others when within this
+    # radius (pass it as ``max_distance`` to ``BlockIndex.query``). See docs/engine.md.
+    candidate_radius: int = 8
+    hmm: bool = False  # fingerprint: jieba HMM for unknown words (off: rjieba == jieba)
+    extra_stopwords: frozenset[str] = frozenset()  # fingerprint
+    user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos)
+    backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
+    # verification (not fingerprint: change freely)
+    jaccard: float = 0.6
+    copy_containment: float = 0.8
+    containment: float = 0.9
+    containment_min_shingles: int = 60
+    short_shingles: int = 30
+    short_jaccard: float = 0.9
+    guard_conflicts: float = 0.2
+    guard_min_conflicts: int = 1
+    title_min_tokens: int = 2  # a title with fewer informative words has no title_fp
+    # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
+    # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
+    # every non-empty subset of them: 4 * (2**probe_bits - 1) extra fingerprints at
+    # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the
+    # next lookup (features need their weak bits: version 2).
+    probe_bits: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("k", "title_k"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_K:
+                raise ValueError(f"{name} must be an integer from 0 to {MAX_K}, not {value!r}")
+        if not 0 <= self.candidate_radius <= 64:
+            raise ValueError(
+                f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
+            )
+        for name in (
+            "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts"
+        ):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
+            raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
+        if self.backend not in ("rjieba", "jieba"):
+            raise ValueError(f"backend must be 'rjieba' or 'jieba', not {self.backend!r}")
+
+    @property
+    def content_radius(self) -> int:
+        """``max_distance`` for content lookups: max(k, candidate_radius)."""
+        return max(self.k, self.candidate_radius)
+
+    @property
+    def title_radius(self) -> int:
+        """``max_distance`` for title lookups: max(title_k, candidate_radius)."""
+        return max(self.title_k, self.candidate_radius)
+
+    @property
+    def segmenter(self) -> SegmenterSpec:
+        return SegmenterSpec(self.backend, self.hmm, self.user_words)

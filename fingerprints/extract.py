@@ -1,0 +1,428 @@
+"""Feature extraction: (title, content) -> :class:`~fingerprints.features.Features`.
+
+Two 64-bit SimHash fingerprints (title, content) over IDF-weighted jieba words with
+stopwords and punctuation dropped, the content fingerprint's least confident bits, a
+character-shingle sketch and the article's numbers in context. The C kernel
+(:mod:`fingerprints.kernel`) computes the same bytes when it is built; this NumPy code
+is the reference and the fallback.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+from itertools import chain
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+from .config import EngineConfig
+from .features import Features
+from .ids import splitmix64_finalize
+from .kernel import kernel
+from .normalize import normalize
+from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
+from .sketch import sketch_many, sketch_one
+from .stopwords import build_stopwords, is_punctuation_or_space
+from .tokenize import Segmenter, get_segmenter
+
+MAX_NUMBERS = 48
+WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
+
+
+# --- weights -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def idf_table() -> tuple[dict[str, float], float]:
+    """jieba's IDF table (``jieba/analyse/idf.txt``, pinned with jieba 0.42.1) and
+    its median, the weight of words it does not list (as jieba's own TF-IDF does)."""
+    text = resources.files("jieba.analyse").joinpath("idf.txt").read_text(encoding="utf-8")
+    table: dict[str, float] = {}
+    for line in text.splitlines():
+        word, _, value = line.rpartition(" ")
+        if word:
+            table[word] = float(value)
+    values = sorted(table.values())
+    return table, values[len(values) // 2]
+
+
+
+
+WEIGHT_SCALE = 100  # IDF to integer weight: exact sums, identical on every machine
+TF_SCALE = 256
+_MAX_TF = 4096
+# (1 + ln tf) as integers, computed once; capped at _MAX_TF occurrences.
+_TF_FACTOR = np.array(
+    [0] + [round((1.0 + math.log(c)) * TF_SCALE) for c in range(1, _MAX_TF + 1)], dtype=np.int64
+)
+
+
+_KEY_BASE = 0x100000001B3  # odd, so invertible modulo 2**64
+_KEY_BASE_INV = pow(_KEY_BASE, -1, 1 << 64)
+_powers = np.ones(1, dtype=np.uint64)
+_inverse_powers = np.ones(1, dtype=np.uint64)
+
+
+def _power_tables(length: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """BASE**i and BASE**-i modulo 2**64 for i < length (grown on demand)."""
+    global _powers, _inverse_powers
+    if len(_powers) < length:
+        size = max(length, 2 * len(_powers), 1 << 16)
+        with np.errstate(over="ignore"):
+            powers = np.full(size, _KEY_BASE, dtype=np.uint64)
+            powers[0] = 1
+            inverse = np.full(size, _KEY_BASE_INV, dtype=np.uint64)
+            inverse[0] = 1
+            _powers, _inverse_powers = np.cumprod(powers), np.cumprod(inverse)
+    return _powers, _inverse_powers
+
+
+def _token_keys(flat: list[str]) -> npt.NDArray[np.uint64]:
+    """A 64-bit key per token, computed for all tokens at once: a polynomial hash of
+    the code points (prefix sums modulo 2**64), finished with the splitmix64 mixer.
+    Only used to find a token's vocabulary entry; the SimHash feature hash is mmh3."""
+    if not flat:
+        return np.zeros(0, dtype=np.uint64)
+    cps = np.frombuffer("\x00".join(flat).encode("utf-32-le"), dtype="<u4")
+    separators = np.flatnonzero(cps == 0)
+    starts = _prepend(0, separators + 1)
+    ends = _append(separators, len(cps))
+    powers, inverse = _power_tables(len(cps) + 1)
+    with np.errstate(over="ignore"):
+        prefix = np.empty(len(cps) + 1, dtype=np.uint64)
+        prefix[0] = 0
+        np.cumsum(cps.astype(np.uint64) * powers[: len(cps)], out=prefix[1:])
+        h = (prefix[ends] - prefix[starts]) * inverse[starts]
+        h ^= (ends - starts).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return splitmix64_finalize(h)
+
+
+class _Vocabulary:
+    """Token -> id, with per-id 64-bit feature hash and integer weight in NumPy arrays;
+    stopwords, punctuation and white space get weight 0.
+
+    Tokens are found by a vectorized 64-bit key (:func:`_token_keys`) in an
+    open-addressing hash table held in NumPy arrays, so a document's ~400 tokens cost a
+    few NumPy calls rather than ~400 Python dict lookups; tokens seen for the first time
+    go through Python once.
+    """
+
+    def __init__(self, stopwords: frozenset[str]) -> None:
+        self.stopwords = stopwords
+        self.idf, self.default_idf = idf_table()
+        self.hashes = np.zeros(1 << 16, dtype=np.uint64)
+        self.weights = np.zeros(1 << 16, dtype=np.int64)
+        self.skip = np.zeros(1 << 16, dtype=np.bool_)  # white space or punctuation
+        self.number = np.zeros(1 << 16, dtype=np.bool_)  # all digits
+        self.number_hash = np.zeros(1 << 16, dtype=np.uint64)  # 16 bits, leading 0s dropped
+        self.month = np.zeros(1 << 16, dtype=np.bool_)  # "月" or a month name
+        self.size = 0
+        self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
+        self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
+        self.lock = threading.Lock()
+        self._tables: object | None = None  # kernel.Tables over the arrays above
+
+    def _add(self, key: int, token: str) -> int:
+        i = self.size
+        if i == len(self.hashes):
+            for name in ("hashes", "weights", "skip", "number", "number_hash", "month"):
+                array = getattr(self, name)
+                setattr(self, name, np.concatenate([array, np.zeros_like(array)]))
+            self._tables = None
+        word = token.strip()
+        skip = not word or is_punctuation_or_space(word)
+        if word.isdigit() and word.isascii():
+            self.number[i] = True
+            digits = word.lstrip("0") or "0"
+            self.number_hash[i] = mmh3.hash(digits, seed=FEATURE_SEED, signed=False) & 0xFFFF
+        self.skip[i] = skip
+        self.month[i] = word.lower() in _MONTHS
+        if skip or word in self.stopwords:
+            weight = 0
+        else:
+            weight = max(1, round(self.idf.get(word, self.default_idf) * WEIGHT_SCALE))
+        self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
+        self.weights[i] = weight
+        self.size = i + 1
+        return i
+
+    def _insert(self, key: int, item: int) -> None:
+        """Open addressing, linear probing; key 0 marks an empty slot."""
+        mask = len(self.table_keys) - 1
+        slot = key & mask
+        while self.table_keys[slot] != 0:
+            slot = (slot + 1) & mask
+        self.table_keys[slot] = key
+        self.table_ids[slot] = item
+
+    def _grow(self) -> None:
+        keys, ids = self.table_keys, self.table_ids
+        used = keys != 0
+        self.table_keys = np.zeros(2 * len(keys), dtype=np.uint64)
+        self.table_ids = np.full(2 * len(keys), -1, dtype=np.int64)
+        for key, item in zip(keys[used].tolist(), ids[used].tolist(), strict=True):
+            self._insert(key, item)
+        self._tables = None
+
+    def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        with self.lock:
+            return self._lookup_locked(tokens)
+
+    def kernel_tables(self) -> object:
+        """The arrays as the C kernel reads them (``kernel.Tables``), rebuilt after the
+        vocabulary replaced one. Built without the lock it may mix old and new arrays:
+        the kernel then reports the tokens it cannot resolve as unknown, and
+        :meth:`fingerprint` retries under the lock with fresh tables."""
+        tables = self._tables
+        if tables is None:
+            assert kernel is not None
+            tables = self._tables = kernel.Tables(
+                self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
+                self.number, self.number_hash, self.month, _TF_FACTOR,
+            )
+        return tables
+
+    def fingerprint(
+        self, tokens: list[str], tf: bool, weak_bits: int, with_numbers: bool
+    ) -> tuple[int, int, bytes, int, bytes]:
+        """One text's (fingerprint, informative count, numbers, number count, weak
+        bits) through the C kernel: what :func:`_fingerprints` computes for it."""
+        assert kernel is not None
+        found = kernel.fingerprint(tokens, self.kernel_tables(), tf, weak_bits, with_numbers)
+        if found is None:  # new tokens: add them, then nothing can change under the lock
+            with self.lock:
+                self._lookup_locked(tokens)
+                found = kernel.fingerprint(
+                    tokens, self.kernel_tables(), tf, weak_bits, with_numbers
+                )
+                if found is None:  # tables built from a half-replaced vocabulary
+                    self._tables = None
+                    found = kernel.fingerprint(
+                        tokens, self.kernel_tables(), tf, weak_bits, with_numbers
+                    )
+            if found is None:
+                raise RuntimeError("vocabulary lookup failed after adding the tokens")
+        return found
+
+    def _lookup_locked(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        keys = _token_keys(tokens)
+        keys[keys == 0] = 1  # 0 marks empty slots
+        ids = np.full(len(keys), -1, dtype=np.int64)
+        mask = np.uint64(len(self.table_keys) - 1)
+        pending = np.arange(len(keys))
+        slots = keys & mask
+        while len(pending):
+            found = self.table_keys[slots]
+            hit = found == keys[pending]
+            ids[pending[hit]] = self.table_ids[slots[hit]]
+            go_on = ~hit & (found != 0)
+            pending, slots = pending[go_on], (slots[go_on] + np.uint64(1)) & mask
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            added: dict[int, int] = {}
+            for i, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
+                known = added.get(key)
+                if known is None:
+                    known = added[key] = self._add(key, tokens[i])
+                    # load <= 1/4 keeps probe chains short
+                    if 4 * self.size > len(self.table_keys):
+                        self._grow()
+                    self._insert(key, known)
+                ids[i] = known
+        return ids
+
+
+_MONTHS = frozenset(
+    {
+        "月", "january", "february", "march", "april", "may", "june", "july", "august",
+        "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun",
+        "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    }
+)
+
+_vocabularies: dict[frozenset[str], _Vocabulary] = {}
+
+
+def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
+    vocab = _vocabularies.get(extra_stopwords)
+    if vocab is None:
+        vocab = _Vocabulary(build_stopwords(extra_stopwords))
+        vocab = _vocabularies.setdefault(extra_stopwords, vocab)
+    return vocab
+
+
+# --- extraction ---------------------------------------------------------------------
+
+# A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
+_TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
+
+
+def _fingerprints(
+    vocab: _Vocabulary, lengths: npt.NDArray[np.int64], ids: npt.NDArray[np.int64], tf: bool,
+    weak_bits: int = 0, with_numbers: bool = True,
+) -> tuple[list[int], list[int], list[tuple[bytes, int]], list[bytes]]:
+    """SimHash, informative-token count and numbers of each token list (given as the
+    lists' ``lengths`` and the vocabulary ``ids`` of all their tokens), vectorized
+    over the batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
+    the vote sums are exact: the fingerprint of a text does not depend on the batch,
+    the NumPy build or the machine."""
+    n = len(lengths)
+    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    numbers = (_numbers_in_context(vocab, ids, doc, n) if with_numbers
+               else [(b"", 0)] * n)
+    informative = vocab.weights[ids] > 0
+    ids, doc = ids[informative], doc[informative]
+    counts_per_doc = np.bincount(doc, minlength=n)
+    fps = [0] * n
+    weak: list[bytes] = [b""] * n
+    if len(ids) == 0:
+        return fps, counts_per_doc.tolist(), numbers, weak
+    keys = np.sort(doc << 32 | ids)
+    first = np.flatnonzero(_run_starts(keys))
+    tf_counts = np.diff(_append(first, len(keys)))
+    unique = keys[first]
+    unique_doc = unique >> 32
+    unique_id = unique & 0xFFFFFFFF
+    weights = vocab.weights[unique_id]
+    if tf:
+        weights = weights * _TF_FACTOR[np.minimum(tf_counts, _MAX_TF)]
+    hashes = np.ascontiguousarray(vocab.hashes[unique_id], dtype="<u8")
+    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    bits_f = bits.astype(np.float64)
+    weights_f = weights.astype(np.float64)
+    doc_start = np.flatnonzero(_run_starts(unique_doc))
+    margins = np.zeros((n, 64) if weak_bits else (0, 64), dtype=np.float64)
+    doc_end = _append(doc_start[1:], len(unique))
+    # Integer weights summed in float64 stay exact (every partial sum < 2**53), so the
+    # BLAS summation order cannot change a bit.
+    for d, lo, hi in zip(unique_doc[doc_start].tolist(), doc_start.tolist(), doc_end.tolist(),
+                         strict=True):
+        w = weights_f[lo:hi]
+        votes = 2.0 * (w @ bits_f[lo:hi]) - w.sum()
+        fps[d] = int(np.packbits(votes > 0, bitorder="little").view("<u8")[0])
+        if weak_bits:
+            margins[d] = votes
+    if weak_bits:
+        # the least confident bits: smallest |vote|, ties by position (exact sums)
+        order = np.argsort(np.abs(margins), axis=1, kind="stable")[:, :weak_bits]
+        rows = order.astype(np.uint8)
+        for d in unique_doc[doc_start].tolist():
+            weak[d] = rows[d].tobytes()
+    return fps, counts_per_doc.tolist(), numbers, weak
+
+
+def _numbers_in_context(
+    vocab: _Vocabulary, ids: npt.NDArray[np.int64], doc: npt.NDArray[np.int64], n: int
+) -> list[tuple[bytes, int]]:
+    """Each text's numbers *in context*: every number token with the word before it
+    (``报收 3012`` -> context ``报收``, number ``3012``), packed as
+    ``hash16(context) << 16 | hash16(number)``; sorted, the smallest
+    :data:`MAX_NUMBERS` kept, with the count of distinct values."""
+    words = ~vocab.skip[ids]
+    ids, doc = ids[words], doc[words]
+    at = np.flatnonzero(vocab.number[ids])
+    out: list[tuple[bytes, int]] = [(b"", 0)] * n
+    if len(at) == 0:
+        return out
+    before = np.maximum(at - 1, 0)
+    has_context = (at > 0) & (doc[before] == doc[at])
+    # The day of a date ("1月5日", "March 5") is left out: re-issuing a story the next
+    # day changes only its dateline, while a bulletin for another day differs in its
+    # body numbers too.
+    keep = ~(has_context & vocab.month[ids[before]])
+    at, before, has_context = at[keep], before[keep], has_context[keep]
+    if len(at) == 0:
+        return out
+    context = np.where(has_context, vocab.hashes[ids[before]] >> np.uint64(48), 0)
+    number = vocab.number_hash[ids[at]]
+    packed = (doc[at].astype(np.uint64) << np.uint64(32)) | (context << np.uint64(16)) | number
+    packed = np.sort(packed)
+    packed = packed[_run_starts(packed)]
+    packed_doc = (packed >> np.uint64(32)).astype(np.int64)
+    values = (packed & np.uint64(0xFFFFFFFF)).astype("<u4")
+    bounds = np.searchsorted(packed_doc, np.arange(n + 1))
+    for d in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        lo, hi = int(bounds[d]), int(bounds[d + 1])
+        out[d] = (values[lo : min(hi, lo + MAX_NUMBERS)].tobytes(), hi - lo)
+    return out
+
+
+def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> Features:
+    """Features of one article. Deterministic: same text, same config -> same bytes."""
+    return extract_many([(title, content)], config)[0]
+
+
+def extract_many(
+    items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig(), batch: int = 256,
+    *, compiled: bool | None = None,
+) -> list[Features]:
+    """``extract`` over (title, content) pairs: article by article through the C kernel
+    (:mod:`fingerprints.kernel`) when it is built, else vectorized with NumPy per
+    ``batch`` articles. Both give identical bytes; ``compiled=False`` forces NumPy,
+    ``compiled=True`` requires the kernel."""
+    if compiled is None:
+        compiled = kernel is not None
+    elif compiled and kernel is None:
+        raise RuntimeError("the C kernel fingerprints._kernel is not built")
+    segmenter = get_segmenter(config.segmenter)
+    vocab = _vocabulary(config.extra_stopwords)
+    if compiled:
+        return [_extract_compiled(title, content, segmenter, vocab, config)
+                for title, content in items]
+    out: list[Features] = []
+    for start in range(0, len(items), batch):
+        chunk = items[start : start + batch]
+        bodies = [normalize(content) for _, content in chunk]
+        heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
+        body_tokens = [segmenter.cut(body) for body in bodies]
+        head_tokens = [segmenter.cut(head) if head else [] for head in heads]
+        # one vocabulary lookup for bodies and titles (per-call cost matters for one article)
+        body_lengths = np.fromiter(map(len, body_tokens), dtype=np.int64, count=len(chunk))
+        head_lengths = np.fromiter(map(len, head_tokens), dtype=np.int64, count=len(chunk))
+        ids = vocab.lookup(list(chain(chain.from_iterable(body_tokens),
+                                      chain.from_iterable(head_tokens))))
+        split = int(body_lengths.sum())
+        content_fps, token_counts, numbers, weak = _fingerprints(
+            vocab, body_lengths, ids[:split], tf=True, weak_bits=WEAK_BITS
+        )
+        title_fps, title_counts, _, _ = _fingerprints(
+            vocab, head_lengths, ids[split:], tf=False, with_numbers=False
+        )
+        sketches = sketch_many(bodies)
+        for i in range(len(chunk)):
+            title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
+            out.append(
+                Features(
+                    title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
+                    weak_bits=weak[i],
+                )
+            )
+    return out
+
+
+def _extract_compiled(
+    title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig
+) -> Features:
+    body = normalize(content)
+    head = _TITLE_TAG.sub("", normalize(title)) if title else ""
+    content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
+        segmenter.cut(body), True, WEAK_BITS, True
+    )
+    title_fp = 0
+    if head:
+        title_fp, title_count, _, _, _ = vocab.fingerprint(segmenter.cut(head), False, 0, False)
+        if title_count < config.title_min_tokens:
+            title_fp = 0
+    return Features(
+        title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
+        weak_bits=weak,
+    )
+
+
+# --- multi-probe lookups -------------------------------------------------------------

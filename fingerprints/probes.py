@@ -1,0 +1,88 @@
+"""Multi-probe content lookups: the extra fingerprints a content lookup reads.
+
+Content candidates come from the content block index looked up with the content
+fingerprint *and* its multi-probe fingerprints (:func:`content_probes`). How a caller
+(online worker, batch engine, Spark) must use them — the same everywhere, so that the
+engines agree:
+
+1. ``probes = content_probes(features, config)`` (a list of ints; empty for an empty
+   text, ``config.probe_bits == 0`` or features read from a version-1 row).
+2. Look up the content index with ``[features.content_fp, *probes]``, every one with
+   ``max_distance=config.content_radius`` (``RedisBlockIndex.query_many`` does it in one
+   round trip); the content candidates are the union of the hits. The title lookup is
+   unchanged.
+3. Hand the candidates to :func:`decide` as before — the hits plus, for every doc among
+   them, that doc's anchor row. ``decide`` recomputes the probes and accepts a content
+   candidate within ``content_radius`` of the fingerprint or of a probe; the
+   ``Decision.distance`` it reports is the true distance to ``content_fp`` (up to
+   ``content_radius + probe_bits``).
+4. Index only ``features.content_fp`` (never a probe; remove it the same way).
+5. Lock the bucket keys of the probes too (the online engine: ``articles.index.locks.multi_lock``)
+   (``index.bucket_keys(p)`` for ``p`` in ``[content_fp, *probes]``, plus the title
+   buckets): a pair found through a probe shares the probe's bucket, so locking it
+   serializes the two decisions.
+
+There is no second fingerprint index (no ``extra_index_keys``): probing closes the gap
+measured in docs/engine.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from itertools import combinations
+
+from .config import EngineConfig
+from .features import Features
+from .index import block_layout
+from .simhash import hamming
+
+
+@lru_cache(maxsize=16)
+def _block_masks(k: int) -> tuple[int, ...]:
+    return tuple(((1 << width) - 1) << shift for shift, width in block_layout(k))
+
+
+def content_probes(features: Features, config: EngineConfig = EngineConfig()) -> list[int]:
+    """Extra fingerprints to look up in the *content* block index besides
+    ``features.content_fp`` (possibly none): multi-probe queries.
+
+    A light edit moves a SimHash mostly in its least confident bits — those whose vote
+    sum was nearest zero. For each of the ``k + 1`` pigeonhole blocks of the content
+    fingerprint, the ``config.probe_bits`` weakest bits that fall in that block are
+    flipped, every non-empty subset of them, one block at a time. A stored copy whose
+    differing bits in some block are all among that block's flipped ones now shares that
+    block exactly with a probe, so the probe's lookup returns it when it is within
+    ``config.content_radius`` of the probe. Each probe changes one block only: its
+    lookup reads one new bucket (the other ``k`` are the original query's).
+
+    Deterministic (exact integer votes, ties by bit position); empty when probing is off,
+    the content is empty, or the features predate weak bits (version 1).
+    Caller contract (online and batch alike; docs/engine.md):
+
+    * query the content index with ``features.content_fp`` *and* every probe, each with
+      ``max_distance=config.content_radius``; the union of the hits are the content
+      candidates (plus, as always, each hit doc's anchor row for :func:`decide`);
+    * index only ``features.content_fp`` — probes are never added or removed;
+    * lock the buckets of the probes too (``bucket_keys`` of each), so that two
+      articles that can find each other through a probe are serialized.
+    """
+    fp = features.content_fp
+    if not fp or not features.weak_bits or config.probe_bits <= 0:
+        return []
+    probes: list[int] = []
+    for mask in _block_masks(config.k):
+        bits = [1 << b for b in features.weak_bits if (1 << b) & mask][: config.probe_bits]
+        for size in range(1, len(bits) + 1):
+            for subset in combinations(bits, size):
+                probes.append(fp ^ sum(subset))
+    return probes
+
+
+def content_reach(new: Features, other_fp: int, config: EngineConfig,
+                  probes: Sequence[int] | None = None) -> int:
+    """Smallest Hamming distance from ``other_fp`` to ``new.content_fp`` or to one of
+    its probes: a content candidate is one with reach <= ``config.content_radius``."""
+    if probes is None:
+        probes = content_probes(new, config)
+    return min(hamming(p, other_fp) for p in (new.content_fp, *probes))

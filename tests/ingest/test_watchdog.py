@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from articles.ingest import watchdog
+from articles.models import Article
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BODY = ("滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
+        "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+
+
+def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
+        client, auth, run_worker, redis_client, settings):
+    settings.WATCHDOG_SECONDS = 1
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data=json.dumps({"nid": "a", "url": "https://x.example/a", "title": "绿道",
+                                 "content": BODY}))
+    run_worker()
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data=json.dumps({"nid": "b", "url": "https://x.example/b", "title": "绿道",
+                                 "content": BODY + "（完）"}))
+    redis_client.flushdb()  # Redis restarted empty: the index and b's job are gone
+    Article.objects.filter(nid="b").update(received_at=timezone.now() - timedelta(minutes=5))
+    assert run_worker() == 0
+    report = watchdog.tick()
+    assert report == {"rebuilt": 1, "requeued": 1, "pushes": 0}
+    run_worker()
+    a, b = Article.objects.get(nid="a"), Article.objects.get(nid="b")
+    assert b.status == "done" and b.doc_id == a.doc_id
+    # One worker per period: a second tick within the period does nothing.
+    settings.WATCHDOG_SECONDS = 60
+    redis_client.delete(*redis_client.keys("*watchdog*"))
+    assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0}
+    assert watchdog.tick() == {}
+
+
+def test_overdue_pushes_are_enqueued_at_once_when_the_scheduled_job_is_stuck(
+        client, auth, run_worker, redis_client, settings):
+    import django_rq
+
+    from articles.models import OutboxStatus, RepresentativeOutbox
+
+    settings.PUSH_DELAY_MS = 60_000  # as if no RQ scheduler were there to enqueue it
+    client.post("/api/v1/articles?wait=5", content_type="application/json", **auth,
+                data=json.dumps({"nid": "p", "url": "https://x.example/p", "title": "绿道",
+                                 "content": BODY}))
+    queue = django_rq.get_queue("push")
+    assert queue.count == 0 and len(queue.scheduled_job_registry.get_job_ids()) > 0
+    pending = RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING)
+    assert pending.count() == 1
+    assert watchdog.tick()["pushes"] == 0  # not overdue yet
+    pending.update(created_at=timezone.now() - timedelta(minutes=2))
+    redis_client.delete(*redis_client.keys("*watchdog*"))
+    assert watchdog.tick()["pushes"] == 1
+    assert queue.count >= 1  # enqueued now, the waiting scheduled job notwithstanding
+    run_worker()
+    assert not pending.exists()

@@ -6,7 +6,7 @@ a doc is joined only through its anchor: membership is a star, never a chain.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .config import EngineConfig
@@ -101,34 +101,74 @@ def _match_doc(
 
     for rule in ("title", "content"):
         for member in members:
-            if rule == "title":
-                if not new.title_fp or not member.features.title_fp:
-                    continue
-                distance = hamming(new.title_fp, member.features.title_fp)
-                if distance > config.title_k:
-                    continue
-            else:
-                if not new.content_fp or not member.features.content_fp:
-                    continue
-                distance = hamming(new.content_fp, member.features.content_fp)
-                if distance > config.content_radius and (
-                    not probes
-                    or content_reach(new, member.features.content_fp, config, probes)
-                    > config.content_radius
-                ):
-                    continue
-            if anchor is None:
-                v = check(member, strict)
-            else:
-                v = check(anchor, config)
-                if v.ok and member is not anchor and not check(member, config).ok:
-                    continue
-            if v.ok:
+            distance = (
+                _title_distance(new, member, config)
+                if rule == "title"
+                else _content_distance(new, member, config, probes)
+            )
+            if distance is None:
+                continue
+            v = _accepted_verification(member, anchor, config, strict, check)
+            if v is not None:
                 return Decision(
                     doc_key, member.article_id, rule, distance, v.similarity, v.containment,
                     v.reason,
                 )
     return None
+
+
+def _title_distance(new: Features, member: Candidate, config: EngineConfig) -> int | None:
+    """Title Hamming distance to ``member``, or None when the title rule cannot match it."""
+    if not new.title_fp or not member.features.title_fp:
+        return None
+    distance = hamming(new.title_fp, member.features.title_fp)
+    if distance > config.title_k:
+        return None
+    return distance
+
+
+def _content_distance(
+    new: Features, member: Candidate, config: EngineConfig, probes: Sequence[int]
+) -> int | None:
+    """Content Hamming distance to ``member``, or None when the content rule cannot match it.
+
+    A member beyond ``content_radius`` still matches when one of the ``probes`` reaches
+    it (the index found it that way); the distance reported stays the direct one.
+    """
+    if not new.content_fp or not member.features.content_fp:
+        return None
+    distance = hamming(new.content_fp, member.features.content_fp)
+    if distance > config.content_radius and (
+        not probes
+        or content_reach(new, member.features.content_fp, config, probes)
+        > config.content_radius
+    ):
+        return None
+    return distance
+
+
+def _accepted_verification(
+    member: Candidate,
+    anchor: Candidate | None,
+    config: EngineConfig,
+    strict: EngineConfig,
+    check: Callable[[Candidate, EngineConfig], Verification],
+) -> Verification | None:
+    """The verification that admits ``member``'s doc, or None when the doc is refused.
+
+    With an anchor, the anchor's verification is the one reported, but a non-anchor
+    member must verify too (star membership); without one, the member alone must pass
+    the stricter thresholds.
+    """
+    if anchor is None:
+        v = check(member, strict)
+        return v if v.ok else None
+    v = check(anchor, config)
+    if not v.ok:
+        return None
+    if member is not anchor and not check(member, config).ok:
+        return None
+    return v
 
 
 def _strict(config: EngineConfig) -> EngineConfig:

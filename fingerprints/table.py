@@ -32,6 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -289,25 +290,55 @@ def candidate_pairs(rows: Sequence[_Row], fields: Sequence[FieldSpec], config: T
     for i, j in _fp_pairs([row_fingerprint(r, fields) for r in rows], config.k):
         add(i, j, "row-simhash")
     for f, spec in enumerate(fields):
-        if spec.kind == "short":
-            fps = [_trigram_fp(r.values[f]) for r in rows]
-            for i, j in _fp_pairs(fps, config.field_k):
-                add(i, j, f"{spec.name}-simhash")
-        postings: dict[str, list[int]] = {}
-        for i, r in enumerate(rows):
-            for word in set(r.words[f]):
-                postings.setdefault(word, []).append(i)
-        for members in postings.values():
-            if 1 < len(members) <= config.max_token_rows:
-                for x, i in enumerate(members):
-                    for j in members[x + 1 :]:
-                        add(i, j, f"{spec.name}-word")
-        if spec.kind == "short":
-            order = sorted((r.values[f], i) for i, r in enumerate(rows) if r.values[f])
-            for x in range(len(order)):
-                for y in range(x + 1, min(x + 1 + config.window, len(order))):
-                    add(order[x][1], order[y][1], f"{spec.name}-sorted")
+        for i, j, how in _field_pairs(rows, f, spec, config):
+            add(i, j, f"{spec.name}-{how}")
     return found
+
+
+def _field_pairs(rows: Sequence[_Row], f: int, spec: FieldSpec, config: TableConfig
+                 ) -> Iterator[tuple[int, int, str]]:
+    """Pairs proposed by field ``f``'s blockings, tagged with the blocking's name.
+
+    The order (trigram SimHash, rare words, sorted neighbourhood) is kept fixed because
+    it decides the insertion order of :func:`candidate_pairs`' result.
+    """
+    if spec.kind == "short":
+        for i, j in _trigram_pairs(rows, f, config.field_k):
+            yield i, j, "simhash"
+    for i, j in _rare_word_pairs(rows, f, config.max_token_rows):
+        yield i, j, "word"
+    if spec.kind == "short":
+        for i, j in _sorted_neighbour_pairs(rows, f, config.window):
+            yield i, j, "sorted"
+
+
+def _trigram_pairs(rows: Sequence[_Row], f: int, k: int) -> Iterator[tuple[int, int]]:
+    """Rows whose field ``f`` trigram SimHashes are within ``k`` (catches typos)."""
+    yield from _fp_pairs([_trigram_fp(r.values[f]) for r in rows], k)
+
+
+def _rare_word_pairs(rows: Sequence[_Row], f: int, max_token_rows: int
+                     ) -> Iterator[tuple[int, int]]:
+    """Rows sharing a word of field ``f`` that occurs in at most ``max_token_rows`` rows;
+    common words are skipped since they would pair almost everything."""
+    postings: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        for word in set(r.words[f]):
+            postings.setdefault(word, []).append(i)
+    for members in postings.values():
+        if 1 < len(members) <= max_token_rows:
+            for x, i in enumerate(members):
+                for j in members[x + 1 :]:
+                    yield i, j
+
+
+def _sorted_neighbour_pairs(rows: Sequence[_Row], f: int, window: int
+                            ) -> Iterator[tuple[int, int]]:
+    """Rows within ``window`` places of each other when sorted by field ``f``'s value."""
+    order = sorted((r.values[f], i) for i, r in enumerate(rows) if r.values[f])
+    for x in range(len(order)):
+        for y in range(x + 1, min(x + 1 + window, len(order))):
+            yield order[x][1], order[y][1]
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -406,6 +437,22 @@ def _check_identifier(name: str) -> str:
     return name
 
 
+def sqlite_path(url_path: str) -> str:
+    """The file a ``sqlite:`` URL names. ``sqlite:////abs/x.db`` is absolute and
+    ``sqlite:///rel/x.db`` relative to the working directory (SQLAlchemy's and
+    dj-database-url's reading); but ``sqlite:///tmp/x.db`` is commonly meant as
+    ``/tmp/x.db``, so when only that file exists, it is the one. Neither existing is
+    an error naming both places (SQLite's own message, "unable to open database file",
+    names neither)."""
+    relative = url_path[1:] if url_path.startswith("/") else url_path
+    candidates = [relative] if relative.startswith("/") else [relative, "/" + relative]
+    for candidate in candidates:
+        if Path(candidate).is_file():
+            return candidate
+    raise ValueError(f"no SQLite database at {' or '.join(candidates)} "
+                     "(sqlite:////absolute/path.db or sqlite:///relative/path.db)")
+
+
 def read_rows(
     database_url: str,
     table: str,
@@ -442,8 +489,7 @@ def read_rows(
         count_cursor.close()
         connection.query("START TRANSACTION READ ONLY")
     elif scheme == "sqlite":
-        path = parts.path[1:] if parts.path.startswith("/") else parts.path
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"file:{sqlite_path(parts.path)}?mode=ro", uri=True)
         quote = '"{}"'.format
         total = int(connection.execute(f"SELECT COUNT(*) FROM {quote(table)}").fetchone()[0])
     else:

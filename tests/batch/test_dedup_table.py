@@ -137,3 +137,25 @@ def test_bad_arguments_are_command_errors(tmp_path) -> None:
     with pytest.raises(CommandError, match="weight"):
         call_command("dedup_table", "--database-url", "sqlite:///x.db", "--table", "t",
                      "--key", "id", "--fields", "name:x", "--output", str(tmp_path / "g.csv"))
+
+
+def test_sqlite_urls_are_read_with_three_or_four_slashes(tmp_path, monkeypatch) -> None:
+    from fingerprints.table import read_rows
+
+    path = tmp_path / "t.sqlite3"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (id TEXT, name TEXT)")
+        connection.executemany("INSERT INTO t VALUES (?, ?)", [("1", "a"), ("2", "b")])
+    connection.close()
+
+    def names(url: str) -> list[str]:
+        total, rows = read_rows(url, "t", "id", ["name"])
+        return [values[0] for _key, values in rows]
+
+    absolute = str(path)  # /tmp/...: "sqlite:///tmp/..." is the common spelling of it
+    assert names(f"sqlite:///{absolute}") == names(f"sqlite://{absolute}") == ["a", "b"]
+    monkeypatch.chdir(tmp_path)
+    assert names("sqlite:///t.sqlite3") == ["a", "b"]  # relative to the working directory
+    with pytest.raises(CommandError, match=r"no SQLite database at missing\.db or /missing\.db"):
+        call_command("dedup_table", "--database-url", "sqlite:///missing.db", "--table", "t",
+                     "--key", "id", "--fields", "name", "--output", str(tmp_path / "g.csv"))

@@ -6,12 +6,12 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := dedupsite.settings
 
-.PHONY: demo test install system-deps lint test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
+.PHONY: demo test install spark system-deps lint test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
 
 demo: install
 	$(PY) scripts/demo.py
 
-test: install system-deps
+test: install spark system-deps
 	$(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-mysql test-sqlite
 
 install: $(VENV)/.installed
@@ -22,6 +22,13 @@ $(VENV)/.installed: pyproject.toml setup.py fingerprints/_kernel.c
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.
 	@pkg-config --exists mysqlclient 2>/dev/null || pkg-config --exists libmariadb 2>/dev/null || bash scripts/install-system-deps.sh
 	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# PySpark for `spark_dedup --engine spark` and its tests (an extra: the demo does without).
+spark: $(VENV)/.spark
+
+$(VENV)/.spark: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[dev,spark]'
 	touch $@
 
 system-deps:
@@ -41,7 +48,7 @@ test-sqlite:
 	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser and not drill" tests/articles tests/api/test_ingest_api.py tests/ingest tests/index tests/lib tests/editor tests/representatives tests/commands tests/fingerprints tests/tuning tests/security
 
 # Reliability drills, the slow ones included (tests marked `drill`; see docs/reliability.md).
-drills: install system-deps
+drills: install spark system-deps
 	$(PY) scripts/testenv.py run -- $(VENV)/bin/pytest -q -m drill --run-slow-drills tests
 
 migrate: install

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
+from articles.editor import actions as editor_actions
 from articles.editor.charts import line_chart
 from articles.index.reindex import apply_settings
 from articles.ingest.jobs import enqueue_processing
@@ -82,6 +83,14 @@ class DocAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["doc_id"]
     raw_id_fields = ["anchor", "representative"]
+    actions = ["flag_for_review"]
+
+    @admin.action(description=_("Flag the selected docIds for review"))
+    def flag_for_review(self, request: HttpRequest, queryset: QuerySet[Doc]) -> None:
+        flagged = editor_actions.flag_for_review(queryset.values_list("doc_id", flat=True),
+                                          request.user, note="admin")
+        self.message_user(request, _("%(n)d docIds flagged; confirmed ones were left alone.")
+                          % {"n": flagged})
 
 
 class EngineSettingsForm(forms.ModelForm):

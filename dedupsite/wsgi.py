@@ -6,6 +6,12 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedupsite.settings")
 application = get_wsgi_application()
 
+# A web server is a long-running Redis client: start the embedded Redis (REDIS_URL
+# unset) now rather than in the first request.
+from dedupsite import redis_store  # noqa: E402
+
+redis_store.ensure_server()
+
 if os.environ.get("DEDUPSITE_WARMUP", "1") != "0":
     # Load the segmenter dictionary and the IDF table now, not in the first request.
     from articles.tuning.state import active_config

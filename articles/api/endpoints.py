@@ -350,9 +350,8 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
         report["database"] = {"ok": False, "error": str(exc)}
     try:
         redis_store.client().ping()
-        import django_rq
 
-        queue = django_rq.get_queue("ingest")
+        queue = redis_store.queue("ingest")
         report["redis"] = {"ok": True}
         report["queue"] = {"ok": True, "depth": queue.count,
                            "failedJobs": queue.failed_job_registry.count}

@@ -239,3 +239,16 @@ def release_representative(doc: Doc, user: Actor, note: str = "") -> Doc:
         election.refresh(doc)
         _audit(user, "representative_released", doc, note=note)
     return doc
+
+
+def flag_for_review(doc_ids: Iterable[str], user: Actor, note: str = "") -> int:
+    """Put automatic docs in the review queue (status needs_review; each flag audited).
+    Confirmed docs are left alone: an editor has decided them. Returns how many."""
+    with transaction.atomic():
+        docs = list(Doc.objects.select_for_update().filter(doc_id__in=list(doc_ids),
+                                                           status=DocStatus.AUTO))
+        for doc in docs:
+            doc.status = DocStatus.NEEDS_REVIEW
+            doc.save(update_fields=["status", "updated_at"])
+            _audit(user, "flag_for_review", doc, note=note)
+    return len(docs)

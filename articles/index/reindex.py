@@ -244,9 +244,8 @@ def apply_settings(settings: EngineSettings) -> dict[str, Any]:
     new = settings.engine_config()
     old = active_config()
     if needs_reindex(old, new):
-        import django_rq
 
-        django_rq.get_queue("default").enqueue(
+        redis_store.queue("default").enqueue(
             run_reindex, settings.version, job_timeout=24 * 3600)
         IndexState.objects.filter(pk=1).update(reindex_status="queued")
         return {"reindex": True}

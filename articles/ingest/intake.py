@@ -12,7 +12,7 @@ import mmh3
 from django.db import IntegrityError, connection, transaction
 
 from articles.ingest.assign import url_hash
-from articles.ingest.jobs import enqueue_processing
+from articles.ingest.jobs import enqueue_processing, pending_nids
 from articles.ingest.results import load_articles
 from articles.lib.bulksql import insert_objects
 from articles.models import Article, ArticleStatus, AuditEntry
@@ -150,21 +150,27 @@ def load_result(nid: str) -> Article | None:
 
 
 def requeue_stale(older_than_seconds: float = 60.0, batch: int = 500) -> int:
-    """Enqueue again every article still queued after `older_than_seconds`.
+    """Enqueue again every article still queued after `older_than_seconds` whose job is
+    gone (no ingest job holds it: :func:`~articles.ingest.jobs.pending_nids`).
 
     Articles are in MySQL before their job is queued; if Redis lost the queue
     (a restart without persistence) or a job vanished, this is how they get
-    processed. Enqueueing an article twice is harmless: a job skips done ones.
+    processed. A backlog that is merely waiting for a worker is left alone, so the
+    queue does not grow by the backlog on every watchdog tick. (Enqueueing an article
+    twice would still be harmless: a job skips done ones.)
     """
     from datetime import timedelta
 
     from django.utils import timezone
 
+
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    nids = list(
+    stale = list(
         Article.objects.filter(status=ArticleStatus.QUEUED, received_at__lt=cutoff)
         .order_by("id").values_list("nid", flat=True)[:100_000]
     )
+    held = pending_nids() if stale else set()
+    nids = [nid for nid in stale if nid not in held]
     for start in range(0, len(nids), batch):
         enqueue_processing(nids[start:start + batch])
     return len(nids)

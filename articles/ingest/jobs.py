@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-import django_rq
 from django.db import close_old_connections, connection
 from rq import Retry, get_current_job
+from rq.job import Job
 
 from articles.ingest import assign
+from dedupsite import redis_store
 
 log = logging.getLogger(__name__)
 
@@ -39,4 +40,35 @@ def _close_dead_connections() -> None:
 
 
 def enqueue_processing(nids: Sequence[str]) -> None:
-    django_rq.get_queue("ingest").enqueue(process_batch, list(nids), retry=RETRY)
+    redis_store.queue("ingest").enqueue(process_batch, list(nids), retry=RETRY)
+
+
+def pending_nids() -> set[str]:
+    """nids that an ingest job still holds: waiting in the queue, running, waiting for a
+    retry, or deferred. The watchdog re-enqueues only the others (their job is gone)."""
+    queue = redis_store.queue("ingest")
+    ids = {*queue.get_job_ids(), *queue.started_job_registry.get_job_ids(),
+           *queue.scheduled_job_registry.get_job_ids(), *queue.deferred_job_registry.get_job_ids()}
+    nids: set[str] = set()
+    for job in Job.fetch_many(sorted(ids), connection=queue.connection):
+        if job is not None and job.func_name == f"{__name__}.process_batch" and job.args:
+            nids.update(job.args[0])
+    return nids
+
+
+def release_scheduled(names: Sequence[str]) -> int:
+    """Move the scheduled jobs of queues ``names`` (delayed pushes, retries waiting for
+    their back-off) to the front of their queues, due or not; return how many. A burst
+    worker calls it before it exits, so that it leaves nothing behind that only a
+    later scheduler would run."""
+    moved = 0
+    for name in names:
+        queue = redis_store.queue(name)
+        registry = queue.scheduled_job_registry
+        for job in Job.fetch_many(registry.get_job_ids(), connection=queue.connection):
+            if job is None:
+                continue
+            registry.remove(job)
+            queue.enqueue_job(job, at_front=True)
+            moved += 1
+    return moved

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-import django_rq
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -81,7 +80,7 @@ def _enqueue_shards(slices: Iterable[int], shards: int, delay_ms: int = 0,
     for shard, flagged in zip(slices, pipe.execute(), strict=True):
         if not flagged:
             continue  # a job for this slice is waiting: it will carry the change
-        queue = django_rq.get_queue("push")
+        queue = redis_store.queue("push")
         if delay_ms > 0:
             queue.enqueue_in(timedelta(milliseconds=delay_ms), push_pending, shard, shards,
                              retry=PUSH_RETRY)

@@ -41,3 +41,22 @@ def test_ingest_queues_a_file_and_export_mapping_writes_the_doc_ids(tmp_path, ru
     mapping = [json.loads(line) for line in out.getvalue().splitlines()]
     assert sorted(m["nid"] for m in mapping) == ["n0", "n1", "n2"]
     assert len({m["docId"] for m in mapping}) == 1
+
+
+def test_spark_dedup_without_pyspark_says_how_to_add_it(tmp_path, monkeypatch):
+    import sys
+
+    from django.core.management.base import CommandError
+
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text(json.dumps({"nid": "a", "url": "https://x.example/a", "title": "t",
+                                  "content": CONTENT}, ensure_ascii=False) + "\n")
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    with pytest.raises(CommandError, match=r"pip install -e '\.\[spark\]'"):
+        call_command("spark_dedup", "--input", str(corpus), "--output", str(tmp_path / "out"),
+                     stdout=StringIO())
+    # the in-process engine needs no PySpark
+    call_command("spark_dedup", "--engine", "local", "--workers", "1", "--input", str(corpus),
+                 "--output", str(tmp_path / "out"), stdout=StringIO())
+    assert (tmp_path / "out" / "stats.json").exists()

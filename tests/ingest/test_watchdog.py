@@ -61,3 +61,58 @@ def test_overdue_pushes_are_enqueued_at_once_when_the_scheduled_job_is_stuck(
     assert queue.count >= 1  # enqueued now, the waiting scheduled job notwithstanding
     run_worker()
     assert not pending.exists()
+
+
+def _allow_a_tick(redis_client) -> None:
+    """Forget the watchdog's once-per-period key, as if the period had passed."""
+    for key in redis_client.keys("*watchdog*"):
+        redis_client.delete(key)
+
+
+def test_a_backlog_waiting_for_a_worker_is_not_enqueued_again(redis_client, settings):
+    import django_rq
+
+    from articles.ingest.intake import ArticleInput, accept_articles
+
+    settings.WATCHDOG_SECONDS = 1
+    for part in range(3):  # 1,500 articles in three jobs of 500, no worker running
+        accept_articles([ArticleInput(nid=f"n{part}-{i}", url=f"https://x.example/{part}/{i}",
+                                      title="绿道", content=f"{BODY} {part} {i}")
+                         for i in range(500)])
+    Article.objects.update(received_at=timezone.now() - timedelta(minutes=5))
+    queue = django_rq.get_queue("ingest")
+    assert queue.count == 3
+
+    def held() -> list[str]:
+        return [nid for job in queue.get_jobs() for nid in job.args[0]]
+
+    for _tick in range(2):
+        _allow_a_tick(redis_client)
+        assert watchdog.tick()["requeued"] == 0
+        assert queue.count == 3 and len(held()) == len(set(held())) == 1500
+    # A job that is really gone (deleted from Redis) is replaced, once.
+    lost = queue.get_jobs()[1]
+    lost_nids = set(lost.args[0])
+    lost.delete()
+    for expected in (500, 0):
+        _allow_a_tick(redis_client)
+        assert watchdog.tick()["requeued"] == expected
+    assert queue.count == 3 and len(held()) == len(set(held())) == 1500
+    assert lost_nids <= set(held())
+
+
+def test_a_burst_worker_runs_its_delayed_pushes_before_it_exits(client, auth, redis_client,
+                                                                 settings):
+    from django.core.management import call_command
+
+    from articles.models import OutboxStatus, RepresentativeOutbox
+
+    settings.PUSH_DELAY_MS = 60_000  # the pushes are scheduled a minute ahead
+    for nid in ("w1", "w2", "w3"):
+        client.post("/api/v1/articles", content_type="application/json", **auth,
+                    data=json.dumps({"nid": nid, "url": f"https://x.example/{nid}",
+                                     "title": "绿道", "content": f"{BODY} {nid}"}))
+    call_command("dedup_worker", "--burst")
+    assert set(Article.objects.values_list("status", flat=True)) == {"done"}
+    assert RepresentativeOutbox.objects.count() > 0
+    assert not RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).exists()

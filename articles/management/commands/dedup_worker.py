@@ -1,7 +1,9 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles.ingest import watchdog
+from articles.ingest import jobs, watchdog
+
+QUEUES = ("ingest", "push", "default")
 
 
 class Command(BaseCommand):
@@ -9,7 +11,8 @@ class Command(BaseCommand):
             "scheduler, plus the recovery watchdog (articles/ingest/watchdog.py).")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
+        parser.add_argument("--burst", action="store_true",
+                            help="stop when the queues are empty, scheduled jobs included")
 
     def handle(self, *args: object, **options: object) -> None:
         # Load the segmenter dictionary and IDF table once, before the first job: jobs
@@ -21,7 +24,12 @@ class Command(BaseCommand):
         extract("预热", "加载分词词典和逆文档频率表。warm up", active_config())
         stop = watchdog.start()
         try:
-            call_command("rqworker", "ingest", "push", "default", with_scheduler=True,
-                         burst=bool(options["burst"]), worker_class="rq.worker.SimpleWorker")
+            while True:
+                call_command("rqworker", *QUEUES, with_scheduler=True,
+                             burst=bool(options["burst"]), worker_class="rq.worker.SimpleWorker")
+                # A burst worker runs what it scheduled (the delayed representative
+                # pushes, retries) before it exits, instead of leaving it to a later one.
+                if not options["burst"] or not jobs.release_scheduled(QUEUES):
+                    break
         finally:
             stop.set()

@@ -68,7 +68,13 @@ class Command(BaseCommand):
             self._import(output, rebuild=not options["no_rebuild"])
 
     def _spark(self, options: dict[str, Any], config: Any) -> dict[str, Any]:
-        from pyspark.sql import SparkSession
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as exc:
+            raise CommandError(
+                "--engine spark needs PySpark, an optional extra: pip install -e '.[spark]' "
+                "(or `make spark`). --engine local gives the same result in this process."
+            ) from exc
 
         from fingerprints.spark import SparkOptions, build_session, run_job
 

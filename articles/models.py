@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from articles.fields import UnsignedBigIntegerField
-from fingerprints.ids import make_doc_id
+from fingerprints.ids import unused_doc_id
 
 #: Active keys by prefix, each kept API_KEY_CACHE_SECONDS (read when it is stored).
 _key_cache: TLRUCache[str, ApiKey] = TLRUCache(
@@ -117,11 +117,7 @@ class DocQuerySet(models.QuerySet["Doc"]):
     def fresh_doc_id(self, nid: str) -> str:
         """The docId article ``nid`` founds: ``make_doc_id(nid)``, salted ``#1``, ``#2``...
         while a doc already holds it (a re-founded or split-off article)."""
-        doc_id, salt = make_doc_id(nid), 0
-        while self.filter(doc_id=doc_id).exists():
-            salt += 1
-            doc_id = make_doc_id(nid, f"#{salt}")
-        return doc_id
+        return unused_doc_id(nid, lambda doc_id: self.filter(doc_id=doc_id).exists())
 
 
 class Doc(models.Model):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import Candidate, EngineConfig, Features, content_probes, decide, extract_many
-from .ids import make_doc_id, to_signed, url_hash
+from .ids import make_doc_id, to_signed, unused_doc_id, url_hash
 from .index import MemoryBlockIndex
 from .unionfind import UnionFind
 
@@ -255,11 +255,7 @@ def doc_ids_for(founders: Iterable[tuple[int, str]]) -> dict[int, str]:
     taken: set[str] = set()
     out: dict[int, str] = {}
     for seq, nid in sorted(founders):
-        doc_id = make_doc_id(nid)
-        salt = 0
-        while doc_id in taken:
-            salt += 1
-            doc_id = make_doc_id(nid, f"#{salt}")
+        doc_id = unused_doc_id(nid, taken.__contains__)
         taken.add(doc_id)
         out[seq] = doc_id
     return out

@@ -6,6 +6,8 @@ fixed seed, never Python's salted ``hash()``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mmh3
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +39,16 @@ def make_doc_id(nid: str, salt: str = "") -> str:
     """The docId founded by article ``nid``: two 64-bit hex words (``salt`` on a clash)."""
     value = mmh3.hash128((nid + salt).encode("utf-8"), seed=DOC_ID_SEED, signed=False)
     return f"{value >> 64:016x}-{value & MASK64:016x}"
+
+
+def unused_doc_id(nid: str, taken: Callable[[str], bool]) -> str:
+    """The docId ``nid`` founds: ``make_doc_id(nid)``, salted ``#1``, ``#2``... while
+    ``taken(doc_id)`` (online: a doc holds it; batch: an earlier founder does)."""
+    doc_id, salt = make_doc_id(nid), 0
+    while taken(doc_id):
+        salt += 1
+        doc_id = make_doc_id(nid, f"#{salt}")
+    return doc_id
 
 
 def splitmix64_finalize(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

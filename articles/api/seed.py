@@ -40,6 +40,27 @@ def _key(request: HttpRequest) -> ApiKey | None:
     return ApiKey.authenticate(token) if token else None
 
 
+def _raw_json(request: HttpRequest) -> str | None:
+    """The `json` parameter: query string, form field, else (POST) the raw body.
+
+    Raises UnicodeDecodeError or RequestDataTooBig for the caller to answer.
+    """
+    raw = request.GET.get("json") or request.POST.get("json")
+    if raw is None and request.method == "POST" and request.body:
+        raw = request.body.decode("utf-8", errors="strict")
+    return raw
+
+
+def _adapt_seed_fields(data: dict[str, Any]) -> None:
+    """Bring the seed's request (in place) to the shape ``ArticleIn`` validates."""
+    if "url" in data and "nid" not in data and isinstance(data["url"], str):
+        data["nid"] = f"url-{url_hash(data['url']):016x}"
+    if isinstance(data.get("imageCount"), str) and data["imageCount"].isdigit():
+        data["imageCount"] = int(data["imageCount"])  # the seed sends it as a string
+    if isinstance(data.get("category"), int):
+        data["category"] = str(data["category"])
+
+
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def get_doc_id(request: HttpRequest) -> JsonResponse:
@@ -50,9 +71,7 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
     if key is None:
         return _answer(401, "a valid API key is required (Bearer header or key=)")
     try:
-        raw = request.GET.get("json") or request.POST.get("json")
-        if raw is None and request.method == "POST" and request.body:
-            raw = request.body.decode("utf-8", errors="strict")
+        raw = _raw_json(request)
     except UnicodeDecodeError:
         return _answer(400, "the body is not valid UTF-8")
     except RequestDataTooBig:
@@ -65,12 +84,7 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
         return _answer(400, "json is not valid JSON")
     if not isinstance(data, dict):
         return _answer(400, "json must be an object")
-    if "url" in data and "nid" not in data and isinstance(data["url"], str):
-        data["nid"] = f"url-{url_hash(data['url']):016x}"
-    if isinstance(data.get("imageCount"), str) and data["imageCount"].isdigit():
-        data["imageCount"] = int(data["imageCount"])  # the seed sends it as a string
-    if isinstance(data.get("category"), int):
-        data["category"] = str(data["category"])
+    _adapt_seed_fields(data)
     try:
         item = ArticleIn.model_validate(data)
     except ValidationError as exc:

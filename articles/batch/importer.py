@@ -38,7 +38,7 @@ from articles.models import (
     RepresentativeOutbox,
 )
 from articles.representatives import election, outbox
-from fingerprints.ids import make_doc_id, to_unsigned
+from fingerprints.ids import to_unsigned, unused_doc_id
 from fingerprints.unionfind import UnionFind
 
 CHUNK = 1000
@@ -95,6 +95,35 @@ def _chunked(values: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
         yield chunk
 
 
+@dataclass
+class _Placement:
+    """Where each article stands while ``plan_targets`` applies the editor rules.
+
+    ``target`` is the plan being built (nid -> docId for every batch article); it is
+    shared with the rule helpers, which update it in place.
+    """
+
+    batch: dict[str, tuple[int, str]]
+    existing: dict[str, tuple[int, str | None, bool]]
+    target: dict[str, str]
+
+    def fixed(self, nid: str) -> bool:
+        """An article whose doc the import does not change."""
+        state = self.existing.get(nid)
+        return nid not in self.batch or (state is not None and state[2] and state[1] is not None)
+
+    def current(self, nid: str) -> str | None:
+        if nid in self.target:
+            return self.target[nid]
+        state = self.existing.get(nid)
+        return state[1] if state else None
+
+    def order(self, nid: str) -> tuple[int, int]:
+        if nid in self.batch:
+            return (0, self.batch[nid][0])
+        return (1, self.existing[nid][0] if nid in self.existing else 0)
+
+
 def plan_targets(
     batch: dict[str, tuple[int, str]],
     existing: dict[str, tuple[int, str | None, bool]],
@@ -109,72 +138,130 @@ def plan_targets(
     docIds and, for articles an editor rule moved, the rule ("editor" or "split").
     Pure function of its inputs (tested without a database).
     """
-    target = {nid: doc for nid, (_seq, doc) in batch.items()}
+    placement = _Placement(batch, existing, {nid: doc for nid, (_seq, doc) in batch.items()})
     why: dict[str, str] = {}
+    # Order matters: pins first, then must-links gather around them, then
+    # cannot-links split what is still together.
+    _keep_pinned(placement, report)
+    _join_must_links(placement, must, why, report)
+    _split_cannot_links(placement, cannot, why, report)
+    return placement.target, why
 
-    def fixed(nid: str) -> bool:
-        """An article whose doc the import does not change."""
-        state = existing.get(nid)
-        return nid not in batch or (state is not None and state[2] and state[1] is not None)
 
-    def current(nid: str) -> str | None:
-        if nid in target:
-            return target[nid]
-        state = existing.get(nid)
-        return state[1] if state else None
-
-    for nid, (_id, doc, pinned) in existing.items():
-        if pinned and doc is not None and nid in batch:
+def _keep_pinned(placement: _Placement, report: ImportReport) -> None:
+    """Rule 1: a pinned article stays in the doc it is in now."""
+    target = placement.target
+    for nid, (_id, doc, pinned) in placement.existing.items():
+        if pinned and doc is not None and nid in placement.batch:
             if target[nid] != doc:
                 report.kept_pinned += 1
             target[nid] = doc
 
-    def order(nid: str) -> tuple[int, int]:
-        if nid in batch:
-            return (0, batch[nid][0])
-        return (1, existing[nid][0] if nid in existing else 0)
 
+def _must_link_doc(placement: _Placement, group: list[str]) -> str | None:
+    """The doc a must-link group ends up in (rule 2), or None if it has none."""
+    anchors = sorted((n for n in group if placement.fixed(n) and placement.current(n)),
+                     key=placement.order)
+    if anchors:
+        return placement.current(anchors[0])
+    known = sorted((n for n in group if n in placement.batch), key=placement.order)
+    return placement.target[known[0]] if known else None
+
+
+def _join_must_links(
+    placement: _Placement,
+    must: list[tuple[str, str]],
+    why: dict[str, str],
+    report: ImportReport,
+) -> None:
+    """Rule 2: move the movable members of each must-link group into the group's doc."""
+    target = placement.target
     groups: UnionFind[str] = UnionFind()
     for a, b in must:
         groups.union(a, b)
     for group in groups.groups():
-        anchors = sorted((n for n in group if fixed(n) and current(n)), key=order)
-        if anchors:
-            doc = current(anchors[0])
-        else:
-            known = sorted((n for n in group if n in batch), key=order)
-            doc = target[known[0]] if known else None
+        doc = _must_link_doc(placement, group)
         if doc is None:
             continue
         for nid in group:
-            if nid in batch and not fixed(nid) and target[nid] != doc:
+            if nid in placement.batch and not placement.fixed(nid) and target[nid] != doc:
                 target[nid] = doc
                 why[nid] = MatchedBy.EDITOR
                 report.moved_by_must_link += 1
 
+
+def _unused_doc_id(nid: str, taken: set[str]) -> str:
+    """A new docId derived from ``nid`` that no doc uses yet; reserves it in ``taken``."""
+    doc = unused_doc_id(nid, taken.__contains__)
+    taken.add(doc)
+    return doc
+
+
+def _split_cannot_links(
+    placement: _Placement,
+    cannot: list[tuple[str, str]],
+    why: dict[str, str],
+    report: ImportReport,
+) -> None:
+    """Rule 3: the movable side of a cannot-link pair sharing a doc gets a new doc.
+
+    Runs in rounds until one moves nothing (at most one round per pair, plus one).
+    """
+    target, existing, current = placement.target, placement.existing, placement.current
     taken = set(target.values()) | {s[1] for s in existing.values() if s[1]}
     for _round in range(len(cannot) + 1):
         changed = False
         for a, b in cannot:
             if current(a) is None or current(a) != current(b):
                 continue
-            movable = [n for n in (a, b) if n in batch and not fixed(n)]
+            movable = [n for n in (a, b) if n in placement.batch and not placement.fixed(n)]
             if not movable:
                 report.notes.append(f"cannot-link {a} / {b}: both fixed in one doc")
                 continue
-            nid = max(movable, key=order)
-            salt, doc = 0, make_doc_id(nid)
-            while doc in taken:
-                salt += 1
-                doc = make_doc_id(nid, f"#{salt}")
-            taken.add(doc)
-            target[nid] = doc
+            nid = max(movable, key=placement.order)
+            target[nid] = _unused_doc_id(nid, taken)
             why[nid] = "split"
             report.moved_by_cannot_link += 1
             changed = True
         if not changed:
             break
-    return target, why
+
+
+def _read_batch(dataset: Any) -> tuple[dict[str, tuple[int, str]], dict[str, str]]:
+    """nid -> (seq, batch docId) for every result row, and docId -> founder nid."""
+    batch: dict[str, tuple[int, str]] = {}
+    founders: dict[str, str] = {}
+    for rows in _batches(dataset, LIGHT_COLUMNS):
+        for row in rows:
+            batch[row["nid"]] = (int(row["seq"]), row["docId"])
+            if row["isFounder"]:
+                founders[row["docId"]] = row["nid"]
+    return batch, founders
+
+
+def _existing_states(nids: Iterable[str]) -> dict[str, tuple[int, str | None, bool]]:
+    """nid -> (article id, current docId or None, pinned) for those already stored."""
+    existing: dict[str, tuple[int, str | None, bool]] = {}
+    for chunk in _chunked(nids):
+        for pk, nid, doc, pinned in Article.objects.filter(nid__in=chunk).values_list(
+            "id", "nid", "doc__doc_id", "pinned"
+        ):
+            existing[nid] = (pk, doc, pinned)
+    return existing
+
+
+def _editor_links(
+    nids: Iterable[str],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Sorted, distinct (must-link, cannot-link) pairs touching any of ``nids``."""
+    must: list[tuple[str, str]] = []
+    cannot: list[tuple[str, str]] = []
+    for chunk in _chunked(nids):
+        links = EditorLink.objects.filter(nid_a__in=chunk) | EditorLink.objects.filter(
+            nid_b__in=chunk)
+        for kind, a, b in links.values_list("kind", "nid_a", "nid_b"):
+            (must if kind == LinkKind.MUST else cannot).append((a, b))
+    return sorted(set(must)), sorted(set(cannot))
 
 
 def import_result(
@@ -186,35 +273,14 @@ def import_result(
     """Load ``result_dir`` (written by ``spark_dedup``) into the database."""
     dataset = _dataset(result_dir)
     report = ImportReport()
-    batch: dict[str, tuple[int, str]] = {}
-    founders: dict[str, str] = {}  # docId -> founder nid
-    for rows in _batches(dataset, LIGHT_COLUMNS):
-        for row in rows:
-            batch[row["nid"]] = (int(row["seq"]), row["docId"])
-            if row["isFounder"]:
-                founders[row["docId"]] = row["nid"]
+    batch, founders = _read_batch(dataset)
     report.articles = len(batch)
 
-    existing: dict[str, tuple[int, str | None, bool]] = {}
-    for nids in _chunked(batch):
-        for pk, nid, doc, pinned in Article.objects.filter(nid__in=nids).values_list(
-            "id", "nid", "doc__doc_id", "pinned"
-        ):
-            existing[nid] = (pk, doc, pinned)
-    must: list[tuple[str, str]] = []
-    cannot: list[tuple[str, str]] = []
-    for nids in _chunked(batch):
-        links = EditorLink.objects.filter(nid_a__in=nids) | EditorLink.objects.filter(
-            nid_b__in=nids)
-        for kind, a, b in links.values_list("kind", "nid_a", "nid_b"):
-            (must if kind == LinkKind.MUST else cannot).append((a, b))
-    must, cannot = sorted(set(must)), sorted(set(cannot))
+    existing = _existing_states(batch)
+    must, cannot = _editor_links(batch)
+    # Linked articles outside the batch still anchor or block a doc, so load them too.
     others = ({n for pair in must + cannot for n in pair} - batch.keys()) - existing.keys()
-    for nids in _chunked(others):
-        for pk, nid, doc, pinned in Article.objects.filter(nid__in=nids).values_list(
-            "id", "nid", "doc__doc_id", "pinned"
-        ):
-            existing[nid] = (pk, doc, pinned)
+    existing.update(_existing_states(others))
 
     target, why = plan_targets(batch, existing, must, cannot, report)
     with transaction.atomic():

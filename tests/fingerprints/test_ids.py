@@ -53,3 +53,11 @@ def test_splitmix64_matches_the_reference_and_leaves_its_input_alone() -> None:
     mixed = splitmix64_finalize(values)
     assert mixed.tolist() == [reference(int(v)) for v in before]
     assert values.tolist() == before.tolist()
+
+
+def test_an_unused_doc_id_is_salted_only_while_taken() -> None:
+    from fingerprints.ids import unused_doc_id
+
+    assert unused_doc_id("n", lambda _doc_id: False) == make_doc_id("n")
+    taken = {make_doc_id("n"), make_doc_id("n", "#1")}
+    assert unused_doc_id("n", taken.__contains__) == make_doc_id("n", "#2")

@@ -151,7 +151,8 @@ def load_result(nid: str) -> Article | None:
 
 def requeue_stale(older_than_seconds: float = 60.0, batch: int = 500) -> int:
     """Enqueue again every article still queued after `older_than_seconds` whose job is
-    gone (no ingest job holds it: :func:`~articles.ingest.jobs.pending_nids`).
+    gone (no ingest job holds it: :func:`~articles.ingest.jobs.pending_nids`; a job
+    running longer than `older_than_seconds` is taken for a dead worker's).
 
     Articles are in MySQL before their job is queued; if Redis lost the queue
     (a restart without persistence) or a job vanished, this is how they get
@@ -169,7 +170,7 @@ def requeue_stale(older_than_seconds: float = 60.0, batch: int = 500) -> int:
         Article.objects.filter(status=ArticleStatus.QUEUED, received_at__lt=cutoff)
         .order_by("id").values_list("nid", flat=True)[:100_000]
     )
-    held = pending_nids() if stale else set()
+    held = pending_nids(running_for_less_than_s=older_than_seconds) if stale else set()
     nids = [nid for nid in stale if nid not in held]
     for start in range(0, len(nids), batch):
         enqueue_processing(nids[start:start + batch])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import UTC
 
 from django.db import close_old_connections, connection
 from rq import Retry, get_current_job
@@ -43,16 +44,29 @@ def enqueue_processing(nids: Sequence[str]) -> None:
     redis_store.queue("ingest").enqueue(process_batch, list(nids), retry=RETRY)
 
 
-def pending_nids() -> set[str]:
-    """nids that an ingest job still holds: waiting in the queue, running, waiting for a
-    retry, or deferred. The watchdog re-enqueues only the others (their job is gone)."""
+def pending_nids(running_for_less_than_s: float) -> set[str]:
+    """nids that an ingest job still holds: waiting in the queue, waiting for a retry or
+    deferred, or running for less than ``running_for_less_than_s`` seconds. A job
+    "running" longer than that is taken for one whose worker died (a batch takes
+    seconds; RQ notices a dead worker only minutes later): its articles count as not
+    held, and the watchdog enqueues them again. A second job for a live batch is
+    harmless: a job skips articles already done."""
+    from datetime import datetime
+
     queue = redis_store.queue("ingest")
-    ids = {*queue.get_job_ids(), *queue.started_job_registry.get_job_ids(),
-           *queue.scheduled_job_registry.get_job_ids(), *queue.deferred_job_registry.get_job_ids()}
+    started = set(queue.started_job_registry.get_job_ids())
+    ids = {*queue.get_job_ids(), *started, *queue.scheduled_job_registry.get_job_ids(),
+           *queue.deferred_job_registry.get_job_ids()}
+    now = datetime.now(UTC)
     nids: set[str] = set()
     for job in Job.fetch_many(sorted(ids), connection=queue.connection):
-        if job is not None and job.func_name == f"{__name__}.process_batch" and job.args:
-            nids.update(job.args[0])
+        if job is None or job.func_name != f"{__name__}.process_batch" or not job.args:
+            continue
+        if job.id in started and (job.started_at is None or (
+                now - job.started_at.replace(tzinfo=UTC)).total_seconds()
+                >= running_for_less_than_s):
+            continue
+        nids.update(job.args[0])
     return nids
 
 

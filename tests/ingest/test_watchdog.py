@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import time
+from datetime import UTC, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,6 +14,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BODY = ("滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
         "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+
+
+def _allow_a_tick(redis_client) -> None:
+    """Forget the watchdog's once-per-period key, as if the period had passed."""
+    for key in redis_client.keys("*watchdog*"):
+        redis_client.delete(key)
 
 
 def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
@@ -35,7 +42,7 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     assert b.status == "done" and b.doc_id == a.doc_id
     # One worker per period: a second tick within the period does nothing.
     settings.WATCHDOG_SECONDS = 60
-    redis_client.delete(*redis_client.keys("*watchdog*"))
+    _allow_a_tick(redis_client)
     assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0}
     assert watchdog.tick() == {}
 
@@ -56,17 +63,11 @@ def test_overdue_pushes_are_enqueued_at_once_when_the_scheduled_job_is_stuck(
     assert pending.count() == 1
     assert watchdog.tick()["pushes"] == 0  # not overdue yet
     pending.update(created_at=timezone.now() - timedelta(minutes=2))
-    redis_client.delete(*redis_client.keys("*watchdog*"))
+    _allow_a_tick(redis_client)
     assert watchdog.tick()["pushes"] == 1
     assert queue.count >= 1  # enqueued now, the waiting scheduled job notwithstanding
     run_worker()
     assert not pending.exists()
-
-
-def _allow_a_tick(redis_client) -> None:
-    """Forget the watchdog's once-per-period key, as if the period had passed."""
-    for key in redis_client.keys("*watchdog*"):
-        redis_client.delete(key)
 
 
 def test_a_backlog_waiting_for_a_worker_is_not_enqueued_again(redis_client, settings):
@@ -116,3 +117,34 @@ def test_a_burst_worker_runs_its_delayed_pushes_before_it_exits(client, auth, re
     assert set(Article.objects.values_list("status", flat=True)) == {"done"}
     assert RepresentativeOutbox.objects.count() > 0
     assert not RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING).exists()
+
+
+def test_a_job_running_far_longer_than_a_batch_counts_as_a_dead_workers(redis_client,
+                                                                         settings):
+    from datetime import datetime
+
+    import django_rq
+
+    from articles.ingest.intake import ArticleInput, accept_articles
+
+    settings.WATCHDOG_SECONDS = 1
+    accept_articles([ArticleInput(nid=f"k{i}", url=f"https://x.example/k/{i}", title="绿道",
+                                  content=f"{BODY} {i}") for i in range(20)])
+    Article.objects.update(received_at=timezone.now() - timedelta(minutes=5))
+    queue = django_rq.get_queue("ingest")
+    (job,) = queue.get_jobs()
+    # a worker took the job, then was killed: RQ keeps it "started" for minutes
+    queue.remove(job)
+    job.started_at = datetime.now(UTC)
+    job.save()
+    # the started registry holds "<job id>:<execution id>", scored by its expiry
+    redis_client.zadd(queue.started_job_registry.key,
+                      {f"{job.id}:execution-1": time.time() + 600})
+    assert queue.started_job_registry.get_job_ids() == [job.id]
+    _allow_a_tick(redis_client)
+    assert watchdog.tick()["requeued"] == 0  # just started: a live batch
+    job.started_at = datetime.now(UTC) - timedelta(minutes=2)
+    job.save()
+    _allow_a_tick(redis_client)
+    assert watchdog.tick()["requeued"] == 20
+    assert queue.count == 1 and len(queue.get_jobs()[0].args[0]) == 20

@@ -61,3 +61,9 @@ def normalize(text: str) -> str:
     if not text.isprintable():
         text = " ".join(_CONTROL.sub("", text).split())
     return text
+
+
+def has_text(text: str) -> bool:
+    """Something is left after removing markup, white space and invisible format
+    characters (zero-width spaces and joiners, direction marks, BOMs)."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in normalize(text))

@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 import time
-import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic
@@ -27,18 +27,21 @@ from articles.api.schemas import (
     ArticleResult,
     BatchResult,
     DocOut,
+    ErrorDetail,
     ErrorOut,
     HotnessIn,
+    InvalidResult,
     SimilarIn,
     SimilarOut,
+    field_errors,
 )
 from articles.ingest import results
 from articles.ingest.assign import assign, find_similar
-from articles.ingest.intake import ArticleInput, accept_articles, update_hotness
+from articles.ingest.intake import accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters
-from fingerprints.normalize import normalize
+from fingerprints.normalize import has_text
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +163,7 @@ def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     return error_response(request, 422, "invalid", "some fields are invalid",
-                          _field_errors(exc.errors))
+                          field_errors(exc.errors))
 
 
 @api.exception_handler(HttpError)
@@ -180,22 +183,16 @@ def _redis_down(request: HttpRequest, exc: redis.RedisError) -> HttpResponse:
     return error_response(request, 503, "unavailable", "the queue is unavailable; retry")
 
 
-def _field_errors(errors: list[dict[str, Any]]) -> dict[str, list[str]]:
-    fields: dict[str, list[str]] = {}
-    for err in errors:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "payload")]
-        fields.setdefault(".".join(loc) or "body", []).append(err.get("msg", "invalid"))
-    return fields
+@dataclass
+class _Parsed:
+    """A POST's articles: the valid ones, each invalid one's error, the request's shape."""
+
+    valid: list[tuple[int, ArticleIn]]
+    invalid: list[InvalidResult]
+    batch: bool
 
 
-def has_text(content: str) -> bool:
-    """Something is left after removing markup, white space and invisible format
-    characters (zero-width spaces and joiners, direction marks, BOMs)."""
-    return any(not ch.isspace() and unicodedata.category(ch) != "Cf"
-               for ch in normalize(content))
-
-
-def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
+def _read_json(request: HttpRequest) -> Any:
     limit = settings.API_MAX_BODY_BYTES
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if not declared.isdigit() or int(declared) > limit:
@@ -216,22 +213,48 @@ def _parse_articles(request: HttpRequest) -> tuple[list[ArticleIn], bool]:
         raise ApiError(400, "malformed", f"the body is not valid JSON: {exc}") from exc
     if not isinstance(payload, dict):
         raise ApiError(400, "malformed", "the body must be a JSON object")
+    return payload
+
+
+def _validate_item(index: int, raw: Any) -> ArticleIn | InvalidResult:
     try:
-        if "articles" in payload:
-            items, batch = ArticleBatchIn.model_validate(payload).articles, True
-        else:
-            items, batch = [ArticleIn.model_validate(payload)], False
+        return ArticleIn.model_validate(raw)
     except pydantic.ValidationError as exc:
-        raise ApiError(422, "invalid", "some fields are invalid",
-                       _field_errors([dict(e) for e in exc.errors()])) from exc
-    empty = {
-        (f"articles.{i}.content" if batch else "content"): [
-            "is empty after removing markup and white space"]
-        for i, item in enumerate(items) if not has_text(item.content)
-    }
-    if empty:
-        raise ApiError(422, "invalid", "some fields are invalid", empty)
-    return items, batch
+        nid = raw.get("nid") if isinstance(raw, dict) else None
+        return InvalidResult(
+            index=index, nid=nid if isinstance(nid, str) else None, status="invalid",
+            error=ErrorDetail(code="invalid", message="some fields are invalid",
+                              details=field_errors([dict(e) for e in exc.errors()])))
+
+
+def _parse_articles(request: HttpRequest, atomic: bool) -> _Parsed:
+    """One article, or a batch validated item by item. Refused whole: a malformed body,
+    too many articles, and with ``atomic`` any invalid article."""
+    payload = _read_json(request)
+    if "articles" not in payload:
+        item = _validate_item(0, payload)
+        if isinstance(item, InvalidResult):
+            raise ApiError(422, "invalid", "some fields are invalid", item.error.details)
+        return _Parsed([(0, item)], [], batch=False)
+    raw = payload["articles"]
+    limit = settings.API_MAX_BATCH
+    if not isinstance(raw, list) or not 1 <= len(raw) <= limit:
+        raise ApiError(422, "invalid", "articles must be a list of 1 to "
+                       f"{limit} articles", {"articles": [f"1 to {limit} articles"]})
+    parsed = _Parsed([], [], batch=True)
+    for index, item in enumerate(raw):
+        checked = _validate_item(index, item)
+        if isinstance(checked, InvalidResult):
+            parsed.invalid.append(checked)
+        else:
+            parsed.valid.append((index, checked))
+    if parsed.invalid and (atomic or not parsed.valid):
+        # nothing is stored: every item's errors, by its place in the batch
+        raise ApiError(422, "invalid", "some articles are invalid; none was stored", {
+            f"articles.{bad.index}.{field}": messages
+            for bad in parsed.invalid for field, messages in (bad.error.details or {}).items()
+        })
+    return parsed
 
 
 ARTICLE_BODY = {
@@ -251,24 +274,19 @@ ARTICLE_BODY = {
     openapi_extra=ARTICLE_BODY,
     summary="Post one article or a batch; get docIds",
 )
-def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
+def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
+                  ) -> tuple[int, Any]:
     if not 0 <= wait <= 30:
         raise ApiError(422, "invalid", "wait must be between 0 and 30 seconds",
                        {"wait": ["must be between 0 and 30"]})
-    items, batch = _parse_articles(request)
+    parsed = _parse_articles(request, atomic)
+    items = [item for _index, item in parsed.valid]
     # A caller that waits for a few articles gets them processed in this request:
     # stored and committed first, then assigned under the same bucket locks a worker
     # takes. If that fails they are enqueued instead (and the worker watchdog
     # re-enqueues anything a crashed web process left queued).
     inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
-    stored = accept_articles([
-        ArticleInput(
-            nid=a.nid, url=a.url, title=a.title, content=a.content, category=a.category,
-            media=a.media, image_count=a.imageCount, hotness=a.hotness,
-            published_at=a.publishedAt,
-        )
-        for a in items
-    ], enqueue=not inline)
+    stored = accept_articles([a.to_input() for a in items], enqueue=not inline)
     queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
     if inline and queued:
         try:
@@ -287,8 +305,13 @@ def post_articles(request: HttpRequest, wait: int = 0) -> tuple[int, Any]:
     if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
-    out = [results.article_result(a) for a in stored]
-    return status, ({"results": out} if batch else out[0])
+    out: list[Any] = [results.article_result(a) for a in stored]
+    if not parsed.batch:
+        return status, out[0]
+    # every item in the request's order: the stored ones and the refused ones
+    answers = dict(zip([index for index, _item in parsed.valid], out, strict=True))
+    answers.update((bad.index, bad) for bad in parsed.invalid)
+    return status, {"results": [answers[index] for index in sorted(answers)]}
 
 
 def _wait_for(nids: list[str], seconds: int) -> list[Article]:
@@ -339,7 +362,16 @@ def get_doc(request: HttpRequest, doc_id: str) -> Any:
 
 @api.get("/v1/health", auth=None, response={200: dict, 503: dict})
 def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
+    """Each store up or down. The reason a store is down (an exception's text, which
+    can name hosts and file paths) only for a caller with an API key or staff login."""
+    from articles.representatives import outbox
+    from articles.representatives.stores import StoreUnavailable
     from dedupsite import redis_store
+
+    detailed = _known_caller(request)
+
+    def down(exc: Exception) -> dict[str, Any]:
+        return {"ok": False, "error": str(exc)} if detailed else {"ok": False}
 
     report: dict[str, Any] = {}
     try:
@@ -347,28 +379,36 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
             cursor.execute("SELECT 1")
         report["database"] = {"ok": True, "vendor": connection.vendor}
     except DatabaseError as exc:
-        report["database"] = {"ok": False, "error": str(exc)}
+        report["database"] = down(exc)
     try:
         redis_store.client().ping()
-
         queue = redis_store.queue("ingest")
         report["redis"] = {"ok": True}
         report["queue"] = {"ok": True, "depth": queue.count,
                            "failedJobs": queue.failed_job_registry.count}
     except redis.RedisError as exc:
-        report["redis"] = {"ok": False, "error": str(exc)}
-    from articles.representatives import outbox
-    from articles.representatives.stores import StoreUnavailable
-
+        report["redis"] = down(exc)
     try:
         outbox.store().ping()
         report["hbase"] = {"ok": True, "backend": "hbase" if settings.HBASE_URL
                                      else "local"}
     except StoreUnavailable as exc:
-        report["hbase"] = {"ok": False, "error": str(exc)}
+        report["hbase"] = down(exc)
     try:
         report["outbox"] = {"ok": True, **outbox.outbox_lag()}
     except DatabaseError:
         report["outbox"] = {"ok": False}
     ok = all(part.get("ok") for part in report.values())
     return (200 if ok else 503), {"ok": ok, **report}
+
+
+def _known_caller(request: HttpRequest) -> bool:
+    """A valid API key in the Authorization header, or a signed-in staff member."""
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and user.is_staff:
+        return True
+    header = request.headers.get("Authorization", "")
+    try:
+        return header.startswith("Bearer ") and ApiKey.authenticate(header[7:]) is not None
+    except DatabaseError:
+        return False

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from articles.api.schemas import ArticleIn
 from articles.index.locks import LockTimeout
 from articles.ingest.assign import process_articles, url_hash
-from articles.ingest.intake import ArticleInput, accept_articles
+from articles.ingest.intake import accept_articles
 from articles.ingest.results import load_articles
 from articles.models import ApiKey
 
@@ -97,11 +97,7 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
 
 
 def _process(item: ArticleIn) -> JsonResponse:
-    accept_articles([ArticleInput(
-        nid=item.nid, url=item.url, title=item.title, content=item.content,
-        category=item.category, media=item.media, image_count=item.imageCount,
-        hotness=item.hotness, published_at=item.publishedAt,
-    )], enqueue=False)
+    accept_articles([item.to_input()], enqueue=False)
     process_articles([item.nid])
     article = load_articles([item.nid])[0]
     if article.doc is None:

@@ -46,15 +46,34 @@ class ArticleInput:
         }
 
 
-def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True) -> list[Article]:
+@dataclass
+class Accepted:
+    """What one call did with its nids (a nid posted twice in one call counts once)."""
+
+    new: int = 0  # stored for the first time, queued
+    changed: int = 0  # url, title or content changed: stored and queued again
+    updated: int = 0  # only other fields (category, media, ...) changed: row updated
+    unchanged: int = 0  # the same as stored (still queued ones are queued again)
+    pinned: int = 0  # changed, but an editor pinned the article: left as it is
+
+    @property
+    def queued(self) -> int:
+        return self.new + self.changed
+
+
+def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
+                    accepted: Accepted | None = None) -> list[Article]:
     """Store new articles (queued) and enqueue them on commit; known nids are idempotent.
 
-    A nid posted again with the same body changes nothing. A changed body is
-    stored and re-queued unless an editor pinned the article.
+    A nid posted again with the same text changes nothing. A changed url, title or
+    content (what can change the docId) is stored and re-queued unless an editor
+    pinned the article; a change of other fields only (category, media, image count,
+    publication time) updates the row without processing it again. ``accepted``, when
+    given, receives the counts.
     """
     for attempt in range(3):
         try:
-            return _accept(items, enqueue)
+            return _accept(items, enqueue, accepted if accepted is not None else Accepted())
         except IntegrityError:
             # Another request inserted one of these nids at the same moment: now it is known.
             if attempt == 2:
@@ -62,11 +81,13 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True) -> l
     raise AssertionError("unreachable")
 
 
-def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
+def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
+            ) -> list[Article]:
     latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
     if not connection.in_atomic_block:
         fresh = _insert_new(latest, enqueue)
         if fresh is not None:
+            accepted.new += len(fresh)
             return [fresh[item.nid] for item in items]
     with transaction.atomic():
         existing = {
@@ -80,21 +101,32 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
             if nid not in existing
         ]
         insert_objects(Article, to_create)
+        accepted.new += len(to_create)
         requeue = []
         for nid, article in existing.items():
             item = latest[nid]
-            if article.payload_hash == item.payload_hash() or article.pinned:
+            text_changed = (article.url, article.title, article.content) != (
+                item.url, item.title, item.content)
+            if article.payload_hash == item.payload_hash() or (article.pinned and text_changed):
+                accepted.pinned += article.payload_hash != item.payload_hash()
+                accepted.unchanged += article.payload_hash == item.payload_hash()
                 if article.status == ArticleStatus.QUEUED:
                     # Posted again while still queued: perhaps its job was lost with the
                     # queue (the first post got a 503). Enqueue again; a job skips done ones.
                     requeue.append(nid)
                 continue
+            for field, value in item.model_fields().items():
+                setattr(article, field, value)
+            if not text_changed:
+                # nothing that decides the docId: the row only, the docId stays
+                accepted.updated += 1
+                article.save(update_fields=[*_SIDE_FIELDS, "payload_hash"])
+                continue
+            accepted.changed += 1
             AuditEntry.objects.create(
                 action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",
                 data={"from": article.payload_hash, "to": item.payload_hash()},
             )
-            for field, value in item.model_fields().items():
-                setattr(article, field, value)
             article.status = ArticleStatus.QUEUED
             article.save()
             requeue.append(nid)
@@ -106,6 +138,10 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool) -> list[Article]:
     by_nid: dict[str, Article] = {a.nid: a for a in to_create}
     by_nid.update((a.nid, a) for a in load_articles([n for n in latest if n not in by_nid]))
     return [by_nid[item.nid] for item in items]
+
+
+#: Fields a re-post may change without processing the article again.
+_SIDE_FIELDS = ("category", "media", "image_count", "published_at")
 
 
 def _insert_new(latest: dict[str, ArticleInput], enqueue: bool) -> dict[str, Article] | None:

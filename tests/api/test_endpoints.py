@@ -76,9 +76,11 @@ def test_wrong_content_type_is_400(client, auth, redis_client):
     assert response.status_code == 400 and response.json()["error"]["code"] == "malformed"
 
 
-def test_content_that_is_only_markup_is_422(client, auth, redis_client):
-    response = post(client, auth, article("m", content="<p> </p><br/>&nbsp;"))
+def test_content_that_is_only_markup_is_422_without_a_title(client, auth, redis_client):
+    response = post(client, auth, article("m", content="<p> </p><br/>&nbsp;", title=" "))
     assert response.status_code == 422 and "content" in response.json()["error"]["details"]
+    # with a title it is a title-only page (tests/api/test_real_crawls.py)
+    assert post(client, auth, article("m", content="<p> </p><br/>&nbsp;")).status_code == 202
 
 
 def test_the_rate_limit_answers_429_with_retry_after(client, redis_client):

@@ -33,7 +33,8 @@ def test_ingest_queues_a_file_and_export_mapping_writes_the_doc_ids(tmp_path, ru
                     + "\n{broken\n", encoding="utf-8")
     out = StringIO()
     call_command("ingest", str(path), stdout=out, stderr=StringIO())
-    assert "Queued 3 articles; rejected 1 lines." in out.getvalue()
+    assert "Queued 3 articles (3 new, 0 changed)" in out.getvalue()
+    assert "rejected 1 lines." in out.getvalue()
     run_worker()
     assert set(Article.objects.values_list("status", flat=True)) == {"done"}
     out = StringIO()

@@ -35,6 +35,22 @@ SCRIPT = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 SQL = "'; DROP TABLE articles_article; -- \" OR 1=1 --"
 
 
+def _one_invalid_at(index: int, field_name: str) -> Callable[[Any], str | None]:
+    """A check of a batch answer: item ``index`` refused for ``field_name``, the others
+    answered as stored articles, in the request's order."""
+    def check(body: Any) -> str | None:
+        results = body.get("results", [])
+        bad = [r for r in results if r.get("status") == "invalid"]
+        if [r.get("index") for r in bad] != [index]:
+            return f"expected item {index} alone refused: {results!r:.300}"
+        if field_name not in (bad[0].get("error", {}).get("details") or {}):
+            return f"the refusal does not name {field_name}: {bad[0]!r:.300}"
+        if results.index(bad[0]) != index:
+            return "the results are not in the request's order"
+        return None
+    return check
+
+
 def good(nid: str, **fields: Any) -> dict[str, Any]:
     """A valid article (a distinct story per nid) with some fields replaced."""
     n = int(hashlib.sha256(nid.encode("utf-8", "surrogatepass")).hexdigest()[:6], 16)
@@ -134,7 +150,8 @@ def cases() -> list[Case]:
              {**good("d500"), "title": json.loads(nested(500))}, expect=(422,)),
         Case("missing nid", without("nid"), expect=(422,)),
         Case("missing url", without("url"), expect=(422,)),
-        Case("missing content", without("content"), expect=(422,)),
+        Case("missing content and title", {k: v for k, v in without("content").items()
+                                           if k != "title"}, expect=(422,)),
         Case("empty nid", good(""), expect=(422,)),
         Case("whitespace-only nid", good("   "), expect=(422,)),
         Case("nid with leading space", good(" n1"), expect=(422,)),
@@ -155,13 +172,15 @@ def cases() -> list[Case]:
         Case("title of 100,000 characters", good("t100k", title="标" * 100_000), expect=(422,)),
         Case("title is a number", good("tnum", title=12), expect=(422,)),
         Case("title with NUL", good("tnul", title="a\x00b"), expect=(422,)),
-        Case("empty content", good("c1", content=""), expect=(422,)),
-        Case("whitespace-only content", good("c2", content="  \n\t\u3000 \r\n"), expect=(422,)),
-        Case("markup-only content", good("c3", content="<p> </p><br/><div>&nbsp;</div>"),
+        Case("empty content and title", good("c1", content="", title=""), expect=(422,)),
+        Case("markup-only content, markup-only title",
+             good("c1b", content="<p></p>", title="<b> </b>"), expect=(422,)),
+        Case("whitespace-only content, no title", good("c2", title="", content="  \n\t\u3000 \r\n"), expect=(422,)),
+        Case("markup-only content, no title", good("c3", title="", content="<p> </p><br/><div>&nbsp;</div>"),
              expect=(422,)),
-        Case("script-only content", good("c4", content="<script>alert(1)</script>"),
+        Case("script-only content, no title", good("c4", title="", content="<script>alert(1)</script>"),
              expect=(422,)),
-        Case("zero-width-only content", good("c5", content=zero_width), expect=(422,)),
+        Case("zero-width-only content, no title", good("c5", title="", content=zero_width), expect=(422,)),
         Case("content of 1,000,001 characters", good("c6", content="a" * 1_000_001),
              expect=(422,)),
         Case("content with NUL", good("c7", content="text\x00more"), expect=(422,)),
@@ -191,8 +210,8 @@ def cases() -> list[Case]:
         Case("media is a list", good("g2", media=["a"]), expect=(422,)),
         Case("empty batch", {"articles": []}, expect=(422,)),
         Case("batch of 501", {"articles": many}, expect=(422,)),
-        Case("batch with one bad member", {"articles": [good("b1"), good("b2", url="x")]},
-             expect=(422,)),
+        Case("atomic batch with one bad member", {"articles": [good("b1"), good("b2", url="x")]},
+             path="/api/v1/articles?atomic=true", expect=(422,)),
         Case("articles is a string", {"articles": "x"}, expect=(422,)),
         Case("articles is null", {"articles": None}, expect=(422,)),
         Case("articles holds scalars", {"articles": [1, "a", None]}, expect=(422,)),
@@ -236,6 +255,13 @@ def cases() -> list[Case]:
              accepted=[good("long", content=corpus.story(784) * 160)]),
         Case("batch of exactly 500", {"articles": many[:500]}, accepted=many[:500]),
         Case("the same nid again, same body (idempotent)", hostile, accepted=[hostile]),
+        Case("title-only page (no content)", without("content"),
+             accepted=[{k: v for k, v in without("content").items() if k != "content"}]),
+        Case("title-only page (markup-only content)", good("to2", content="<div><br></div>"),
+             accepted=[good("to2", content="<div><br></div>")]),
+        Case("batch with one bad member: the others stored",
+             {"articles": [good("bb1"), good("bb2", url="x"), good("bb3")]},
+             accepted=[good("bb1"), good("bb3")], check=_one_invalid_at(1, "url")),
         Case("application/json with a charset", good("charset"),
              content_type="application/json; charset=utf-8", accepted=[good("charset")]),
         # --- the other calls ------------------------------------------------------------------
@@ -360,6 +386,10 @@ def test_a_corpus_of_bad_input_gets_4xx_error_objects_and_changes_nothing(
             problems.append(f"answered {status}, expected {case.expect}")
         if case.accepted and status not in (200, 202):
             problems.append(f"a valid input answered {status}: {response.content[:300]!r}")
+        elif case.check is not None:
+            problem = case.check(response.json())
+            if problem:
+                problems.append(problem)
         outcomes.append({"input": case.name, "status": status, "problems": problems})
     sent_s = time.monotonic() - started
 

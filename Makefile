@@ -54,7 +54,10 @@ drills: install spark system-deps
 migrate: install
 	$(PY) manage.py migrate --noinput
 
+# Static files are collected first (WhiteNoise serves var/static/); with DEBUG=false
+# nothing else serves them.
 web: migrate
+	$(PY) manage.py collectstatic --noinput -v0
 	exec $(VENV)/bin/gunicorn dedupsite.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-2} --access-logfile -
 
 worker: migrate

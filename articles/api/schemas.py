@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -15,6 +16,15 @@ from fingerprints.normalize import has_text
 
 # C0/C1 control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _no_format_characters(value: str) -> str:
+    """Identifiers must look like what they are: no zero-width, bidi-control or other
+    invisible format characters (Unicode category Cf), which make one nid or URL look
+    like another, or flip the text around it."""
+    if any(unicodedata.category(ch) == "Cf" for ch in value):
+        raise ValueError("must not contain invisible format or bidi control characters")
+    return value
 
 
 def _finite(value: float) -> float:
@@ -77,6 +87,11 @@ class ArticleIn(BaseModel):
             category=self.category, media=self.media, image_count=self.imageCount,
             hotness=self.hotness, published_at=self.publishedAt,
         )
+
+    @field_validator("nid", "url", "media")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        return _no_format_characters(value)
 
     @field_validator("nid")
     @classmethod

@@ -9,6 +9,7 @@ A key is still required: `Authorization: Bearer <key>` or `&key=<key>`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import redis
@@ -19,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 from pydantic import ValidationError
 
+from articles.api.endpoints import ApiError, rate_limit
 from articles.api.schemas import ArticleIn
 from articles.index.locks import LockTimeout
 from articles.ingest.assign import process_articles, url_hash
@@ -55,21 +57,39 @@ def _adapt_seed_fields(data: dict[str, Any]) -> None:
     """Bring the seed's request (in place) to the shape ``ArticleIn`` validates."""
     if "url" in data and "nid" not in data and isinstance(data["url"], str):
         data["nid"] = f"url-{url_hash(data['url']):016x}"
-    if isinstance(data.get("imageCount"), str) and data["imageCount"].isdigit():
-        data["imageCount"] = int(data["imageCount"])  # the seed sends it as a string
+    image_count = data.get("imageCount")
+    # the seed sends it as a string; only plain ASCII digits (not "²", not 5,000 of them)
+    if isinstance(image_count, str) and re.fullmatch(r"[0-9]{1,9}", image_count):
+        data["imageCount"] = int(image_count)
     if isinstance(data.get("category"), int):
         data["category"] = str(data["category"])
+
+
+def _refusal(request: HttpRequest) -> JsonResponse | None:
+    """The answer when the caller may not call now: no valid key (401), over the key's
+    per-minute limit (429, as on the JSON API), or the key store down (503)."""
+    try:
+        key = _key(request)
+        if key is None:
+            return _answer(401, "a valid API key is required (Bearer header or key=)")
+        key.touch()
+        rate_limit(key)
+    except ApiError as exc:
+        response = _answer(exc.status, exc.message)
+        for name, value in exc.headers.items():
+            response[name] = value
+        return response
+    except (redis.RedisError, DatabaseError):
+        return _answer(503, "a store is unavailable; retry", outcome="fail")
+    return None
 
 
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def get_doc_id(request: HttpRequest) -> JsonResponse:
-    try:
-        key = _key(request)
-    except DatabaseError:
-        return _answer(503, "a store is unavailable; retry", outcome="fail")
-    if key is None:
-        return _answer(401, "a valid API key is required (Bearer header or key=)")
+    refused = _refusal(request)
+    if refused is not None:
+        return refused
     try:
         raw = _raw_json(request)
     except UnicodeDecodeError:
@@ -80,7 +100,7 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
         return _answer(400, "missing json parameter")
     try:
         data: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         return _answer(400, "json is not valid JSON")
     if not isinstance(data, dict):
         return _answer(400, "json must be an object")

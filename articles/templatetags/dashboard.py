@@ -42,6 +42,36 @@ def http_url(value: object) -> str:
     return text
 
 
+def _ascii_host(host: str) -> str:
+    """Each non-ASCII label of ``host`` as ``xn--`` punycode (IDNA where it is valid)."""
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label)
+            continue
+        try:
+            labels.append(label.encode("idna").decode("ascii"))
+        except UnicodeError:  # not a valid IDN label ("uk∕news"): still shown for what it is
+            labels.append("xn--" + label.encode("punycode").decode("ascii"))
+    return ".".join(labels)
+
+
+@register.filter
+def display_url(value: object) -> str:
+    """The URL as it should be read: its host in punycode, so that a look-alike host
+    (Cyrillic letters, "∕" instead of "/") shows what it is. Escaped by the template
+    like any crawled text."""
+    text = str(value or "")
+    try:
+        host = urlsplit(text).hostname or ""
+    except ValueError:
+        return text
+    if host.isascii():
+        return text
+    at = text.lower().find(host)
+    return text if at < 0 else text[:at] + _ascii_host(host) + text[at + len(host):]
+
+
 @register.filter
 def action_label(action: str) -> str:
     return str(_ACTION_LABELS.get(action, action))

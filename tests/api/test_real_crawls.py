@@ -144,3 +144,16 @@ def test_health_tells_anonymous_callers_only_up_or_down(client, auth, redis_clie
         assert known["hbase"]["ok"] is False and known["hbase"]["error"]
     finally:
         outbox.store.cache_clear()
+
+
+def test_the_seed_call_keeps_the_keys_rate_limit_and_last_use(client, redis_client):
+    from articles.models import ApiKey
+
+    key, plaintext = ApiKey.issue("seed crawler", rate_limit_per_minute=3)
+    statuses = [client.get("/docId/getDocId", {"key": plaintext, "json": json.dumps(
+        {"url": f"https://s.example/{i}", "title": "绿道", "content": BODY},
+        ensure_ascii=False)}).status_code for i in range(5)]
+    assert statuses == [200, 200, 200, 429, 429]
+    limited = client.get("/docId/getDocId", {"key": plaintext, "json": "{}"})
+    assert limited.json()["status"] == "fail" and 1 <= int(limited["Retry-After"]) <= 60
+    assert ApiKey.objects.get(pk=key.pk).last_used_at is not None

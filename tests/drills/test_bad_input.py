@@ -104,9 +104,9 @@ def cases() -> list[Case]:
     }
     sql = {"nid": "1' OR '1'='1", "url": f"https://x.example/?q={quote(SQL)}", "title": SQL,
            "content": SQL + corpus.story(778), "category": SQL[:100], "media": SQL}
-    rtl = {"nid": "rtl\u202eevil\u200b", "url": "https://x.example/\u202e/a",
+    rtl = {"nid": "rtl-evil", "url": "https://x.example/rtl/a",
            "title": "\u202e标题\u200f\u200b", "content": "\u202e" + corpus.story(779) + "\u200b",
-           "category": "\u200f", "media": "\u202d"}
+           "category": "\u200f"}
     astral = {"nid": "😀" * 64, "url": "https://例子.测试/路径/😀", "title": "𠀋" * 1000,
               "content": "𠀋𡈽𡌛😀" + corpus.story(780), "media": "🐉"}
     dup_a, dup_b = good("dup", content=corpus.story(781)), good("dup", content=corpus.story(782))
@@ -235,7 +235,13 @@ def cases() -> list[Case]:
         # --- hostile but valid: accepted, stored verbatim, processed --------------------------
         Case("HTML and script in every field", hostile, accepted=[hostile]),
         Case("SQL-looking strings in every field", sql, accepted=[sql]),
-        Case("RTL override and zero-width characters", rtl, accepted=[rtl]),
+        Case("RTL override and zero-width characters in the text", rtl, accepted=[rtl]),
+        Case("RTL override in the nid", good("rtl\u202eevil"), expect=(422,)),
+        Case("zero-width space in the nid", good("zw\u200bnid"), expect=(422,)),
+        Case("bidi mark in the url", good("bu", url="https://x.example/\u202e/a"),
+             expect=(422,)),
+        Case("zero-width joiner in the media", good("bm", media="新华\u200d社"),
+             expect=(422,)),
         Case("astral characters, 1,000-character title", astral, accepted=[astral]),
         Case("duplicate nids in one batch (the last wins)", {"articles": [dup_a, dup_b]},
              accepted=[dup_b]),
@@ -314,6 +320,21 @@ def cases() -> list[Case]:
         Case("seed: imageCount is text", method="get", path="/docId/getDocId?json=" + quote(
             json.dumps({"url": "http://s.example/3", "content": "c", "imageCount": "four"})),
             expect=(422,)),
+        Case("seed: imageCount is a superscript digit", method="get",
+             path="/docId/getDocId?json=" + quote(json.dumps(
+                 {"url": "http://s.example/4", "content": "c", "imageCount": "²"})),
+             expect=(422,)),
+        Case("seed: imageCount of 5,000 digits", method="get",
+             path="/docId/getDocId?json=" + quote(json.dumps(
+                 {"url": "http://s.example/5", "content": "c", "imageCount": "9" * 5000})),
+             expect=(422,)),
+        Case("seed: a number of 5,000 digits", b'json={"url": "http://s.example/6", '
+             b'"content": "c", "hotness": ' + b"9" * 5000 + b"}",
+             path="/docId/getDocId", content_type="application/x-www-form-urlencoded",
+             expect=(400, 422)),
+        Case("seed: json nested 100,000 deep", b"json=" + quote(nested(100_000)).encode(),
+             path="/docId/getDocId", content_type="application/x-www-form-urlencoded",
+             expect=(400,)),
     ]
 
 

@@ -30,17 +30,18 @@ from articles.tuning import preview
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "prefix", "created_at", "last_used_at", "revoked_at",
-                    "rate_limit_per_minute"]
+                    "rate_limit_per_minute", "may_change_others"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
-    fields = ["name", "rate_limit_per_minute", "revoked_at", "prefix", "created_at",
-              "last_used_at"]
+    fields = ["name", "rate_limit_per_minute", "may_change_others", "revoked_at", "prefix",
+              "created_at", "last_used_at"]
     actions = ["revoke"]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
-        key, plaintext = ApiKey.issue(obj.name, rate_limit_per_minute=obj.rate_limit_per_minute)
+        key, plaintext = ApiKey.issue(obj.name, rate_limit_per_minute=obj.rate_limit_per_minute,
+                                      may_change_others=obj.may_change_others)
         obj.pk, obj.prefix = key.pk, key.prefix
         self.message_user(
             request, f"The new key (shown only once): {plaintext}", level=messages.WARNING
@@ -63,7 +64,7 @@ class ArticleAdmin(admin.ModelAdmin):
     search_fields = ["nid", "title", "url"]
     raw_id_fields = ["doc", "matched_article"]
     readonly_fields = ["title_fp", "content_fp", "url_hash", "payload_hash", "processed_at",
-                       "attempts"]
+                       "attempts", "api_key"]
     list_select_related = ["doc"]
     actions = ["requeue"]
 

@@ -37,6 +37,11 @@ class ApiKey(models.Model):
     rate_limit_per_minute = models.PositiveIntegerField(
         default=6000, help_text=_("Requests per minute for this key; 0 means unlimited.")
     )
+    may_change_others = models.BooleanField(
+        default=False, help_text=_(
+            "May re-post, or change the hotness of, articles first posted with another key "
+            "(otherwise such a request is refused with 409).")
+    )
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -189,6 +194,10 @@ class Article(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
     received_at = models.DateTimeField(default=timezone.now)
     payload_hash = models.CharField(max_length=32, blank=True, default="")
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text=_("The key that first posted it (none: loaded by a command)."),
+    )
 
     status = models.CharField(
         max_length=8, choices=ArticleStatus.choices, default=ArticleStatus.QUEUED
@@ -285,6 +294,10 @@ class AuditEntry(models.Model):
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     actor_label = models.CharField(max_length=150, blank=True, default="")
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text=_("The crawler's key, when a crawler did it."),
+    )
     action = models.CharField(max_length=40)
     doc_id = models.CharField(max_length=33, blank=True, default="")
     nid = models.CharField(max_length=64, blank=True, default="")

@@ -37,7 +37,7 @@ from articles.api.schemas import (
 )
 from articles.ingest import results
 from articles.ingest.assign import assign, find_similar
-from articles.ingest.intake import accept_articles, update_hotness
+from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters
@@ -135,8 +135,8 @@ api = DedupAPI(
     urls_namespace="api",
 )
 
-ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut,
-          429: ErrorOut, 503: ErrorOut}
+ERRORS = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut,
+          422: ErrorOut, 429: ErrorOut, 503: ErrorOut}
 
 
 def error_response(request: HttpRequest, status: int, code: str, message: str,
@@ -286,7 +286,19 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     # takes. If that fails they are enqueued instead (and the worker watchdog
     # re-enqueues anything a crashed web process left queued).
     inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
-    stored = accept_articles([a.to_input() for a in items], enqueue=not inline)
+    key = _key_of(request)
+    accepted = Accepted()
+    stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
+                             accepted=accepted, key=key)
+    refused = set(accepted.refused)
+    if refused and not parsed.batch:
+        raise ApiError(409, "not_owner", NOT_OWNER)
+    conflicts = [InvalidResult(index=index, nid=item.nid, status="conflict",
+                               error=ErrorDetail(code="not_owner", message=NOT_OWNER))
+                 for index, item in parsed.valid if item.nid in refused]
+    parsed.valid = [(index, item) for index, item in parsed.valid if item.nid not in refused]
+    stored = [a for a in stored if a.nid not in refused]
+    parsed.invalid.extend(conflicts)
     queued = [a.nid for a in stored if a.status == ArticleStatus.QUEUED]
     if inline and queued:
         try:
@@ -314,6 +326,10 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     return status, {"results": [answers[index] for index in sorted(answers)]}
 
 
+NOT_OWNER = ("this nid was first posted with another API key, which this key may not "
+             "change (an admin can allow it per key)")
+
+
 def _wait_for(nids: list[str], seconds: int) -> list[Article]:
     deadline = time.monotonic() + seconds
     delay = 0.005
@@ -337,7 +353,11 @@ def get_article(request: HttpRequest, nid: str) -> Any:
 @api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},
            summary="Update hotness; re-elects the representative")
 def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
-    article = update_hotness(nid, payload.hotness, actor_label=f"api:{_key_of(request).name}")
+    key = _key_of(request)
+    try:
+        article = update_hotness(nid, payload.hotness, actor_label=f"api:{key.name}", key=key)
+    except NotOwner as exc:
+        raise ApiError(409, "not_owner", NOT_OWNER) from exc
     if article is None:
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
     return results.article_result(article)

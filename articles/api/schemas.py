@@ -153,11 +153,13 @@ class ErrorDetail(BaseModel):
 
 
 class InvalidResult(BaseModel):
-    """A batch item that was refused (nothing of it stored); the others were."""
+    """A batch item that was refused (nothing of it stored); the others were. Status
+    ``invalid``: bad fields (error code ``invalid``); ``conflict``: the nid was first
+    posted with another API key, which this key may not change (code ``not_owner``)."""
 
     index: int = Field(description="its position in the request's articles, from 0")
     nid: str | None = Field(description="the nid it gave, if it gave one")
-    status: Literal["invalid"]
+    status: Literal["invalid", "conflict"]
     error: ErrorDetail
 
 

@@ -24,7 +24,7 @@ from articles.api.endpoints import ApiError, rate_limit
 from articles.api.schemas import ArticleIn
 from articles.index.locks import LockTimeout
 from articles.ingest.assign import process_articles, url_hash
-from articles.ingest.intake import accept_articles
+from articles.ingest.intake import Accepted, accept_articles
 from articles.ingest.results import load_articles
 from articles.models import ApiKey
 
@@ -65,9 +65,9 @@ def _adapt_seed_fields(data: dict[str, Any]) -> None:
         data["category"] = str(data["category"])
 
 
-def _refusal(request: HttpRequest) -> JsonResponse | None:
-    """The answer when the caller may not call now: no valid key (401), over the key's
-    per-minute limit (429, as on the JSON API), or the key store down (503)."""
+def _caller(request: HttpRequest) -> ApiKey | JsonResponse:
+    """The caller's key, or the answer when it may not call now: no valid key (401),
+    over the key's per-minute limit (429, as on the JSON API), the key store down (503)."""
     try:
         key = _key(request)
         if key is None:
@@ -81,15 +81,15 @@ def _refusal(request: HttpRequest) -> JsonResponse | None:
         return response
     except (redis.RedisError, DatabaseError):
         return _answer(503, "a store is unavailable; retry", outcome="fail")
-    return None
+    return key
 
 
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
 def get_doc_id(request: HttpRequest) -> JsonResponse:
-    refused = _refusal(request)
-    if refused is not None:
-        return refused
+    key = _caller(request)
+    if isinstance(key, JsonResponse):
+        return key
     try:
         raw = _raw_json(request)
     except UnicodeDecodeError:
@@ -111,13 +111,17 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
         fields = sorted({".".join(map(str, e["loc"])) for e in exc.errors()})
         return _answer(422, f"invalid fields: {', '.join(fields)}")
     try:
-        return _process(item)
+        return _process(item, key)
     except (redis.RedisError, DatabaseError, LockTimeout):
         return _answer(503, "a store is unavailable; retry", outcome="fail")
 
 
-def _process(item: ArticleIn) -> JsonResponse:
-    accept_articles([item.to_input()], enqueue=False)
+def _process(item: ArticleIn, key: ApiKey) -> JsonResponse:
+    accepted = Accepted()
+    accept_articles([item.to_input()], enqueue=False, accepted=accepted, key=key)
+    if accepted.refused:
+        return _answer(409, "this url was first posted with another API key, which this key "
+                            "may not change")
     process_articles([item.nid])
     article = load_articles([item.nid])[0]
     if article.doc is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +15,7 @@ from articles.ingest.assign import url_hash
 from articles.ingest.jobs import enqueue_processing, pending_nids
 from articles.ingest.results import load_articles
 from articles.lib.bulksql import insert_objects
-from articles.models import Article, ArticleStatus, AuditEntry
+from articles.models import ApiKey, Article, ArticleStatus, AuditEntry
 
 
 @dataclass(frozen=True)
@@ -55,25 +55,41 @@ class Accepted:
     updated: int = 0  # only other fields (category, media, ...) changed: row updated
     unchanged: int = 0  # the same as stored (still queued ones are queued again)
     pinned: int = 0  # changed, but an editor pinned the article: left as it is
+    #: nids first posted with another API key, which this key may not change: untouched
+    refused: list[str] = field(default_factory=list)
 
     @property
     def queued(self) -> int:
         return self.new + self.changed
 
 
+class NotOwner(PermissionError):
+    """The article was first posted with another API key, which this key may not change."""
+
+
+def _may_change(key: ApiKey | None, article: Article) -> bool:
+    return (key is None or key.may_change_others or article.api_key_id is None
+            or article.api_key_id == key.pk)
+
+
 def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
-                    accepted: Accepted | None = None) -> list[Article]:
+                    accepted: Accepted | None = None, key: ApiKey | None = None
+                    ) -> list[Article]:
     """Store new articles (queued) and enqueue them on commit; known nids are idempotent.
 
     A nid posted again with the same text changes nothing. A changed url, title or
     content (what can change the docId) is stored and re-queued unless an editor
     pinned the article; a change of other fields only (category, media, image count,
     publication time) updates the row without processing it again. ``accepted``, when
-    given, receives the counts.
+    given, receives the counts. ``key``: the crawler's API key, recorded on new articles;
+    a known article first posted with another key is left untouched (its nid in
+    ``accepted.refused``) unless the key may change others' articles. None (a command)
+    may change any.
     """
     for attempt in range(3):
         try:
-            return _accept(items, enqueue, accepted if accepted is not None else Accepted())
+            return _accept(items, enqueue, accepted if accepted is not None else Accepted(),
+                           key)
         except IntegrityError:
             # Another request inserted one of these nids at the same moment: now it is known.
             if attempt == 2:
@@ -81,11 +97,11 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
     raise AssertionError("unreachable")
 
 
-def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
-            ) -> list[Article]:
+def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
+            key: ApiKey | None) -> list[Article]:
     latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
     if not connection.in_atomic_block:
-        fresh = _insert_new(latest, enqueue)
+        fresh = _insert_new(latest, enqueue, key)
         if fresh is not None:
             accepted.new += len(fresh)
             return [fresh[item.nid] for item in items]
@@ -96,7 +112,7 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
             .filter(nid__in=list(latest))
         }
         to_create = [
-            Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+            Article(nid=nid, status=ArticleStatus.QUEUED, api_key=key, **item.model_fields())
             for nid, item in latest.items()
             if nid not in existing
         ]
@@ -105,6 +121,9 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
         requeue = []
         for nid, article in existing.items():
             item = latest[nid]
+            if not _may_change(key, article):
+                accepted.refused.append(nid)
+                continue
             text_changed = (article.url, article.title, article.content) != (
                 item.url, item.title, item.content)
             if article.payload_hash == item.payload_hash() or (article.pinned and text_changed):
@@ -115,8 +134,8 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
                     # queue (the first post got a 503). Enqueue again; a job skips done ones.
                     requeue.append(nid)
                 continue
-            for field, value in item.model_fields().items():
-                setattr(article, field, value)
+            for name, value in item.model_fields().items():
+                setattr(article, name, value)
             if not text_changed:
                 # nothing that decides the docId: the row only, the docId stays
                 accepted.updated += 1
@@ -126,6 +145,7 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
             AuditEntry.objects.create(
                 action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",
                 data={"from": article.payload_hash, "to": item.payload_hash()},
+                api_key=key, actor_label=f"api:{key.name}" if key is not None else "",
             )
             article.status = ArticleStatus.QUEUED
             article.save()
@@ -144,11 +164,12 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted
 _SIDE_FIELDS = ("category", "media", "image_count", "published_at")
 
 
-def _insert_new(latest: dict[str, ArticleInput], enqueue: bool) -> dict[str, Article] | None:
+def _insert_new(latest: dict[str, ArticleInput], enqueue: bool, key: ApiKey | None
+                ) -> dict[str, Article] | None:
     """The common case, every nid new: one INSERT in autocommit, no transaction to open
     and no rows to lock. None when a nid is already known (the statement then wrote
     nothing) and the caller must take the transactional path."""
-    fresh = [Article(nid=nid, status=ArticleStatus.QUEUED, **item.model_fields())
+    fresh = [Article(nid=nid, status=ArticleStatus.QUEUED, api_key=key, **item.model_fields())
              for nid, item in latest.items()]
     try:
         insert_objects(Article, fresh)
@@ -159,8 +180,10 @@ def _insert_new(latest: dict[str, ArticleInput], enqueue: bool) -> dict[str, Art
     return {a.nid: a for a in fresh}
 
 
-def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article | None:
-    """Set an article's hotness and re-elect its doc's representative."""
+def update_hotness(nid: str, hotness: float, actor_label: str = "",
+                   key: ApiKey | None = None) -> Article | None:
+    """Set an article's hotness and re-elect its doc's representative. Raises
+    :class:`NotOwner` when ``key`` may not change the article (another key posted it)."""
     from articles.models import Doc
     from articles.representatives import election
 
@@ -168,6 +191,8 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article |
         article = Article.objects.select_for_update().filter(nid=nid).first()
         if article is None:
             return None
+        if not _may_change(key, article):
+            raise NotOwner(nid)
         old = article.hotness
         Article.objects.filter(pk=article.pk).update(hotness=hotness)
         if article.doc_id is not None:
@@ -175,7 +200,7 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "") -> Article |
             election.refresh(doc)
             AuditEntry.objects.create(
                 actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,
-                data={"from": old, "to": hotness},
+                data={"from": old, "to": hotness}, api_key=key,
             )
     return load_result(nid)
 

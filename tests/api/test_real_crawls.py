@@ -157,3 +157,37 @@ def test_the_seed_call_keeps_the_keys_rate_limit_and_last_use(client, redis_clie
     limited = client.get("/docId/getDocId", {"key": plaintext, "json": "{}"})
     assert limited.json()["status"] == "fail" and 1 <= int(limited["Retry-After"]) <= 60
     assert ApiKey.objects.get(pk=key.pk).last_used_at is not None
+
+
+def test_one_crawler_cannot_rewrite_anothers_articles_unless_allowed(client, auth, run_worker,
+                                                                     admin_client):
+    from articles.models import ApiKey
+
+    post(client, auth, article("owned", hotness=3))
+    run_worker()
+    owner = Article.objects.get(nid="owned").api_key
+    assert owner is not None
+    other, plaintext = ApiKey.issue("other crawler")
+    other_auth = {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
+    rewrite = article("owned", title="改写的标题", url="https://evil.example/x")
+    single = post(client, other_auth, rewrite)
+    assert single.status_code == 409 and single.json()["error"]["code"] == "not_owner"
+    batch = post(client, other_auth, {"articles": [rewrite, article("mine", content=OTHER)]})
+    assert batch.status_code == 202
+    first, second = batch.json()["results"]
+    assert first["status"] == "conflict" and first["error"]["code"] == "not_owner"
+    assert second["nid"] == "mine" and second["status"] == "queued"
+    patch = client.patch("/api/v1/articles/owned", data=json.dumps({"hotness": 99}),
+                         content_type="application/json", **other_auth)
+    assert patch.status_code == 409
+    kept = Article.objects.get(nid="owned")
+    assert (kept.title, kept.url, kept.hotness) == (
+        "滨江绿道全线贯通", "https://n.example/owned", 3)
+    assert Article.objects.get(nid="mine").api_key_id == other.pk
+    # the admin allows it for this key: now it may, and the audit names the key
+    response = admin_client.post(f"/admin/articles/apikey/{other.pk}/change/", {
+        "name": other.name, "rate_limit_per_minute": 6000, "may_change_others": "on"})
+    assert response.status_code == 302
+    assert post(client, other_auth, rewrite).status_code == 202
+    entry = AuditEntry.objects.get(action="body_changed", nid="owned")
+    assert entry.api_key_id == other.pk and entry.actor_label == "api:other crawler"

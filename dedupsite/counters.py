@@ -10,14 +10,24 @@ from __future__ import annotations
 from dedupsite import redis_store
 
 
-def hit(*parts: object, expire_s: int) -> int:
-    """Count one event under ``{prefix}:parts...``; the count expires ``expire_s`` after
-    the latest event. Returns the count, this event included."""
+def hit(*parts: object, expire_s: int, sliding: bool = True) -> int:
+    """Count one event under ``{prefix}:parts...``. ``sliding``: the count expires
+    ``expire_s`` after the latest event; else ``expire_s`` after the first one (a fixed
+    window that further events do not extend). Returns the count, this event included."""
     key = redis_store.key(*parts)
     pipe = redis_store.client().pipeline()
+    if sliding:
+        pipe.incr(key)
+        pipe.expire(key, expire_s)
+        return int(pipe.execute()[0])
+    pipe.set(key, 0, ex=expire_s, nx=True)
     pipe.incr(key)
-    pipe.expire(key, expire_s)
-    return int(pipe.execute()[0])
+    return int(pipe.execute()[1])
+
+
+def ttl(*parts: object) -> int:
+    """Seconds until the count expires (0 when there is none)."""
+    return max(0, int(redis_store.client().ttl(redis_store.key(*parts))))
 
 
 def count(*parts: object) -> int:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 
 from dedupsite import counters
 
@@ -35,24 +38,61 @@ class SecurityHeadersMiddleware:
         return response
 
 
-def _client_ip(request: HttpRequest | None) -> str:
+def client_ip(request: HttpRequest | None) -> str:
+    """The client's address: REMOTE_ADDR, or with TRUSTED_PROXIES = N (the number of
+    proxies in front of the web server, each appending to X-Forwarded-For) the address
+    the outermost trusted proxy saw. Entries a client adds itself stand further left
+    and are never read."""
     if request is None:
         return "-"
+    proxies = settings.TRUSTED_PROXIES
+    if proxies > 0:
+        chain = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+                 if part.strip()]
+        if len(chain) >= proxies:
+            return chain[-proxies][:64]
     return str(request.META.get("REMOTE_ADDR", "-"))
 
 
-def _counter(username: str, request: HttpRequest | None) -> tuple[str, ...]:
-    return ("login", "fail", username.lower()[:150], _client_ip(request))
+def account_name(username: str) -> str:
+    """The account a username names as the database compares it: NFKC, accents removed,
+    case folded ("vîctim", "VICTIM" and "victim" are one account on MariaDB's
+    accent-insensitive collation, so they share one failure count)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", username))
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return plain.casefold().strip()[:150]
+
+
+def _pair(username: str, request: HttpRequest | None) -> tuple[str, ...]:
+    return ("login", "fail", account_name(username), client_ip(request))
+
+
+def _address(request: HttpRequest | None) -> tuple[str, ...]:
+    return ("login", "fail-ip", client_ip(request))
+
+
+def lockout_seconds(username: str, request: HttpRequest | None) -> int:
+    """Seconds left of a lock on this account from this address (0: none). Locked: the
+    address failed LOGIN_FAILURE_LIMIT times for the account, or LOGIN_ADDRESS_LIMIT
+    times for any accounts, within LOGIN_LOCKOUT_SECONDS. Only the address that failed
+    is locked out: a stranger elsewhere cannot lock a real user out of their account."""
+    if not username:
+        return 0
+    pair, address = _pair(username, request), _address(request)
+    if counters.count(*pair) >= settings.LOGIN_FAILURE_LIMIT:
+        return max(1, counters.ttl(*pair))
+    if counters.count(*address) >= settings.LOGIN_ADDRESS_LIMIT:
+        return max(1, counters.ttl(*address))
+    return 0
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Refuses a username from an address after LOGIN_FAILURE_LIMIT failures, for a while."""
+    """Refuses a login while :func:`lockout_seconds` says the address is locked out."""
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None,
                      password: str | None = None, **kwargs: Any) -> Any:
-        failures = counters.count(*_counter(username, request)) if username else 0
-        if failures >= settings.LOGIN_FAILURE_LIMIT:
-            raise PermissionDenied("too many failed logins; try again later")
+        if username and lockout_seconds(username, request):
+            raise PermissionDenied("temporarily locked after too many failed logins")
         return super().authenticate(request, username=username, password=password, **kwargs)
 
 
@@ -60,10 +100,28 @@ class ThrottledModelBackend(ModelBackend):
 def _count_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
                    **kwargs: Any) -> None:
     username = credentials.get("username")
-    if username:
-        counters.hit(*_counter(username, request), expire_s=settings.LOGIN_LOCKOUT_SECONDS)
+    if not username or lockout_seconds(username, request):
+        return  # a try during a lock neither counts nor extends it
+    window = settings.LOGIN_LOCKOUT_SECONDS
+    counters.hit(*_pair(username, request), expire_s=window, sliding=False)
+    counters.hit(*_address(request), expire_s=window, sliding=False)
 
 
 @receiver(user_logged_in)
 def _reset_failures(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    counters.reset(*_counter(user.get_username(), request))
+    counters.reset(*_pair(user.get_username(), request))
+
+
+class LockoutAwareAuthenticationForm(AuthenticationForm):
+    """The login form, saying "temporarily locked" (and for how long) during a lock
+    instead of "wrong password"."""
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username") or ""
+        seconds = lockout_seconds(username, self.request)
+        if seconds:
+            minutes = max(1, -(-seconds // 60))
+            raise ValidationError(
+                _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
+                  "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
+        return super().clean()

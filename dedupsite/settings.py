@@ -138,10 +138,19 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 AUTHENTICATION_BACKENDS = ["dedupsite.security.ThrottledModelBackend"]
+# Failed sign-ins lock out the address that failed (dedupsite/security.py): after
+# LOGIN_FAILURE_LIMIT failures for one account, or LOGIN_ADDRESS_LIMIT for any accounts,
+# within LOGIN_LOCKOUT_SECONDS (a fixed window: tries during a lock do not extend it).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_ADDRESS_LIMIT = env_int("LOGIN_ADDRESS_LIMIT", 50)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
+# How many proxies in front of the web server append to X-Forwarded-For (0: none; the
+# client address is REMOTE_ADDR). Behind one nginx or load balancer: 1.
+TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/clusters/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

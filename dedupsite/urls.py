@@ -3,7 +3,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.views import LoginView, redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
@@ -11,6 +11,7 @@ from django_rq.urls import get_admin_urlpatterns, get_api_urlpatterns
 
 from articles.api import seed
 from articles.api.endpoints import api
+from dedupsite.security import LockoutAwareAuthenticationForm
 
 
 def superuser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -33,6 +34,8 @@ rq_patterns = get_api_urlpatterns() + get_admin_urlpatterns(view_wrapper=superus
 urlpatterns = [
     path("api/", api.urls),
     path("docId/getDocId", seed.get_doc_id, name="seed_get_doc_id"),
+    path("accounts/login/", LoginView.as_view(authentication_form=LockoutAwareAuthenticationForm),
+         name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

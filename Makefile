@@ -58,7 +58,7 @@ migrate: install
 # nothing else serves them.
 web: migrate
 	$(PY) manage.py collectstatic --noinput -v0
-	exec $(VENV)/bin/gunicorn dedupsite.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-2} --access-logfile -
+	PORT=$(PORT) exec $(VENV)/bin/gunicorn dedupsite.wsgi -c dedupsite/gunicorn.conf.py
 
 worker: migrate
 	exec $(PY) manage.py dedup_worker

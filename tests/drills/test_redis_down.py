@@ -49,8 +49,11 @@ def redis_down(settings, redis_client):
 
 @pytest.fixture
 def unlimited_key(db) -> str:
-    """A key without a rate limit: its requests do not touch Redis before the enqueue."""
-    _key, plaintext = ApiKey.issue("drill crawler", rate_limit_per_minute=0)
+    """A key without a rate limit: its requests do not touch Redis before the enqueue.
+    It may change the other key's articles (the drill PATCHes them with both keys: what
+    it tests is the outage, not ownership)."""
+    _key, plaintext = ApiKey.issue("drill crawler", rate_limit_per_minute=0,
+                                   may_change_others=True)
     return plaintext
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_logged_in, user_login_failed
@@ -125,3 +126,8 @@ class LockoutAwareAuthenticationForm(AuthenticationForm):
                 _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
                   "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
         return super().clean()
+
+
+class LockoutAwareAdminAuthenticationForm(LockoutAwareAuthenticationForm,
+                                          AdminAuthenticationForm):
+    """The admin's login form (staff only), saying "temporarily locked" the same way."""

@@ -11,7 +11,10 @@ from django_rq.urls import get_admin_urlpatterns, get_api_urlpatterns
 
 from articles.api import seed
 from articles.api.endpoints import api
-from dedupsite.security import LockoutAwareAuthenticationForm
+from dedupsite.security import (
+    LockoutAwareAdminAuthenticationForm,
+    LockoutAwareAuthenticationForm,
+)
 
 
 def superuser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -28,6 +31,8 @@ def superuser_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
     return wrapped
 
+
+admin.site.login_form = LockoutAwareAdminAuthenticationForm
 
 rq_patterns = get_api_urlpatterns() + get_admin_urlpatterns(view_wrapper=superuser_required)
 

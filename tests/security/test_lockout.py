@@ -84,3 +84,13 @@ def test_behind_a_proxy_the_address_it_reports_counts_not_what_the_client_claims
 def test_common_and_numeric_passwords_are_refused(password):
     with pytest.raises(ValidationError):
         validate_password(password, User(username="someone"))
+
+
+def test_the_admin_login_says_temporarily_locked_too(client, redis_client, settings):
+    User.objects.create_superuser("root", password=RIGHT)
+    for _ in range(settings.LOGIN_FAILURE_LIMIT):
+        client.post("/admin/login/?next=/admin/", {"username": "root", "password": "wrong"},
+                    REMOTE_ADDR="10.0.0.1")
+    page = client.post("/admin/login/?next=/admin/", {"username": "root", "password": RIGHT},
+                       REMOTE_ADDR="10.0.0.1")
+    assert "temporarily locked" in page.content.decode() and not signed_in(client)

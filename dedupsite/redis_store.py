@@ -11,20 +11,27 @@ Key layout (prefix from REDIS_PREFIX, default "dd"):
 from __future__ import annotations
 
 import functools
+import os
 
 import django_rq
 import redis
 import rq
 from django.conf import settings
 
+#: the process that last made sure the embedded server runs (a fork must check again)
+_ensured_by: int | None = None
+
 
 def ensure_server() -> None:
-    """Start the embedded Redis when REDIS_URL is unset and it is not running (the first
-    use in this process, or after it stopped); a configured Redis is left alone."""
-    if settings.EMBEDDED_REDIS:
+    """Start the embedded Redis when REDIS_URL is unset and it is not running; a
+    configured Redis is left alone. Checked once per process (not per enqueue: the check
+    is a socket round trip) and again after :func:`reset_client`."""
+    global _ensured_by
+    if settings.EMBEDDED_REDIS and _ensured_by != os.getpid():
         from dedupsite.embedded import ensure_redis
 
         ensure_redis(settings.VAR_DIR)
+        _ensured_by = os.getpid()
 
 
 @functools.cache
@@ -44,4 +51,6 @@ def key(*parts: object) -> str:
 
 
 def reset_client() -> None:
+    global _ensured_by
     client.cache_clear()
+    _ensured_by = None

@@ -126,9 +126,10 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
                 continue
             text_changed = (article.url, article.title, article.content) != (
                 item.url, item.title, item.content)
-            if article.payload_hash == item.payload_hash() or (article.pinned and text_changed):
-                accepted.pinned += article.payload_hash != item.payload_hash()
-                accepted.unchanged += article.payload_hash == item.payload_hash()
+            same = article.payload_hash == item.payload_hash()
+            if same or (article.pinned and text_changed):
+                accepted.unchanged += same
+                accepted.pinned += not same
                 if article.status == ArticleStatus.QUEUED:
                     # Posted again while still queued: perhaps its job was lost with the
                     # queue (the first post got a 503). Enqueue again; a job skips done ones.

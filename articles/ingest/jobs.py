@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 
 from django.db import close_old_connections, connection
 from rq import Retry, get_current_job
@@ -51,8 +51,6 @@ def pending_nids(running_for_less_than_s: float) -> set[str]:
     seconds; RQ notices a dead worker only minutes later): its articles count as not
     held, and the watchdog enqueues them again. A second job for a live batch is
     harmless: a job skips articles already done."""
-    from datetime import datetime
-
     queue = redis_store.queue("ingest")
     started = set(queue.started_job_registry.get_job_ids())
     ids = {*queue.get_job_ids(), *started, *queue.scheduled_job_registry.get_job_ids(),

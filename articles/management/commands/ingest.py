@@ -28,12 +28,12 @@ class Command(BaseCommand):
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
-                problem = _problem(line)
-                if isinstance(problem, str):
+                parsed = _parse_line(line)
+                if isinstance(parsed, str):
                     rejected += 1
-                    self.stderr.write(f"line {number}: {problem}")
+                    self.stderr.write(f"line {number}: {parsed}")
                     continue
-                batch.append(problem.to_input())
+                batch.append(parsed.to_input())
                 if len(batch) >= options["batch"]:
                     accept_articles(batch, accepted=accepted)
                     bar.update(len(batch))
@@ -48,7 +48,7 @@ class Command(BaseCommand):
         )
 
 
-def _problem(line: str) -> ArticleIn | str:
+def _parse_line(line: str) -> ArticleIn | str:
     """The line's article, or what is wrong with it, naming each field."""
     try:
         return ArticleIn.model_validate(json.loads(line))

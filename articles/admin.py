@@ -19,12 +19,15 @@ from articles.models import (
     ApiKey,
     Article,
     ArticleStatus,
+    BoilerplateClause,
     Doc,
     EngineSettings,
     IndexState,
     MediaWeight,
 )
 from articles.tuning import preview
+from articles.tuning.boilerplate import add_clause
+from articles.tuning.boilerplate import forget as forget_boilerplate
 
 
 @admin.register(ApiKey)
@@ -133,6 +136,7 @@ class EngineSettingsAdmin(admin.ModelAdmin):
                                     "short_shingles", "short_jaccard"]}),
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
                                                         "user_words"]}),
+        (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",
                                         "review_cluster_size"]}),
         (_("Retention"), {"fields": ["retention_days"]}),
@@ -208,3 +212,62 @@ class MediaWeightAdmin(admin.ModelAdmin):
         from articles.representatives.election import clear_weights_cache
 
         clear_weights_cache()  # other processes see it within WEIGHTS_TTL seconds
+
+
+class BoilerplateClauseForm(forms.ModelForm):
+    class Meta:
+        model = BoilerplateClause
+        fields = ["text", "active"]
+
+    def clean_text(self) -> str:
+        from fingerprints.boilerplate import MIN_CLAUSE, clauses
+        from fingerprints.normalize import normalize
+
+        text = self.cleaned_data["text"]
+        keys = clauses(normalize(text))
+        if len(keys) != 1 or len(keys[0]) < MIN_CLAUSE:
+            raise forms.ValidationError(_(
+                "One clause of at least %(n)d letters or digits, without sentence or clause "
+                "punctuation inside.") % {"n": MIN_CLAUSE})
+        return str(text)
+
+
+@admin.register(BoilerplateClause)
+class BoilerplateClauseAdmin(admin.ModelAdmin):
+    """The boilerplate the workers learned (most stories first) and the admins' own.
+    Switching a clause off keeps it in bodies again and stops it being learned again;
+    it applies to articles processed from then on (reindex to redo stored ones)."""
+
+    form = BoilerplateClauseForm
+    list_display = ["text", "stories", "source", "active", "created_at"]
+    list_filter = ["source", "active"]
+    search_fields = ["text"]
+    ordering = ["-stories", "id"]
+    actions = ["switch_off", "switch_on"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # a clause is known by its hash: its text is fixed once it exists
+        return ["text", "stories", "source"] if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: BoilerplateClause, form: Any,
+                   change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+        else:
+            saved = add_clause(form.cleaned_data["text"])
+            obj.pk = saved.pk
+        forget_boilerplate()
+
+    @admin.action(description=_("Keep in bodies (not boilerplate)"))
+    def switch_off(self, request: HttpRequest, queryset: QuerySet[BoilerplateClause]) -> None:
+        for clause in queryset:
+            clause.active = False
+            clause.save(update_fields=["active", "updated_at"])
+        forget_boilerplate()
+
+    @admin.action(description=_("Remove from bodies (boilerplate)"))
+    def switch_on(self, request: HttpRequest, queryset: QuerySet[BoilerplateClause]) -> None:
+        for clause in queryset:
+            clause.active = True
+            clause.save(update_fields=["active", "updated_at"])
+        forget_boilerplate()

@@ -6,6 +6,7 @@ from typing import Any
 
 from cachetools import TLRUCache
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -450,6 +451,12 @@ class EngineSettings(models.Model):
     review_cluster_size = models.PositiveIntegerField(
         _("review: cluster size at least"), default=20
     )
+    boilerplate_min_docs = models.PositiveIntegerField(
+        _("boilerplate: stories at least"), default=5,
+        validators=[MinValueValidator(0), MaxValueValidator(65535)],
+        help_text=_("A clause seen in this many different stories is boilerplate and no "
+                    "longer counts in fingerprints (0 turns learning off; 1 is not allowed)."),
+    )
     retention_days = models.PositiveIntegerField(
         _("keep non-representative bodies (days)"), default=0,
         help_text=_("0 keeps every body; otherwise bodies of non-representatives are cleared."),
@@ -489,7 +496,39 @@ class EngineSettings(models.Model):
             extra_stopwords=frozenset(w.strip() for w in self.extra_stopwords.splitlines()
                                       if w.strip()),
             user_words=self.parsed_user_words(),
+            boilerplate_min_docs=self.boilerplate_min_docs,
         )
+
+
+class BoilerplateSource(models.TextChoices):
+    LEARNED = "learned", _("learned")
+    ADMIN = "admin", _("added by an admin")
+
+
+class BoilerplateClause(models.Model):
+    """A clause that is site chrome, not article text (fingerprints/boilerplate.py).
+
+    Learned ones are written by the worker that saw the clause reach the
+    ``boilerplate_min_docs``-th story; admins add or switch off others. An inactive
+    clause is never removed from bodies and is not learned again."""
+
+    clause_hash = models.BigIntegerField(unique=True, help_text=_("signed 64-bit"))
+    text = models.CharField(_("clause"), max_length=300)
+    stories = models.PositiveIntegerField(
+        _("stories"), default=0, help_text=_("Stories it was seen in when it was learned."))
+    source = models.CharField(max_length=8, choices=BoilerplateSource.choices,
+                              default=BoilerplateSource.LEARNED)
+    active = models.BooleanField(_("removed from bodies"), default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("boilerplate clause")
+        verbose_name_plural = _("boilerplate clauses")
+        ordering = ["-stories", "id"]
+
+    def __str__(self) -> str:
+        return self.text[:60]
 
 
 class PendingFeatures(models.Model):

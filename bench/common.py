@@ -25,7 +25,11 @@ CORPORA = {
     "thucnews": "thucnews_cnews_sample_zh",
     "bbc": "bbc_news_en",
     "cnndm": "cnndm_halueval_en",
+    "bdci": "bdci2019_inews_zh_train",
 }
+# Human labels (ids and labels only, never texts) for pairs of a corpus, drawn across
+# similarity bands by bench/label_sample.py: id_a, id_b, label (1 = near-duplicate), reason.
+LABELS = {"bdci": ROOT / "bench" / "labels" / "bdci2019_pairs.csv"}
 CLOUGH = "clough_stevenson_reuse_en"
 
 
@@ -105,6 +109,50 @@ def cluster_pairs(labels: dict[str, str]) -> set[tuple[str, str]]:
     return pairs
 
 
+def load_labels(corpus: str) -> dict[tuple[str, str], tuple[int, str]]:
+    """(id1 < id2) -> (label, reason) from the corpus's label file."""
+    pairs: dict[tuple[str, str], tuple[int, str]] = {}
+    with LABELS[corpus].open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            a, b = sorted((row["id_a"], row["id_b"]))
+            pairs[(a, b)] = (int(row["label"]), row["reason"])
+    return pairs
+
+
+@dataclass
+class LabelScores:
+    precision: float
+    recall: float
+    f1: float
+    false_merges: int
+    missed: int
+    boilerplate_false_merges: int  # labelled "boilerplate_only" pairs given one docId
+    boilerplate_pairs: int
+    largest: int
+
+
+def score_labels(labels: dict[str, str], gold: dict[tuple[str, str], tuple[int, str]]
+                 ) -> LabelScores:
+    """Pair precision, recall and F1 over the labelled pairs: a pair is predicted a
+    duplicate when both articles got one docId."""
+    tp = fp = fn = bp = bp_all = 0
+    for (a, b), (label, reason) in gold.items():
+        same = labels[a] == labels[b]
+        tp += same and label == 1
+        fp += same and label == 0
+        fn += (not same) and label == 1
+        if reason == "boilerplate_only":
+            bp_all += 1
+            bp += same
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    sizes: dict[str, int] = defaultdict(int)
+    for label in labels.values():
+        sizes[label] += 1
+    return LabelScores(precision, recall, f1, fp, fn, bp, bp_all, max(sizes.values()))
+
+
 @dataclass
 class Scores:
     precision: float
@@ -181,12 +229,20 @@ def progress(items: Sequence[Doc], label: str) -> Iterator[Doc]:
 Method = Callable[[list[Doc]], dict[str, str]]
 
 
-def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
+def run_engine(docs: Sequence[Doc], config: object = None, *,
+               boilerplate_min_docs: int | None = None, use_keys: bool = True
+               ) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content index with the content fingerprint and its multi-probe
     fingerprints (``content_probes``), the title index with the title fingerprint, hand
     the hits plus each hit doc's anchor to ``decide``, join the chosen doc or found a
-    new one (its anchor is the founder). Only ``content_fp`` is ever indexed."""
+    new one (its anchor is the founder). Only ``content_fp`` is ever indexed.
+
+    Boilerplate is learned as the stream goes, as the workers do (``boilerplate_min_docs``,
+    default the configuration's; 0 = off): each founded story's clauses are counted,
+    promoted clauses are removed from every later article's body before its features
+    are extracted. ``use_keys=False`` leaves out the key index (the engine before it)."""
+    from fingerprints.boilerplate import MemoryCounter, clause_hashes, strip
     from fingerprints.engine import (
         Candidate,
         EngineConfig,
@@ -195,19 +251,30 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         extract_many,
     )
     from fingerprints.index import MemoryBlockIndex
+    from fingerprints.keyindex import MemoryKeyIndex, query_keys, stored_keys
+    from fingerprints.normalize import normalize
 
     cfg = config if isinstance(config, EngineConfig) else EngineConfig()
     content_index = MemoryBlockIndex(cfg.k)
     title_index = MemoryBlockIndex(cfg.title_k)
+    key_index = MemoryKeyIndex()
     features = []
     doc_of: list[str] = []
     anchor: dict[str, int] = {}
     labels: dict[str, str] = {}
-    # Features depend on the article alone, so they are extracted in batches up front;
-    # the decisions below still run one article at a time, in corpus order.
-    extracted = extract_many([(doc.title, doc.content) for doc in docs], cfg)
+    min_docs = cfg.boilerplate_min_docs if boilerplate_min_docs is None else boilerplate_min_docs
+    counter = MemoryCounter(min_docs) if min_docs else None
+    boilerplate: set[int] = set()
+    frozen: frozenset[int] = frozenset()
+    # Without learning, features depend on the article alone, so they are extracted in
+    # batches up front; the decisions below still run one article at a time.
+    extracted = (None if counter else
+                 extract_many([(doc.title, doc.content) for doc in docs], cfg))
     for i, doc in enumerate(docs):
-        new = extracted[i]
+        if extracted is not None:
+            new = extracted[i]
+        else:
+            new = extract_many([(doc.title, doc.content)], cfg, boilerplate=frozen)[0]
         hits: set[int] = set()
         if new.content_fp:
             hits.update(content_index.query_union([new.content_fp, *content_probes(new, cfg)],
@@ -215,6 +282,8 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         if new.title_fp:
             found = title_index.query(new.title_fp, cfg.title_radius)
             hits.update(item for item, _, _ in found)
+        if use_keys:
+            hits.update(key_index.query(query_keys(new.keys)))
         rows = {j: Candidate(j, doc_of[j], features[j], anchor[doc_of[j]] == j) for j in hits}
         for doc_key in {doc_of[j] for j in hits}:
             a = anchor[doc_key]
@@ -223,6 +292,12 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
         if decision is None:
             doc_key = f"d{i}"
             anchor[doc_key] = i
+            if counter is not None:
+                body = strip(normalize(doc.content), frozen)
+                promoted = counter.observe(clause_hashes(body)).promoted
+                if promoted:
+                    boilerplate.update(promoted)
+                    frozen = frozenset(boilerplate)
         else:
             doc_key = decision.doc_key
         features.append(new)
@@ -232,4 +307,5 @@ def run_engine(docs: Sequence[Doc], config: object = None) -> dict[str, str]:
             content_index.add(i, new.content_fp)
         if new.title_fp:
             title_index.add(i, new.title_fp)
+        key_index.add(i, stored_keys(new.keys))
     return labels

@@ -26,6 +26,7 @@ from typing import Any
 from .engine import Candidate, EngineConfig, Features, content_probes, decide, extract_many
 from .ids import make_doc_id, to_signed, unused_doc_id, url_hash
 from .index import MemoryBlockIndex
+from .keyindex import MemoryKeyIndex, query_keys, stored_keys
 from .unionfind import UnionFind
 
 __all__ = [
@@ -119,6 +120,7 @@ class Replayer:
         self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
         self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
         self._urls: dict[int, int] = {}
+        self._keys = MemoryKeyIndex()
         self.founder: dict[int, int] = {}  # seq -> founder seq of its doc
         self._features: dict[int, Features] = {}
         self._last = -1
@@ -141,6 +143,7 @@ class Replayer:
             self._by_title.setdefault(fp, {}).setdefault(key, item.seq)
         if item.url_hash is not None:
             self._urls.setdefault(item.url_hash, item.seq)
+        self._keys.add(item.seq, stored_keys(item.features.keys))
         return assignment
 
     def _assign(self, item: Item) -> Assignment:
@@ -164,10 +167,11 @@ class Replayer:
                 for key, member in self._by_title[fp].items():
                     if hits.get(key, member + 1) > member:
                         hits[key] = member
-        if not hits:
+        members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
+        if not hits and not members:
             return Assignment(seq, item.nid, seq, None, None, None, None)
-        members = set(hits.values())
-        members.update(founder for founder, _ in hits)  # every hit doc's anchor
+        members.update(hits.values())
+        members.update(self.founder[m] for m in list(members))  # every hit doc's anchor
         candidates = [
             Candidate(member, str(self.founder[member]), self._features[member],
                       member == self.founder[member])
@@ -197,10 +201,12 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig]) -> list[Item]:
-    start, records, config = args
+def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]
+                ) -> list[Item]:
+    start, records, config, boilerplate = args
     features = extract_many(
-        [(r.get("title") or "", r.get("content") or "") for r in records], config
+        [(r.get("title") or "", r.get("content") or "") for r in records], config,
+        boilerplate=boilerplate,
     )
     return [
         Item(
@@ -221,10 +227,13 @@ def prepare(
     *,
     workers: int = 1,
     chunk: int = 2000,
+    boilerplate: frozenset[int] = frozenset(),
 ) -> tuple[list[Item], int]:
     """Items in arrival order (``seq`` = position) and how many records repeated an
     earlier nid (skipped: the first record of a nid wins). ``workers`` > 1 extracts
-    features in that many processes (fingerprints do not depend on the process)."""
+    features in that many processes (fingerprints do not depend on the process).
+    ``boilerplate``: the clause hashes removed from bodies (the online engine's learned
+    list, ``articles.tuning.boilerplate.active_boilerplate``); fixed for the run."""
     unique: list[dict[str, Any]] = []
     seen: set[str] = set()
     repeated = 0
@@ -235,7 +244,8 @@ def prepare(
             continue
         seen.add(nid)
         unique.append(dict(record))
-    jobs = [(i, unique[i : i + chunk], config) for i in range(0, len(unique), chunk)]
+    jobs = [(i, unique[i : i + chunk], config, boilerplate)
+            for i in range(0, len(unique), chunk)]
     if workers > 1 and len(jobs) > 1:
         import multiprocessing
 
@@ -313,9 +323,10 @@ def run(
     *,
     workers: int = 1,
     media_weights: Mapping[str, float] | None = None,
+    boilerplate: frozenset[int] = frozenset(),
 ) -> BatchResult:
     """Deduplicate a corpus in this process: the online rule replayed in arrival order."""
-    items, repeated = prepare(records, config, workers=workers)
+    items, repeated = prepare(records, config, workers=workers, boilerplate=boilerplate)
     result = run_items(items, config, media_weights=media_weights)
     result.stats["repeatedNids"] = repeated
     return result
@@ -406,7 +417,8 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
     """Connected components (lists of seq) of the candidate graph: what the online index
     lookups can return — content fingerprints (zero included) sharing a pigeonhole block
     of ``k`` and within ``content_radius``, non-zero title fingerprints sharing a block
-    of ``title_k`` and within ``title_radius`` — and the same canonical URL.
+    of ``title_k`` and within ``title_radius``, a shared key (fingerprints/keyindex.py)
+    — and the same canonical URL.
 
     Every online decision joins an article to a doc through one of these pairs (a
     URL hit, or an index hit in that doc), so every doc lies inside one component and
@@ -437,5 +449,19 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
     for pos, item in enumerate(items):
         if item.url_hash is not None:
             union(pos, first_url.setdefault(item.url_hash, pos))
+    _link_keys(items, sets)
     groups = [[items[pos].seq for pos in group] for group in sets.groups()]
     return sorted(groups, key=lambda g: g[0])
+
+
+def _link_keys(items: Sequence[Item], sets: UnionFind[int]) -> None:
+    """The key index (fingerprints/keyindex.py): link each article with every article
+    indexed under one of its keys."""
+    by_key: dict[int, int] = {}
+    for pos, item in enumerate(items):
+        for key in stored_keys(item.features.keys):
+            sets.union(pos, by_key.setdefault(key, pos))
+    for pos, item in enumerate(items):
+        for key in query_keys(item.features.keys):
+            if key in by_key:
+                sets.union(pos, by_key[key])

@@ -36,6 +36,9 @@ class EngineConfig:
     containment_min_shingles: int = 60
     short_shingles: int = 30
     short_jaccard: float = 0.9
+    short_edit: float = 0.8  # short bodies kept whole: character edit similarity
+    title_only_similarity: float = 0.9  # empty or boilerplate-only body: title similarity
+    title_only_min_chars: int = 6  # ... and both titles at least this many letters/digits
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
     title_min_tokens: int = 2  # a title with fewer informative words has no title_fp
@@ -45,6 +48,11 @@ class EngineConfig:
     # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the
     # next lookup (features need their weak bits: version 2).
     probe_bits: int = 3
+    # Boilerplate learned from the stream (fingerprints/boilerplate.py): a clause seen
+    # in this many stories (docIds) is removed from every later body before its features
+    # are extracted. 0 turns learning off (clauses already learned are still removed).
+    # Not fingerprint: stored features keep the boilerplate known when they were made.
+    boilerplate_min_docs: int = 5
 
     def __post_init__(self) -> None:
         for name in ("k", "title_k"):
@@ -56,13 +64,18 @@ class EngineConfig:
                 f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
             )
         for name in (
-            "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts"
+            "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts",
+            "short_edit", "title_only_similarity",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
         if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
             raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
+        min_docs = self.boilerplate_min_docs
+        if not isinstance(min_docs, int) or min_docs == 1 or not 0 <= min_docs <= 65535:
+            raise ValueError("boilerplate_min_docs must be 0 (off) or from 2 to 65535, "
+                             f"not {self.boilerplate_min_docs!r}")
         if self.backend not in ("rjieba", "jieba"):
             raise ValueError(f"backend must be 'rjieba' or 'jieba', not {self.backend!r}")
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from .config import EngineConfig
 from .features import Features
+from .keyindex import query_keys, stored_keys
 from .probes import content_probes, content_reach
 from .simhash import hamming
 from .verify import Verification, verify
@@ -133,8 +134,11 @@ def _content_distance(
     """Content Hamming distance to ``member``, or None when the content rule cannot match it.
 
     A member beyond ``content_radius`` still matches when one of the ``probes`` reaches
-    it (the index found it that way); the distance reported stays the direct one.
+    it, or when it shares a key with ``new`` (fingerprints/keyindex.py: the key index
+    found it); the distance reported stays the direct one.
     """
+    if shares_key(new, member.features):
+        return hamming(new.content_fp, member.features.content_fp)
     if not new.content_fp or not member.features.content_fp:
         return None
     distance = hamming(new.content_fp, member.features.content_fp)
@@ -145,6 +149,14 @@ def _content_distance(
     ):
         return None
     return distance
+
+
+def shares_key(new: Features, stored: Features) -> bool:
+    """Would the key index find ``stored`` for ``new`` (one of new's keys is one of the
+    keys ``stored`` is indexed under)?"""
+    if not new.keys or not stored.keys:
+        return False
+    return not set(query_keys(new.keys)).isdisjoint(stored_keys(stored.keys))
 
 
 def _accepted_verification(

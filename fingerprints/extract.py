@@ -21,10 +21,12 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from .boilerplate import strip
 from .config import EngineConfig
-from .features import Features
+from .features import MAX_KEY_CHARS, Features
 from .ids import splitmix64_finalize
 from .kernel import kernel
+from .keyindex import body_keys
 from .normalize import normalize
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
 from .sketch import sketch_many, sketch_one
@@ -353,19 +355,22 @@ def _numbers_in_context(
     return out
 
 
-def extract(title: str, content: str, config: EngineConfig = EngineConfig()) -> Features:
-    """Features of one article. Deterministic: same text, same config -> same bytes."""
-    return extract_many([(title, content)], config)[0]
+def extract(title: str, content: str, config: EngineConfig = EngineConfig(), *,
+            boilerplate: frozenset[int] = frozenset()) -> Features:
+    """Features of one article. Deterministic: same text, same config and boilerplate
+    -> same bytes."""
+    return extract_many([(title, content)], config, boilerplate=boilerplate)[0]
 
 
 def extract_many(
     items: Sequence[tuple[str, str]], config: EngineConfig = EngineConfig(), batch: int = 256,
-    *, compiled: bool | None = None,
+    *, compiled: bool | None = None, boilerplate: frozenset[int] = frozenset(),
 ) -> list[Features]:
     """``extract`` over (title, content) pairs: article by article through the C kernel
     (:mod:`fingerprints.kernel`) when it is built, else vectorized with NumPy per
     ``batch`` articles. Both give identical bytes; ``compiled=False`` forces NumPy,
-    ``compiled=True`` requires the kernel."""
+    ``compiled=True`` requires the kernel. Clauses whose hash is in ``boilerplate``
+    (:mod:`fingerprints.boilerplate`) are removed from the body first."""
     if compiled is None:
         compiled = kernel is not None
     elif compiled and kernel is None:
@@ -373,12 +378,12 @@ def extract_many(
     segmenter = get_segmenter(config.segmenter)
     vocab = _vocabulary(config.extra_stopwords)
     if compiled:
-        return [_extract_compiled(title, content, segmenter, vocab, config)
+        return [_extract_compiled(title, content, segmenter, vocab, config, boilerplate)
                 for title, content in items]
     out: list[Features] = []
     for start in range(0, len(items), batch):
         chunk = items[start : start + batch]
-        bodies = [normalize(content) for _, content in chunk]
+        bodies = [strip(normalize(content), boilerplate) for _, content in chunk]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
         body_tokens = [segmenter.cut(body) for body in bodies]
         head_tokens = [segmenter.cut(head) if head else [] for head in heads]
@@ -400,16 +405,19 @@ def extract_many(
             out.append(
                 Features(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
-                    weak_bits=weak[i],
+                    weak_bits=weak[i], title_key=text_key(heads[i]),
+                    short_text=(short := short_key(bodies[i])),
+                    keys=body_keys(bodies[i], short),
                 )
             )
     return out
 
 
 def _extract_compiled(
-    title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig
+    title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig,
+    boilerplate: frozenset[int],
 ) -> Features:
-    body = normalize(content)
+    body = strip(normalize(content), boilerplate)
     head = _TITLE_TAG.sub("", normalize(title)) if title else ""
     content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
         segmenter.cut(body), True, WEAK_BITS, True
@@ -419,10 +427,26 @@ def _extract_compiled(
         title_fp, title_count, _, _, _ = vocab.fingerprint(segmenter.cut(head), False, 0, False)
         if title_count < config.title_min_tokens:
             title_fp = 0
+    short = short_key(body)
     return Features(
         title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
-        weak_bits=weak,
+        weak_bits=weak, title_key=text_key(head), short_text=short,
+        keys=body_keys(body, short),
     )
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def text_key(text: str) -> str:
+    """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them."""
+    return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS] if text else ""
+
+
+def short_key(body: str) -> str:
+    """:func:`text_key` of a body short enough to keep whole, else ``""``."""
+    key = _NOT_WORD.sub("", body) if body else ""
+    return key if len(key) <= MAX_KEY_CHARS else ""
 
 
 # --- multi-probe lookups -------------------------------------------------------------

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from .sketch import Sketch
 
-FEATURES_VERSION = 2  # 1: no weak bits (still read)
+FEATURES_VERSION = 3  # 2: no title key / short text; 1: no weak bits (both still read)
+MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
 
 
 @dataclass(frozen=True)
@@ -23,10 +24,20 @@ class Features:
     # positions (0-63) of the content fingerprint's least confident bits, weakest first
     # (smallest |vote sum|): the bits a light edit flips. Empty in version-1 rows.
     weak_bits: bytes = b""
+    # The title's and a short body's letters and digits (normalized, desk tag removed;
+    # at most MAX_KEY_CHARS; the body only when it is that short, else ""): what the
+    # title-only and short-text rules compare character by character. Empty in v1/v2 rows.
+    title_key: str = ""
+    short_text: str = ""
+    # Exact-match keys (fingerprints/keyindex.py): sorted uint32, the smallest clause
+    # hashes of the body (or a short body's head and tail); the first few are indexed,
+    # all are looked up. Empty in v1/v2 rows.
+    keys: bytes = b""
 
     def to_bytes(self) -> bytes:
-        """Version 2: the version-1 layout followed by ``<B count>`` and the weak-bit
-        positions (one byte each)."""
+        """Version 3: the version-1 layout, ``<B count>`` and the weak-bit positions
+        (one byte each; version 2 ends here), then the title key and the short text,
+        each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys."""
         head = struct.pack(
             "<BQQIIH",
             FEATURES_VERSION,
@@ -37,24 +48,45 @@ class Features:
             len(self.numbers) // 4,
         )
         tail = struct.pack("<B", len(self.weak_bits)) + self.weak_bits
+        for text in (self.title_key, self.short_text):
+            data = text.encode("utf-8")
+            tail += struct.pack("<H", len(data)) + data
+        tail += struct.pack("<B", len(self.keys) // 4) + self.keys
         return head + self.numbers + self.sketch.to_bytes() + tail
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
-        """Reads version 2 and version 1 (rows written before multi-probe lookups: no
-        weak bits, so :func:`content_probes` returns nothing for them)."""
+        """Reads versions 3, 2 (no title key or short text: the title-only and
+        short-text rules see nothing to compare) and 1 (rows written before multi-probe
+        lookups: no weak bits, so :func:`content_probes` returns nothing for them)."""
         data = bytes(data)
         version = data[0] if data else None
-        if version not in (1, FEATURES_VERSION):
+        if version not in (1, 2, FEATURES_VERSION):
             raise ValueError(f"unknown features version {version!r}")
         _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
         offset = struct.calcsize("<BQQIIH")
         numbers = data[offset : offset + 4 * n]
         sketch, end = Sketch.from_bytes(data, offset + 4 * n)
         weak = b""
-        if version == FEATURES_VERSION:
+        texts = ["", ""]
+        keys = b""
+        if version >= 2:
             (count,) = struct.unpack_from("<B", data, end)
             weak = data[end + 1 : end + 1 + count]
             if len(weak) != count or any(bit > 63 for bit in weak):
                 raise ValueError("truncated or invalid features (weak bits)")
-        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak)
+            end += 1 + count
+        if version >= 3:
+            for i in range(2):
+                (size,) = struct.unpack_from("<H", data, end)
+                raw = data[end + 2 : end + 2 + size]
+                if len(raw) != size:
+                    raise ValueError("truncated features (title key or short text)")
+                texts[i] = raw.decode("utf-8")
+                end += 2 + size
+            (count,) = struct.unpack_from("<B", data, end)
+            keys = data[end + 1 : end + 1 + 4 * count]
+            if len(keys) != 4 * count:
+                raise ValueError("truncated features (keys)")
+        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
+                   texts[0], texts[1], keys)

@@ -38,6 +38,7 @@ from .batch import DEFAULT_CONFIG, Item, Replayer
 from .engine import EngineConfig, Features, content_probes, extract_many
 from .ids import make_doc_id, to_signed, to_unsigned, url_hash
 from .index import block_layout
+from .keyindex import query_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -131,7 +132,7 @@ RAW_SCHEMA = (
 )
 FEATURE_SCHEMA = (
     "seq long, nid string, urlHash long, titleFp long, contentFp long, features binary, "
-    "hotness double, media string, probes array<long>"
+    "hotness double, media string, probes array<long>, keys array<long>"
 )
 
 
@@ -209,10 +210,11 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-def _extract_partition(config: EngineConfig):
+def _extract_partition(config: EngineConfig, boilerplate: frozenset[int]):
     def run(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
         for chunk in _chunks(rows, 256):
-            features = extract_many([(row[3], row[4]) for row in chunk], config)
+            features = extract_many([(row[3], row[4]) for row in chunk], config,
+                                    boilerplate=boilerplate)
             for (seq, nid, url, _title, _content, media, hotness), feats in zip(
                 chunk, features, strict=True
             ):
@@ -221,19 +223,22 @@ def _extract_partition(config: EngineConfig):
                 # rather than by a UDF over the features later (one Python pass less)
                 probes = [to_signed(p) for p in content_probes(feats, config)]
                 yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
-                       bytearray(feats.to_bytes()), hotness, media, probes)
+                       bytearray(feats.to_bytes()), hotness, media, probes,
+                       query_keys(feats.keys))
 
     return run
 
 
-def fingerprint(raw: DataFrame, config: EngineConfig) -> DataFrame:
+def fingerprint(raw: DataFrame, config: EngineConfig,
+                boilerplate: frozenset[int] = frozenset()) -> DataFrame:
     """FEATURE_SCHEMA rows, one per nid (its first record)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     spark = raw.sparkSession
     rdd = raw.select("seq", "nid", "url", "title", "content", "media", "hotness").rdd
-    every = spark.createDataFrame(rdd.mapPartitions(_extract_partition(config)), FEATURE_SCHEMA)
+    every = spark.createDataFrame(rdd.mapPartitions(_extract_partition(config, boilerplate)),
+                                  FEATURE_SCHEMA)
     every = every.persist(StorageLevel.MEMORY_AND_DISK)
     first = every.groupBy("nid").agg(F.min("seq").alias("seq"))
     return every.join(first.select("seq"), "seq", "left_semi")
@@ -348,6 +353,13 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
         parts[f"{name}Pairs"] = pairs
         parts[f"{name}Buckets"] = sizes
         parts[f"{name}Copies"] = lead
+    # The key index (fingerprints/keyindex.py): articles sharing a key are linked (a
+    # superset of "one's key is among the other's stored keys", what a lookup returns).
+    keyed = feats.select("seq", F.explode("keys").alias("key"))
+    key_lead = leaders(keyed, "key", options.salts)
+    links.append(keyed.join(key_lead.select("key", "leader"), "key")
+                 .where(F.col("seq") != F.col("leader"))
+                 .select(F.col("seq").alias("src"), F.col("leader").alias("dst")))
     keyed = feats.where(F.col("urlHash").isNotNull()).select("seq", F.col("urlHash").alias("u"))
     url_lead = leaders(keyed, "u", options.salts)
     links.append(keyed.join(url_lead.select("u", "leader"), "u")
@@ -492,8 +504,11 @@ def run_job(
     options: SparkOptions | None = None,
     media_weights: Mapping[str, float] | None = None,
     log: Any = None,
+    boilerplate: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
-    """Run every stage; write the outputs under ``output_dir``; return the statistics."""
+    """Run every stage; write the outputs under ``output_dir``; return the statistics.
+    ``boilerplate``: clause hashes removed from bodies, fixed for the run (the online
+    engine's learned list)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -510,7 +525,7 @@ def run_job(
             log(f"{name}: {timings[name]:.1f}s")
 
     raw, rejected = read_input(spark, input_path, input_format)
-    feats = fingerprint(raw, config).persist(StorageLevel.MEMORY_AND_DISK)
+    feats = fingerprint(raw, config, boilerplate).persist(StorageLevel.MEMORY_AND_DISK)
     articles = feats.count()
     lap("fingerprints")
 

@@ -2,7 +2,10 @@
 
 The rule (reasoning and measurements in ``docs/engine.md``):
 
-1. *Nothing to compare*: either side has no shingles -> reject (``"empty"``).
+1. *Nothing to compare*: either side has no shingles (an empty body, or one that
+   was only boilerplate) -> the titles decide: ``"title-only"`` when both title keys
+   have >= ``title_only_min_chars`` letters and digits, edit similarity >=
+   ``title_only_similarity`` and no other number or name; else ``"empty"``.
 2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
    of a few words is noise and a few shared words prove nothing, so only near-identical
    texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
@@ -13,6 +16,9 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 4. *Cut or padded copy*: containment of the smaller text in the larger >=
    ``containment`` and the smaller is at least ``containment_min_shingles`` long ->
    match (the shorter article's main body is inside the longer).
+   Failing that, two short bodies kept whole (``Features.short_text``) match when
+   their edit similarity is >= ``short_edit`` and no replaced stretch is a number or a
+   name (:mod:`fingerprints.shorttext`): ``"short-edit"``.
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
    ``guard_conflicts`` of the contexts both texts share, and at least
@@ -30,6 +36,7 @@ import numpy as np
 
 from .config import EngineConfig
 from .features import Features
+from .shorttext import compare_short
 from .simhash import hamming
 from .sketch import compare
 
@@ -85,16 +92,40 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
         return Verification(ok, ov.jaccard, ov.containment, distance, reason)
 
     if small == 0:
-        return result(False, "empty")
+        return _title_only(a, b, config, result)
     if small < config.short_shingles:
         if ov.jaccard >= config.short_jaccard:
             return _guarded(a, b, config, result, "short-copy")
+        if a.short_text and b.short_text:
+            short = compare_short(a.short_text, b.short_text)
+            if short.similarity >= config.short_edit:
+                if short.conflict:
+                    return result(False, f"template: another {short.conflict}")
+                return _guarded(a, b, config, result, "short-edit")
         return result(False, "short-text")
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
         return _guarded(a, b, config, result, "copy")
     if small >= config.containment_min_shingles and ov.containment >= config.containment:
         return _guarded(a, b, config, result, "contained")
     return result(False, "dissimilar")
+
+
+def _title_only(
+    a: Features, b: Features, config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+) -> Verification:
+    """A pair where one body is empty (or only boilerplate): the same item only when
+    the titles say so — both at least ``title_only_min_chars`` letters and digits,
+    edit similarity >= ``title_only_similarity``, no other number or name."""
+    ta, tb = a.title_key, b.title_key
+    if min(len(ta), len(tb)) < config.title_only_min_chars:
+        return result(False, "empty")
+    short = compare_short(ta, tb)
+    if short.similarity < config.title_only_similarity:
+        return result(False, "empty")
+    if short.conflict:
+        return result(False, f"template: another {short.conflict} in the title")
+    return result(True, "title-only")
 
 
 def _guarded(

@@ -28,11 +28,14 @@ from django.utils import timezone
 
 from articles.index.locks import multi_lock
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
+from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, config_to_json, forget_state
 from dedupsite import redis_store
 from fingerprints.engine import EngineConfig, extract_many
+from fingerprints.features import Features
 from fingerprints.ids import to_signed
 from fingerprints.index import RedisBlockIndex
+from fingerprints.keyindex import RedisKeyIndex, stored_keys
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ def generation_key() -> str:
 
 
 def namespaces(generation: str) -> dict[str, str]:
-    return {name: redis_store.key(name, generation) for name in ("c", "t", "u")}
+    return {name: redis_store.key(name, generation) for name in ("c", "t", "u", "x")}
 
 
 _READ = object()
@@ -92,13 +95,14 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
     names = namespaces(generation)
     content = RedisBlockIndex(client, k=config.k, namespace=names["c"])
     title = RedisBlockIndex(client, k=config.title_k, namespace=names["t"])
+    keys = RedisKeyIndex(client, namespace=names["x"])
     done = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
     if since_time is not None:
         done = done.filter(processed_at__gte=since_time)
     total = 0
     last_id = since_id
-    fields = ("id", "url_hash", "title_fp", "content_fp", *(("title", "content") if recompute
-                                                            else ()))
+    fields = ("id", "url_hash", "title_fp", "content_fp", "features",
+              *(("title", "content") if recompute else ()))
     while True:
         rows: list[tuple[Any, ...]] = list(
             done.filter(id__gt=last_id).order_by("id").values_list(*fields)[:CHUNK])
@@ -106,7 +110,8 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
             break
         last_id = rows[-1][0]
         if recompute:
-            feats = extract_many([(r[4], r[5]) for r in rows], config)
+            feats = extract_many([(r[5], r[6]) for r in rows], config,
+                                 boilerplate=active_boilerplate())
             PendingFeatures.objects.filter(article_id__in=[r[0] for r in rows]).delete()
             PendingFeatures.objects.bulk_create([
                 PendingFeatures(article_id=r[0], title_fp=_signed(f.title_fp or None),
@@ -114,8 +119,12 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
                 for r, f in zip(rows, feats, strict=True)
             ])
             pairs = [(r[0], f.title_fp, f.content_fp) for r, f in zip(rows, feats, strict=True)]
+            stored = [(r[0], stored_keys(f.keys)) for r, f in zip(rows, feats, strict=True)]
         else:
             pairs = [(r[0], r[2], r[3]) for r in rows]
+            stored = [(r[0], stored_keys(Features.from_bytes(bytes(r[4])).keys))
+                      for r in rows if r[4]]
+        keys.bulk_load(stored)
         content.add_many((i, c) for i, _t, c in pairs if c is not None)
         title.add_many((i, t) for i, t, _c in pairs if t)
         pipe = client.pipeline(transaction=False)

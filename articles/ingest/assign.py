@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from articles.index import reindex
 from articles.index.locks import StaleValue, multi_lock
+from articles.ingest import boilerplate
 from articles.lib.bulksql import (
     column,
     fetch_models,
@@ -34,8 +35,10 @@ from articles.lib.bulksql import (
 )
 from articles.models import Article, ArticleStatus, Doc, DocStatus, EditorLink, MatchedBy
 from articles.representatives import election
+from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, active_state, active_version
 from dedupsite import redis_store
+from fingerprints.decide import shares_key
 from fingerprints.engine import (
     Candidate,
     Decision,
@@ -47,6 +50,8 @@ from fingerprints.engine import (
 )
 from fingerprints.ids import make_doc_id, splitmix64_finalize, url_hash
 from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
+from fingerprints.keyindex import RedisKeyIndex, query_keys, stored_keys
+from fingerprints.simhash import hamming
 from fingerprints.verify import verify
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,7 @@ class IndexUnavailable(RuntimeError):
 class Indexes:
     content: RedisBlockIndex
     title: RedisBlockIndex
+    keys: RedisKeyIndex
     urls: str
     generation: str
 
@@ -72,6 +78,7 @@ class Indexes:
         return cls(
             content=RedisBlockIndex(client, k=config.k, namespace=names["c"]),
             title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
+            keys=RedisKeyIndex(client, namespace=names["x"]),
             urls=names["u"], generation=generation,
         )
 
@@ -116,7 +123,9 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     if count_attempt:
         Article.objects.filter(pk__in=[a.pk for a in articles]).update(
             attempts=F("attempts") + 1)
-    features = extract_many([(a.title, a.content) for a in articles], config)
+    known = active_boilerplate()
+    features = extract_many([(a.title, a.content) for a in articles], config,
+                            boilerplate=known)
     for article, feats in zip(articles, features, strict=True):
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
@@ -161,8 +170,12 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         pipe = redis_store.client().pipeline(transaction=False)
         for article, _f in todo:
             pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
+        indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
         pipe.execute()
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
+    # Outside the lock and after the commit: each new story's clauses are counted once.
+    boilerplate.learn([a for (a, _f), d in zip(todo, decisions, strict=True) if d is None],
+                      config, known)
     return [a for a, _f in todo]
 
 
@@ -197,6 +210,9 @@ def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[i
              _bucket_ids([f.title_fp for _a, f in todo if f.title_fp], config.title_k, 1)]
     urls = [a.url_hash for a, _f in todo if a.url_hash is not None]
     parts.append(np.asarray(urls, dtype=np.uint64) ^ np.uint64(2 << 56))
+    # the key index: two articles that find each other there share one of their keys
+    keys = [key for _a, f in todo for key in query_keys(f.keys)]
+    parts.append(np.asarray(keys, dtype=np.uint64) ^ np.uint64(3 << 56))
     mixed = splitmix64_finalize(np.concatenate(parts))
     stripes = np.unique(mixed % np.uint64(settings.INDEX_LOCK_STRIPES))
     prefix = redis_store.key("lock", "s")
@@ -226,17 +242,21 @@ def _decide_batch(
         config.content_radius)
     titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
     title_lookup = indexes.title.plan_many([fp for _n, fp in titled], config.title_radius)
+    key_lookup = indexes.keys.plan([query_keys(f.keys) for _a, f in todo])
     content_lookup.queue(pipe)
     title_lookup.queue(pipe)
+    key_lookup.queue(pipe)
     replies = iter(pipe.execute())
     url_hits = next(replies)
     content_hits = content_lookup.collect(replies)
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
+    key_hits = key_lookup.collect(replies)
     hits: list[set[int]] = []
     for n, (article, feats) in enumerate(todo):
         ids = {i for i, _fp, _d in content_hits[n]} if feats.content_fp else set()
         ids.update(i for i, _fp, _d in title_hits.get(n, ()))
+        ids.update(key_hits[n])
         ids.discard(article.pk)
         hits.append(ids)
     known_urls = {int(v) for v in url_hits if v is not None}
@@ -270,6 +290,7 @@ def _decide_batch(
             ids = set(ids)
             ids.update(todo[j][0].pk for j in near_content[n] if j < n)
             ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
+            ids.update(todo[j][0].pk for j in range(n) if shares_key(feats, todo[j][1]))
             candidates = [by_id[i] if i in by_id else local[i] for i in ids
                           if i in by_id or i in local]
             docs = {c.doc_key for c in candidates}
@@ -462,7 +483,8 @@ def detach(article: Article) -> None:
     doc.save(update_fields=["size", "anchor", "updated_at"])
     Article.objects.filter(pk=article.pk).update(doc=None)
     article.doc = None
-    old = Article.objects.filter(pk=article.pk).values_list("title_fp", "content_fp").first()
+    old = Article.objects.filter(pk=article.pk).values_list("title_fp", "content_fp",
+                                                           "features").first()
     generation = reindex.active_generation()
     if old is not None and generation is not None:
         config = active_config()
@@ -471,6 +493,8 @@ def detach(article: Article) -> None:
             indexes.content.remove(article.pk, old[1])
         if old[0]:
             indexes.title.remove(article.pk, old[0])
+        if old[2]:
+            indexes.keys.remove(article.pk, stored_keys(Features.from_bytes(bytes(old[2])).keys))
     election.refresh(doc)
 
 
@@ -487,7 +511,8 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
                  ) -> dict[str, Any]:
     """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
     config = active_config()
-    feats = extract_many([(title, content)], config)[0]
+    feats = extract_many([(title, content)], config,
+                         boilerplate=active_boilerplate())[0]
     indexes = Indexes.open(config, reindex.ensure_index())
     matches: dict[str, dict[str, Any]] = {}
     if url:
@@ -505,12 +530,16 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
     if feats.title_fp:
         for item_id, _fp, dist in indexes.title.query(feats.title_fp, config.title_radius):
             hits.setdefault(item_id, ("title", dist))
+    for item_id in indexes.keys.query_many([query_keys(feats.keys)])[0]:
+        hits.setdefault(item_id, ("content", -1))
     nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
     candidates = load_candidates(hits)
     for cand in candidates:
         if cand.article_id not in hits:
             continue  # an anchor loaded for context, not an index hit
         rule, dist = hits[cand.article_id]
+        if dist < 0:  # found through the key index
+            dist = hamming(feats.content_fp, cand.features.content_fp)
         check = verify(feats, cand.features, config)
         entry: dict[str, Any] = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
                  "matchedBy": rule, "distance": dist,

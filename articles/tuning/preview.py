@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from articles.models import Article, ArticleStatus, EditorLink, LinkKind
+from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, needs_reindex
 from fingerprints.batch import Item, Replayer
 from fingerprints.engine import EngineConfig, Features, extract_many
@@ -37,7 +38,8 @@ def cluster_changes(proposed: EngineConfig, limit: int = 2000, examples: int = 5
                     ) -> dict[str, Any]:
     rows = _sample(limit)
     if needs_reindex(active_config(), proposed):
-        features = extract_many([(r["title"], r["content"]) for r in rows], proposed)
+        features = extract_many([(r["title"], r["content"]) for r in rows], proposed,
+                                boilerplate=active_boilerplate())
     else:
         features = [Features.from_bytes(bytes(r["features"])) for r in rows]
     replayer = Replayer(proposed)
@@ -91,7 +93,8 @@ def editor_precision_recall(proposed: EngineConfig) -> list[dict[str, Any]]:
         texts = dict(Article.objects.filter(nid__in=stored).values_list("nid", "title"))
         bodies = dict(Article.objects.filter(nid__in=stored).values_list("nid", "content"))
         order = sorted(stored)
-        feats = dict(zip(order, extract_many([(texts[n], bodies[n]) for n in order], proposed),
+        feats = dict(zip(order, extract_many([(texts[n], bodies[n]) for n in order], proposed,
+                                              boilerplate=active_boilerplate()),
                          strict=True))
     else:
         feats = {nid: Features.from_bytes(bytes(data or b"")) for nid, data in stored.items()}

@@ -1,6 +1,7 @@
 """Multi-probe content lookups: ``content_probes`` and ``decide`` on the hits they add."""
 
 import struct
+from dataclasses import replace
 
 import pytest
 
@@ -62,11 +63,15 @@ def test_no_probes_when_off_empty_or_from_version_1_rows() -> None:
         EngineConfig(probe_bits=5)
 
 
-def test_version_1_features_are_still_read() -> None:
+def test_version_1_and_2_features_are_still_read() -> None:
     features = extract("统计局：工业生产稳中有升", STORY)
     data = features.to_bytes()
-    assert data[0] == 2
-    v1 = b"\x01" + data[1 : len(data) - 1 - len(features.weak_bits)]
+    assert data[0] == 3
+    texts = (5 + len(features.title_key.encode()) + len(features.short_text.encode())
+             + len(features.keys))
+    v2 = b"\x02" + data[1 : len(data) - texts]
+    assert Features.from_bytes(v2) == replace(features, title_key="", short_text="", keys=b"")
+    v1 = b"\x01" + data[1 : len(data) - texts - 1 - len(features.weak_bits)]
     old = Features.from_bytes(v1)
     assert old == Features(
         features.title_fp, features.content_fp, features.token_count, features.sketch,
@@ -74,7 +79,7 @@ def test_version_1_features_are_still_read() -> None:
     )
     assert content_probes(old, CONFIG) == []
     with pytest.raises(ValueError, match="unknown features version"):
-        Features.from_bytes(b"\x03" + data[1:])
+        Features.from_bytes(b"\x04" + data[1:])
     with pytest.raises((ValueError, struct.error)):
         Features.from_bytes(data[:-3])
 

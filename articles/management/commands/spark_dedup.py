@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from articles.tuning.boilerplate import active_boilerplate
+
 
 class Command(BaseCommand):
     help = (
@@ -88,6 +90,7 @@ class Command(BaseCommand):
                 input_format=options["format"],
                 options=SparkOptions(salts=options["salts"], tile_size=options["tile_size"]),
                 media_weights=_media_weights(), log=lambda line: self.stderr.write(line),
+                boilerplate=active_boilerplate(0),
             )
         finally:
             if shared is None:
@@ -108,7 +111,8 @@ class Command(BaseCommand):
             records = [r for f in files for r in batch.read_jsonl(f)]
             if records and all("seq" in r for r in records):
                 records.sort(key=lambda r: r["seq"])
-        items, repeated = batch.prepare(records, config, workers=options["workers"])
+        items, repeated = batch.prepare(records, config, workers=options["workers"],
+                                        boilerplate=active_boilerplate(0))
         kept = {item.nid for item in items}
         firsts: list[dict[str, Any]] = []
         for record in records:

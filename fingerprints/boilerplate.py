@@ -1,0 +1,251 @@
+"""Boilerplate learned from the stream: clauses that recur across many stories.
+
+A crawled body carries site chrome around the article: a platform disclaimer
+("特别声明：以上文章内容仅代表作者本人观点…"), a WeChat "follow us" header, a forum's
+sign-in banner, a footer with licence numbers. They are the same words in thousands of
+unrelated articles, so they pull unrelated articles together (a body that is *only*
+chrome "contains" every other copy of that chrome) and push reposts apart (a repost
+under another header moves its SimHash by 10+ bits).
+
+The unit is the **clause**: the normalized body split at sentence and clause
+punctuation, line breaks (also the two-character ``\\n`` that double-escaped feeds
+leave) and spaces between CJK characters; only its letters and digits count, and a
+clause shorter than :data:`MIN_CLAUSE` of them is never boilerplate. A clause is
+boilerplate once it was seen in ``min_docs`` different **stories** (docIds): a
+story's clauses are counted once, when the story is founded, so a story reposted a
+hundred times counts once, while a footer under a hundred stories counts a hundred
+times.
+
+Counting is bounded: a table of ``2**slots_log2`` 32-bit slots (16 MiB at the default
+22), each holding a 16-bit check of one clause hash and a 16-bit count. A clause whose
+slot holds another clause *decrements* it and takes the slot when it reaches 0
+("majority vote per slot"): frequent clauses keep their slot, rare ones churn. The
+same arithmetic runs in :class:`MemoryCounter` (batch) and in the Redis script of
+:class:`RedisCounter` (online), so both promote the same clauses for the same
+sequence of stories.
+
+Promoted clauses are removed from the body before fingerprints, sketch and numbers
+are computed (:func:`strip`): they get no weight anywhere, and a body that is only
+boilerplate becomes empty, so it is matched by URL and title only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mmh3
+
+MIN_CLAUSE = 6  # letters and digits
+CLAUSE_SEED = 0xB01E
+DEFAULT_SLOTS_LOG2 = 22
+MAX_CLAUSES = 256  # clauses counted per story (a 30k-character page has ~1,000)
+
+# Clause breaks: sentence and clause punctuation (after NFKC: ASCII forms of the
+# full-width ones), the ideographic full stop and comma, bullets, a literal "\n"
+# left by double-escaped feeds, and a space between two CJK characters (a layout
+# break in Chinese text; English words keep their spaces).
+_CJK = "\u3400-\u9fff\U00020000-\U0003ffff"
+_BREAK = re.compile(
+    r"[.!?;:,。！？；：，、|•·]+|\\n|\\r|(?<=[" + _CJK + r"]) (?=[" + _CJK + r"])"
+)
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def clauses(body: str) -> list[str]:
+    """The clauses of a *normalized* body (``fingerprints.normalize.normalize``), in
+    order: each as its letters and digits only."""
+    out = []
+    for piece in _BREAK.split(body):
+        key = _NOT_WORD.sub("", piece)
+        if key:
+            out.append(key)
+    return out
+
+
+def clause_hash(key: str) -> int:
+    """Unsigned 64-bit hash of a clause's letters and digits (mmh3, fixed seed)."""
+    return int(mmh3.hash64(key, seed=CLAUSE_SEED, signed=False)[0])
+
+
+def clause_hashes(body: str) -> list[int]:
+    """Distinct hashes of the clauses of a normalized body long enough to count, in
+    first-occurrence order (at most :data:`MAX_CLAUSES`)."""
+    seen: dict[int, None] = {}
+    for key in clauses(body):
+        if len(key) >= MIN_CLAUSE:
+            seen.setdefault(clause_hash(key), None)
+            if len(seen) >= MAX_CLAUSES:
+                break
+    return list(seen)
+
+
+def strip(body: str, boilerplate: frozenset[int] | set[int]) -> str:
+    """``body`` (normalized) without its boilerplate clauses, and without the short
+    clauses (fewer than :data:`MIN_CLAUSE` letters and digits) right before or after
+    one: the label of a disclaimer (``特别声明:``), an editor's name after a removed
+    footer. Break characters around a removed clause are kept as a space, so the words
+    on either side never join into new shingles that neither text had."""
+    if not boilerplate or not body:
+        return body
+    pieces: list[str] = []
+    breaks: list[str] = []
+    last = 0
+    for match in _BREAK.finditer(body):
+        pieces.append(body[last : match.start()])
+        breaks.append(match.group())
+        last = match.end()
+    pieces.append(body[last:])
+    keys = [_NOT_WORD.sub("", piece) for piece in pieces]
+    removed = [len(k) >= MIN_CLAUSE and clause_hash(k) in boilerplate for k in keys]
+    if not any(removed):
+        return body
+    drop = list(removed)
+    for i, key in enumerate(keys):
+        if key and len(key) < MIN_CLAUSE and (
+            (i > 0 and removed[i - 1]) or (i + 1 < len(keys) and removed[i + 1])
+        ):
+            drop[i] = True
+    parts: list[str] = []
+    for i, piece in enumerate(pieces):
+        if not drop[i]:
+            parts.append(piece)
+        if i < len(breaks):
+            parts.append(" " if drop[i] or breaks[i] == " " else breaks[i])
+    return " ".join("".join(parts).split())
+
+
+def is_only_boilerplate(body: str, boilerplate: frozenset[int] | set[int]) -> bool:
+    """Was there text, and is none of it left once the boilerplate is removed?"""
+    return bool(_NOT_WORD.sub("", body)) and not _NOT_WORD.sub("", strip(body, boilerplate))
+
+
+# --- counting ----------------------------------------------------------------------
+
+
+def _slot_of(clause: int, slots_log2: int) -> tuple[int, int]:
+    """(slot index, 16-bit check) of a clause hash; the check is never 0 (0 = empty)."""
+    return clause & ((1 << slots_log2) - 1), ((clause >> 48) & 0xFFFF) or 1
+
+
+@dataclass(frozen=True)
+class Observation:
+    promoted: list[int]  # clause hashes whose count reached min_docs just now
+
+
+class MemoryCounter:
+    """The slot table in a Python list (batch runs and tests). Same arithmetic as the
+    Redis script of :class:`RedisCounter`."""
+
+    def __init__(self, min_docs: int, slots_log2: int = DEFAULT_SLOTS_LOG2) -> None:
+        if min_docs < 2:
+            raise ValueError(f"min_docs must be at least 2, not {min_docs!r}")
+        self.min_docs = min_docs
+        self.slots_log2 = slots_log2
+        self._slots: dict[int, int] = {}  # sparse: slot index -> check << 16 | count
+
+    def observe(self, hashes: Sequence[int]) -> Observation:
+        """Count one new story's clauses; return those that became boilerplate."""
+        promoted = []
+        for clause in hashes:
+            index, check = _slot_of(clause, self.slots_log2)
+            value = self._slots.get(index, 0)
+            new = _step(value, check)
+            self._slots[index] = new
+            if new >> 16 == check and (new & 0xFFFF) == self.min_docs:
+                promoted.append(clause)
+        return Observation(promoted)
+
+    def count(self, clause: int) -> int:
+        index, check = _slot_of(clause, self.slots_log2)
+        value = self._slots.get(index, 0)
+        return value & 0xFFFF if value >> 16 == check else 0
+
+
+def _step(value: int, check: int) -> int:
+    """One clause arriving at a slot holding ``value``."""
+    count = value & 0xFFFF
+    if count == 0:
+        return check << 16 | 1
+    if value >> 16 == check:
+        return value if count == 0xFFFF else value + 1
+    count -= 1
+    return check << 16 | 1 if count == 0 else (value & 0xFFFF0000) | count
+
+
+# KEYS[1] = the slot table (a string of 4-byte big-endian slots); ARGV = min_docs,
+# then (slot index, check) pairs. Returns the positions (1-based pairs) promoted.
+_OBSERVE = """
+local min_docs = tonumber(ARGV[1])
+local promoted = {}
+for i = 2, #ARGV, 2 do
+  local offset = '#' .. ARGV[i]
+  local check = tonumber(ARGV[i + 1])
+  local value = redis.call('BITFIELD', KEYS[1], 'GET', 'u32', offset)[1]
+  local count = value % 65536
+  local owner = math.floor(value / 65536)
+  local new
+  if count == 0 then
+    new = check * 65536 + 1
+  elseif owner == check then
+    if count == 65535 then new = value else new = value + 1 end
+  else
+    count = count - 1
+    if count == 0 then new = check * 65536 + 1 else new = owner * 65536 + count end
+  end
+  redis.call('BITFIELD', KEYS[1], 'SET', 'u32', offset, new)
+  if math.floor(new / 65536) == check and new % 65536 == min_docs then
+    promoted[#promoted + 1] = (i - 2) / 2
+  end
+end
+return promoted
+"""
+
+
+class RedisCounter:
+    """The slot table in one Redis string (``{namespace}:slots``, 4 bytes per slot,
+    allocated as it is written), updated by one script call per story, so every
+    worker counts into the same table and exactly one of them sees a promotion."""
+
+    def __init__(self, client: Any, min_docs: int, slots_log2: int = DEFAULT_SLOTS_LOG2,
+                 namespace: str = "dd:bp") -> None:
+        if min_docs < 2:
+            raise ValueError(f"min_docs must be at least 2, not {min_docs!r}")
+        self.client = client
+        self.min_docs = min_docs
+        self.slots_log2 = slots_log2
+        self.key = f"{namespace}:slots:{slots_log2}"
+        self._script = client.register_script(_OBSERVE)
+
+    def observe(self, hashes: Sequence[int]) -> Observation:
+        if not hashes:
+            return Observation([])
+        args: list[int] = [self.min_docs]
+        for clause in hashes:
+            args.extend(_slot_of(clause, self.slots_log2))
+        positions = self._script(keys=[self.key], args=args)
+        return Observation([hashes[int(p)] for p in positions])
+
+    def count(self, clause: int) -> int:
+        index, check = _slot_of(clause, self.slots_log2)
+        value = int(self.client.execute_command(
+            "BITFIELD", self.key, "GET", "u32", f"#{index}")[0])
+        return value & 0xFFFF if value >> 16 == check else 0
+
+    def clear(self) -> None:
+        self.client.delete(self.key)
+
+
+def clause_texts(body: str, wanted: Iterable[int]) -> dict[int, str]:
+    """The clause text (letters and digits) of each wanted hash found in ``body``: what
+    the admin shows for a promoted clause."""
+    wanted = set(wanted)
+    found: dict[int, str] = {}
+    for key in clauses(body):
+        if len(key) >= MIN_CLAUSE:
+            h = clause_hash(key)
+            if h in wanted and h not in found:
+                found[h] = key
+    return found

@@ -1,0 +1,232 @@
+"""Exact-match keys: a second candidate generator for what SimHash cannot reach.
+
+A repost under another site's header, with an ad block or a cut paragraph, keeps
+most of its sentences *verbatim* while its SimHash moves 9-16 bits (out of the block
+index's reach). A short text (the seed paper's two 30-character lines) has a SimHash
+of a few words, which is noise. Both share exact pieces of text with their original:
+
+* **long bodies**: the clauses (fingerprints/boilerplate.py, boilerplate removed) of
+  at least :data:`MIN_KEY_CLAUSE` letters and digits, hashed to 32 bits; the
+  :data:`QUERY_KEYS` smallest hashes are the article's keys (a consistent sample:
+  a clause that is among the smallest of the original is among the smallest of a
+  repost that kept it, unless the repost is many times longer);
+* **short bodies** (kept whole in ``Features.short_text``): a hash of their first and
+  of their last :data:`EDGE` characters — an edit in the middle keeps one of them.
+
+The :data:`STORED_KEYS` smallest keys of each article are indexed; a new article
+looks up all of its keys. A hit is only a candidate: ``decide`` verifies it exactly
+like a SimHash hit. The index holds 8 bytes per stored key (``<I key><I item id>``)
+in buckets named by the key's top :data:`BUCKET_BITS` bits.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+from .boilerplate import clause_hash, clauses
+
+MIN_KEY_CLAUSE = 10  # letters and digits
+QUERY_KEYS = 16
+STORED_KEYS = 4
+EDGE = 8  # characters of a short body's head and tail
+BUCKET_BITS = 20
+_EDGE_SEED = 0x5E06E
+
+
+def body_keys(body: str, short_text: str) -> bytes:
+    """The keys of a normalized body (boilerplate already removed), as sorted uint32
+    little-endian bytes: the smallest :data:`QUERY_KEYS` clause keys, or the head and
+    tail keys of a short body."""
+    if short_text:
+        if len(short_text) < EDGE:
+            return b""
+        found = {mmh3.hash("^" + short_text[:EDGE], seed=_EDGE_SEED, signed=False),
+                 mmh3.hash(short_text[-EDGE:] + "$", seed=_EDGE_SEED, signed=False)}
+    else:
+        found = {clause_hash(key) >> 32 for key in clauses(body) if len(key) >= MIN_KEY_CLAUSE}
+    if not found:
+        return b""
+    return np.array(sorted(found)[:QUERY_KEYS], dtype="<u4").tobytes()
+
+
+def query_keys(keys: bytes) -> list[int]:
+    """Every key of an article (what it looks up)."""
+    return np.frombuffer(keys, dtype="<u4").tolist()
+
+
+def stored_keys(keys: bytes) -> list[int]:
+    """The keys an article is indexed under (its smallest)."""
+    return np.frombuffer(keys, dtype="<u4")[:STORED_KEYS].tolist()
+
+
+class MemoryKeyIndex:
+    """key -> item ids, in memory (batch runs, benchmarks, tests)."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, list[int]] = {}
+
+    def add(self, item_id: int, keys: Iterable[int]) -> None:
+        for key in keys:
+            self._items.setdefault(key, []).append(item_id)
+
+    def remove(self, item_id: int, keys: Iterable[int]) -> None:
+        for key in keys:
+            items = self._items.get(key)
+            if items and item_id in items:
+                items.remove(item_id)
+
+    def query(self, keys: Iterable[int]) -> set[int]:
+        found: set[int] = set()
+        for key in keys:
+            found.update(self._items.get(key, ()))
+        return found
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+_RECORD = struct.Struct("<II")
+_DTYPE = np.dtype([("key", "<u4"), ("id", "<u4")])
+MAX_ITEM_ID = (1 << 32) - 1
+
+# Remove the 8-byte record ARGV[1] from each bucket KEYS[i] (aligned matches only).
+_REMOVE_LUA = """
+local record = ARGV[1]
+local changed = 0
+for i = 1, #KEYS do
+  local data = redis.call('GET', KEYS[i])
+  if data then
+    local parts, removed = {}, false
+    for pos = 1, string.len(data), 8 do
+      local chunk = string.sub(data, pos, pos + 7)
+      if chunk == record then removed = true else parts[#parts + 1] = chunk end
+    end
+    if removed then
+      changed = changed + 1
+      if #parts == 0 then redis.call('DEL', KEYS[i])
+      else redis.call('SET', KEYS[i], table.concat(parts)) end
+    end
+  end
+end
+return changed
+"""
+
+
+class PendingKeyLookup:
+    """Key lookups of several articles as one ``MGET`` queued on a shared pipeline
+    (:meth:`RedisKeyIndex.plan`)."""
+
+    def __init__(self, index: RedisKeyIndex, groups: Sequence[Sequence[int]]) -> None:
+        self.index = index
+        self.groups = [list(g) for g in groups]
+        buckets = sorted({index.bucket(k) for g in self.groups for k in g})
+        self.buckets = buckets
+        self.queued = False
+
+    def queue(self, pipe: Any) -> None:
+        if self.buckets:
+            pipe.mget([self.index.bucket_key(b) for b in self.buckets])
+            self.queued = True
+
+    def collect(self, replies: Any) -> list[set[int]]:
+        values = next(replies) if self.queued else []
+        records: dict[int, npt.NDArray[Any]] = {}
+        for bucket, value in zip(self.buckets, values, strict=True):
+            if value:
+                records[bucket] = np.frombuffer(value, dtype=_DTYPE)
+        out: list[set[int]] = []
+        for group in self.groups:
+            found: set[int] = set()
+            for key in group:
+                data = records.get(self.index.bucket(key))
+                if data is not None:
+                    found.update(data["id"][data["key"] == key].tolist())
+            out.append(found)
+        return out
+
+
+class RedisKeyIndex:
+    """The key index in Redis, shared by every worker: bucket
+    ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``."""
+
+    def __init__(self, client: Any, namespace: str = "dd:x") -> None:
+        self.client = client
+        self.namespace = namespace
+        self._remove_script: Any = None
+
+    @staticmethod
+    def bucket(key: int) -> int:
+        return key >> (32 - BUCKET_BITS)
+
+    def bucket_key(self, bucket: int) -> str:
+        return f"{self.namespace}:{bucket:05x}"
+
+    def bucket_keys(self, keys: Iterable[int]) -> list[str]:
+        return [self.bucket_key(b) for b in sorted({self.bucket(k) for k in keys})]
+
+    def add_many(self, items: Iterable[tuple[int, Sequence[int]]], pipe: Any = None) -> None:
+        """Index each (item id, stored keys); one pipelined APPEND per record, sent
+        with ``pipe`` when given (the caller executes it), else at once."""
+        own = pipe is None
+        if own:
+            pipe = self.client.pipeline(transaction=False)
+        for item_id, keys in items:
+            if not 0 <= item_id <= MAX_ITEM_ID:
+                raise ValueError(f"item id must fit in 32 bits, not {item_id!r}")
+            for key in keys:
+                pipe.append(self.bucket_key(self.bucket(key)), _RECORD.pack(key, item_id))
+        if own:
+            pipe.execute()
+
+    def remove(self, item_id: int, keys: Sequence[int]) -> None:
+        if self._remove_script is None:
+            self._remove_script = self.client.register_script(_REMOVE_LUA)
+        for key in keys:
+            self._remove_script(keys=[self.bucket_key(self.bucket(key))],
+                                args=[_RECORD.pack(key, item_id)])
+
+    def plan(self, groups: Sequence[Sequence[int]]) -> PendingKeyLookup:
+        return PendingKeyLookup(self, groups)
+
+    def query_many(self, groups: Sequence[Sequence[int]]) -> list[set[int]]:
+        lookup = self.plan(groups)
+        pipe = self.client.pipeline(transaction=False)
+        lookup.queue(pipe)
+        return lookup.collect(iter(pipe.execute()))
+
+    def bulk_load(self, items: Iterable[tuple[int, Sequence[int]]],
+                  keys_per_round_trip: int = 2000) -> int:
+        """Append many items grouped by bucket (``rebuild_index``); returns records."""
+        pairs = [(key, item_id) for item_id, keys in items for key in keys]
+        if not pairs:
+            return 0
+        records = np.array(pairs, dtype=_DTYPE)
+        buckets = records["key"] >> np.uint32(32 - BUCKET_BITS)
+        order = np.argsort(buckets, kind="stable")
+        records, buckets = records[order], buckets[order]
+        starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
+        ends = np.r_[starts[1:], len(buckets)]
+        data = records.tobytes()
+        pipe = self.client.pipeline(transaction=False)
+        for n, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            pipe.append(self.bucket_key(int(buckets[lo])), data[lo * 8 : hi * 8])
+            if (n + 1) % keys_per_round_trip == 0:
+                pipe.execute()
+        pipe.execute()
+        return len(pairs)
+
+    def clear(self) -> None:
+        batch = []
+        for key in self.client.scan_iter(match=f"{self.namespace}:*", count=10_000):
+            batch.append(key)
+            if len(batch) >= 5000:
+                self.client.unlink(*batch)
+                batch = []
+        if batch:
+            self.client.unlink(*batch)

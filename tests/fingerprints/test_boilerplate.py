@@ -1,0 +1,132 @@
+"""Boilerplate learned from the stream, short texts and title-only articles (engine side)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fingerprints.boilerplate import (
+    MemoryCounter,
+    RedisCounter,
+    clause_hash,
+    clause_hashes,
+    clauses,
+    is_only_boilerplate,
+    strip,
+)
+from fingerprints.engine import EngineConfig, extract, verify
+from fingerprints.normalize import normalize
+from fingerprints.shorttext import compare_short
+
+DISCLAIMER = "特别声明：以上文章内容仅代表作者本人观点，不代表新浪看点观点或立场。"
+STORIES = [
+    "南京市鼓楼区今天开展了为期三天的社区消防演练，数百名居民在消防员指导下学习使用灭火器和逃生技巧。",
+    "受持续强降雨影响，长江中游多个水文站水位超过警戒线，防汛部门已启动三级应急响应并加强巡堤查险。",
+    "本届国际马拉松吸引了来自四十多个国家和地区的三万余名选手参赛，赛道沿途设置了二十个补给站。",
+    "市教育局发布通知，今年秋季学期起全市中小学将推行课后延时服务，家长可根据需要自愿选择参加。",
+    "一家新能源汽车企业宣布在本地投资建设电池工厂，项目建成后预计年产值超过百亿元并带动就业。",
+    "博物馆新展出一批唐代出土文物，包括陶俑、铜镜和金银器，展览将持续到明年春节之后结束。",
+]
+
+
+def _bp(min_docs: int = 3) -> frozenset[int]:
+    counter = MemoryCounter(min_docs)
+    learned: set[int] = set()
+    for story in STORIES:
+        learned.update(counter.observe(clause_hashes(normalize(story + DISCLAIMER))).promoted)
+    return frozenset(learned)
+
+
+def test_clauses_split_at_punctuation_escaped_newlines_and_cjk_spaces() -> None:
+    body = normalize("第一句话在这里。第二句，第三句\\n第四句话 第五句话 hello world, again")
+    assert clauses(body) == ["第一句话在这里", "第二句", "第三句", "第四句话",
+                             "第五句话helloworld", "again"]
+    # short clauses (< 6 letters and digits) never count
+    assert len(clause_hashes(body)) == 2
+
+
+def test_a_clause_in_enough_stories_is_learned_and_removed_from_bodies() -> None:
+    learned = _bp(3)
+    wanted = {clause_hash(k) for k in clauses(normalize(DISCLAIMER)) if len(k) >= 6}
+    assert learned == wanted
+    body = normalize(STORIES[0] + DISCLAIMER)
+    # the clauses and the short label before them ("特别声明:") are gone
+    assert strip(body, learned) == normalize(STORIES[0])
+    assert is_only_boilerplate(normalize(DISCLAIMER), learned)
+    assert not is_only_boilerplate(body, learned)
+    # fewer stories than min_docs: nothing learned
+    assert _bp(len(STORIES) + 1) == frozenset()
+
+
+def test_a_story_counts_once_per_call_and_a_rare_clause_gives_way() -> None:
+    counter = MemoryCounter(3, slots_log2=1)  # two slots: every clause collides
+    a, b = (1 << 64) - 2, (1 << 63) - 2  # same slot (even), other check
+    assert counter.observe([a]).promoted == []
+    assert counter.count(a) == 1
+    counter.observe([b])  # another clause in the slot: a's count drops to 0, b takes it
+    assert counter.count(a) == 0 and counter.count(b) == 1
+    counter.observe([b])
+    assert counter.observe([b]).promoted == [b]
+    assert counter.observe([b]).promoted == []  # promoted once, when it reaches min_docs
+    with pytest.raises(ValueError):
+        MemoryCounter(1)
+
+
+def test_the_redis_counter_promotes_exactly_what_the_memory_counter_does(redis_client) -> None:
+    memory = MemoryCounter(3, slots_log2=8)
+    shared = RedisCounter(redis_client, 3, slots_log2=8, namespace="test:bp")
+    import random
+
+    rng = random.Random(7)
+    pool = [rng.getrandbits(64) for _ in range(600)]
+    for _ in range(400):
+        story = rng.sample(pool[:40], 3) + rng.sample(pool, 5)
+        story = list(dict.fromkeys(story))
+        assert shared.observe(story).promoted == memory.observe(story).promoted
+    assert [shared.count(c) for c in pool] == [memory.count(c) for c in pool]
+    shared.clear()
+    assert shared.count(pool[0]) == 0
+
+
+def test_boilerplate_gets_no_weight_in_features() -> None:
+    learned = _bp(3)
+    with_chrome = extract("消防演练", STORIES[0] + DISCLAIMER, boilerplate=learned)
+    plain = extract("消防演练", STORIES[0])
+    assert with_chrome == plain
+    # a body that is only boilerplate has nothing left to fingerprint
+    only = extract("某网友的感想", DISCLAIMER, boilerplate=learned)
+    assert only.content_fp == 0 and only.sketch.shingles == 0
+
+
+def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
+    learned, config = _bp(3), EngineConfig()
+    a = extract("吴卓林欠房租事件引发网友热议", DISCLAIMER, boilerplate=learned)
+    b = extract("新余生活超过十年的最珍贵回忆", DISCLAIMER, boilerplate=learned)
+    assert not verify(a, b, config).ok
+    # without the learned boilerplate the two disclaimers are "copies"
+    assert verify(extract("吴卓林欠房租事件引发网友热议", DISCLAIMER),
+                  extract("新余生活超过十年的最珍贵回忆", DISCLAIMER), config).ok
+    same = extract("吴卓林欠房租事件引发网友热议", "", boilerplate=learned)
+    assert verify(a, same, config).reason == "title-only"
+    other_issue = extract("吴卓林欠房租事件第3集", "")
+    assert not verify(extract("吴卓林欠房租事件第4集", ""), other_issue, config).ok
+    # a generic short title is not enough
+    assert not verify(extract("视频", ""), extract("视频", ""), config).ok
+
+
+def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
+    config = EngineConfig()
+    a = extract("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
+    b = extract("计算机应用和软件2",
+                "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
+    assert verify(a, b, config).reason == "short-edit"
+    bulletin = "北京今日最高气温30度，空气质量良。"
+    for other in ("上海今日最高气温30度，空气质量良。", "北京今日最高气温31度，空气质量良。"):
+        result = verify(extract("天气", bulletin), extract("天气", other), config)
+        assert not result.ok and result.reason.startswith("template")
+
+
+def test_compare_short_tells_edits_from_other_names_and_numbers() -> None:
+    assert compare_short("这是一段测试文本", "这是一段相似的测试文本").conflict == ""
+    assert compare_short("被告人李某犯盗窃罪", "被告人王某犯盗窃罪").conflict == "name"
+    assert compare_short("第3期开奖结果", "第4期开奖结果").conflict == "number"
+    assert compare_short("", "x").similarity == 0.0

@@ -177,3 +177,26 @@ def test_health_reports_the_stores(client, redis_client):
     body = client.get("/api/v1/health").json()
     assert body["ok"] is True
     assert body["database"]["ok"] and body["redis"]["ok"]
+
+
+def test_the_seed_papers_short_pair_shares_a_doc_id(client, auth, run_worker):
+    # the 2018 seed paper's demonstration pair: a SimHash of a few words is noise (14
+    # bits apart here); the key index finds the pair, the short-text rule accepts it
+    post(client, auth, {"nid": "seed-a", "url": "https://a.example/1", "title": "计算机应用与软件",
+                        "content": "海量网络文本去重系统实验测试，这是一段测试文本的内容。"})
+    run_worker()
+    post(client, auth, {"nid": "seed-b", "url": "https://b.example/2", "title": "计算机应用和软件2",
+                        "content": "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。"})
+    run_worker()
+    a = client.get("/api/v1/articles/seed-a", **auth).json()
+    b = client.get("/api/v1/articles/seed-b", **auth).json()
+    assert a["docId"] == b["docId"] and b["duplicate"] is True
+    # the same bulletin for another city is another article
+    post(client, auth, {"nid": "bj", "url": "https://a.example/3", "title": "天气",
+                        "content": "北京今日最高气温30度，空气质量良。"})
+    post(client, auth, {"nid": "sh", "url": "https://a.example/4", "title": "天气",
+                        "content": "上海今日最高气温30度，空气质量良。"})
+    run_worker()
+    bj = client.get("/api/v1/articles/bj", **auth).json()
+    sh = client.get("/api/v1/articles/sh", **auth).json()
+    assert bj["docId"] != sh["docId"]

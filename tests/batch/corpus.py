@@ -45,6 +45,16 @@ MUSEUM = (
 )
 
 
+# A repost under a WeChat account's header and an advertisement, with the library
+# story's sentences verbatim: far in SimHash, found through the key index.
+WECHAT = (
+    "点击上方蓝字关注我们，每天获取城市生活资讯。今日推荐：夏季家装节火热进行中，全场家具五折起，"
+    "凭本号截图到店再享九五折，更有空调冰箱等大家电限时秒杀，名额有限先到先得，"
+    "报名热线见文末。本号长期招募兼职撰稿人和摄影爱好者，欢迎投稿。"
+)
+SEED_A = ("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
+SEED_B = ("计算机应用和软件2", "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
+
 BULLETIN_TITLE = "沪深两市收盘综述"
 
 
@@ -95,17 +105,28 @@ def corpus() -> list[dict[str, Any]]:
                bulletin(12, "3012.45", "上涨0.82%", "2315", 2650, 1210), hotness=3),
         record("bridge-repost-2", "大桥通车 市民登桥留影", BRIDGE + "（完）", hotness=9),
         record("museum-repost", "Printing museum reopens", MUSEUM + " (AP)", hotness=50),
+        record("library-wechat", "下班也能借书了！", WECHAT + LIBRARY[4:] + WECHAT),
+        record("seed-a", *SEED_A),
+        record("seed-b", *SEED_B),
+        record("weather-bj", "天气", "北京今日最高气温30度，空气质量良。"),
+        record("weather-sh", "天气", "上海今日最高气温30度，空气质量良。"),
+        record("farm-video", "黑龙江粮食播种面积稳定在两亿一千万亩以上", ""),
+        record("other-video", "视频：江边夜景灯光秀", ""),
     ]
 
 
 #: The partition the online engine gives (checked against it in test_spark_dedup).
 EXPECTED = {
     frozenset({"bridge-1", "bridge-repost", "bridge-cut", "bridge-repost-2"}),
-    frozenset({"library-1", "library-recrawl"}),
+    frozenset({"library-1", "library-recrawl", "library-wechat"}),
     frozenset({"stock-12", "stock-12-copy"}),
     frozenset({"stock-13"}),
     frozenset({"stock-14"}),
     frozenset({"flood-1", "flood-repost"}),
-    frozenset({"farm-1", "farm-repost"}),
+    frozenset({"farm-1", "farm-repost", "farm-video"}),
+    frozenset({"seed-a", "seed-b"}),
+    frozenset({"weather-bj"}),
+    frozenset({"weather-sh"}),
+    frozenset({"other-video"}),
     frozenset({"museum-1", "museum-cut", "museum-repost"}),
 }

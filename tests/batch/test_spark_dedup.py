@@ -20,9 +20,11 @@ def test_spark_gives_the_in_process_engines_doc_ids(spark_result) -> None:
     out, stats = spark_result
     assert read_mapping(out) == batch.run(corpus()).mapping()
     assert partition(read_mapping(out)) == EXPECTED
-    assert stats["articles"] == 17 and stats["docs"] == len(EXPECTED)
+    assert stats["articles"] == 24 and stats["docs"] == len(EXPECTED)
     assert stats["largestCluster"] == 4
-    assert stats["matchedBy"] == {"None": 8, "title": 7, "content": 1, "url": 1}
+    # content 3: the cut copy, the WeChat repost and the seed pair (the last two
+    # through the key index); title 8 includes the title-only video page
+    assert stats["matchedBy"] == {"None": 12, "title": 8, "content": 3, "url": 1}
 
 
 def test_spark_writes_parquet_with_representatives(spark, spark_result) -> None:

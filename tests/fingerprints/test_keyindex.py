@@ -1,0 +1,60 @@
+"""The key index (fingerprints/keyindex.py): keys of bodies, in memory and in Redis."""
+
+from __future__ import annotations
+
+import random
+
+from fingerprints.engine import extract
+from fingerprints.keyindex import (
+    QUERY_KEYS,
+    STORED_KEYS,
+    MemoryKeyIndex,
+    RedisKeyIndex,
+    query_keys,
+    stored_keys,
+)
+
+STORY = ("市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点。图书馆馆长表示，"
+         "过去一年读者问卷显示超过七成受访者希望在下班后也能借书。此外图书馆还将每月举办两场"
+         "晚间读书会，邀请本地作家和学者与读者交流。馆方提醒夜间时段仅开放一至三层阅览区。")
+HEADER = "点击上方蓝字关注我们，每天获取城市生活资讯。夏季家装节火热进行中全场家具五折起。"
+
+
+def test_a_repost_with_a_header_shares_its_stored_keys() -> None:
+    original = extract("夜间借阅", STORY)
+    repost = extract("下班也能借书", HEADER + STORY + HEADER)
+    assert 0 < len(stored_keys(original.keys)) <= STORED_KEYS
+    assert len(query_keys(repost.keys)) <= QUERY_KEYS
+    assert set(stored_keys(original.keys)) <= set(query_keys(repost.keys))
+    assert query_keys(original.keys) == sorted(query_keys(original.keys))
+    # different stories share no key
+    assert not set(query_keys(extract("x", HEADER).keys)) & set(query_keys(original.keys))
+
+
+def test_short_bodies_are_keyed_by_their_head_and_tail() -> None:
+    a = extract("", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
+    b = extract("", "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
+    assert len(query_keys(a.keys)) == 2
+    assert len(set(query_keys(a.keys)) & set(query_keys(b.keys))) == 1
+    assert extract("", "短文本").keys == b""
+
+
+def test_redis_and_memory_key_indexes_agree(redis_client) -> None:
+    rng = random.Random(3)
+    memory, shared = MemoryKeyIndex(), RedisKeyIndex(redis_client, namespace="test:x")
+    pool = [rng.getrandbits(32) for _ in range(300)]
+    items = [(i, rng.sample(pool, 4)) for i in range(200)]
+    for item_id, keys in items[:100]:
+        memory.add(item_id, keys)
+    shared.add_many(items[:100])
+    for item_id, keys in items[100:]:
+        memory.add(item_id, keys)
+    assert shared.bulk_load(items[100:]) == 400
+    groups = [rng.sample(pool, 8) for _ in range(50)]
+    assert shared.query_many(groups) == [memory.query(g) for g in groups]
+    for item_id, keys in items[::3]:
+        memory.remove(item_id, keys)
+        shared.remove(item_id, keys)
+    assert shared.query_many(groups) == [memory.query(g) for g in groups]
+    shared.clear()
+    assert shared.query_many(groups) == [set() for _ in groups]

@@ -242,7 +242,7 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     default the configuration's; 0 = off): each founded story's clauses are counted,
     promoted clauses are removed from every later article's body before its features
     are extracted. ``use_keys=False`` leaves out the key index (the engine before it)."""
-    from fingerprints.boilerplate import MemoryCounter, clause_hashes, strip
+    from fingerprints.boilerplate import MemoryCounter, story_clauses
     from fingerprints.engine import (
         Candidate,
         EngineConfig,
@@ -293,8 +293,8 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
             doc_key = f"d{i}"
             anchor[doc_key] = i
             if counter is not None:
-                body = strip(normalize(doc.content), frozen)
-                promoted = counter.observe(clause_hashes(body)).promoted
+                _body, hashes = story_clauses(normalize(doc.content), frozen)
+                promoted = counter.observe(hashes).promoted
                 if promoted:
                     boilerplate.update(promoted)
                     frozen = frozenset(boilerplate)

@@ -41,6 +41,11 @@ class EngineConfig:
     title_only_min_chars: int = 6  # ... and both titles at least this many letters/digits
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
+    # the name guard: the same context followed by another person, place or
+    # organisation name (jieba's dictionary tags), in more than this share of the
+    # contexts both texts have, and at least this many
+    name_guard_conflicts: float = 0.3
+    name_guard_min_conflicts: int = 2
     title_min_tokens: int = 2  # a title with fewer informative words has no title_fp
     # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
     # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
@@ -65,7 +70,7 @@ class EngineConfig:
             )
         for name in (
             "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts",
-            "short_edit", "title_only_similarity",
+            "short_edit", "title_only_similarity", "name_guard_conflicts",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -21,19 +21,22 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
-from .boilerplate import strip
+from .boilerplate import strip_with_clauses
 from .config import EngineConfig
 from .features import MAX_KEY_CHARS, Features
 from .ids import splitmix64_finalize
 from .kernel import kernel
 from .keyindex import body_keys
 from .normalize import normalize
+from .shorttext import name_words
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
 from .sketch import sketch_many, sketch_one
 from .stopwords import build_stopwords, is_punctuation_or_space
 from .tokenize import Segmenter, get_segmenter
 
 MAX_NUMBERS = 48
+NAME_FLAG = 0x8000  # numbers in context: the top bit of the value's hash marks a name
+NUMBER_MASK = 0x7FFF
 WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 
 
@@ -44,7 +47,9 @@ WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 def idf_table() -> tuple[dict[str, float], float]:
     """jieba's IDF table (``jieba/analyse/idf.txt``, pinned with jieba 0.42.1) and
     its median, the weight of words it does not list (as jieba's own TF-IDF does)."""
-    text = resources.files("jieba.analyse").joinpath("idf.txt").read_text(encoding="utf-8")
+    # read through the jieba package: importing jieba.analyse would load its
+    # part-of-speech tables and its own IDF table (~0.9 s of a fresh process)
+    text = resources.files("jieba").joinpath("analyse", "idf.txt").read_text(encoding="utf-8")
     table: dict[str, float] = {}
     for line in text.splitlines():
         word, _, value = line.rpartition(" ")
@@ -118,6 +123,7 @@ class _Vocabulary:
     def __init__(self, stopwords: frozenset[str]) -> None:
         self.stopwords = stopwords
         self.idf, self.default_idf = idf_table()
+        self.names = name_words()
         self.hashes = np.zeros(1 << 16, dtype=np.uint64)
         self.weights = np.zeros(1 << 16, dtype=np.int64)
         self.skip = np.zeros(1 << 16, dtype=np.bool_)  # white space or punctuation
@@ -142,7 +148,15 @@ class _Vocabulary:
         if word.isdigit() and word.isascii():
             self.number[i] = True
             digits = word.lstrip("0") or "0"
-            self.number_hash[i] = mmh3.hash(digits, seed=FEATURE_SEED, signed=False) & 0xFFFF
+            self.number_hash[i] = (mmh3.hash(digits, seed=FEATURE_SEED, signed=False)
+                                   & NUMBER_MASK)
+        elif len(word) >= 2 and word in self.names:
+            # a person, place or organisation name: "in context" like a number, marked
+            # by the top bit of its 16-bit hash (the name guard of verify)
+            self.number[i] = True
+            self.number_hash[i] = (NAME_FLAG
+                                   | mmh3.hash(word, seed=FEATURE_SEED, signed=False)
+                                   & NUMBER_MASK)
         self.skip[i] = skip
         self.month[i] = word.lower() in _MONTHS
         if skip or word in self.stopwords:
@@ -383,7 +397,8 @@ def extract_many(
     out: list[Features] = []
     for start in range(0, len(items), batch):
         chunk = items[start : start + batch]
-        bodies = [strip(normalize(content), boilerplate) for _, content in chunk]
+        stripped = [strip_with_clauses(normalize(content), boilerplate) for _, content in chunk]
+        bodies = [body for body, _ in stripped]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
         body_tokens = [segmenter.cut(body) for body in bodies]
         head_tokens = [segmenter.cut(head) if head else [] for head in heads]
@@ -407,7 +422,7 @@ def extract_many(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
                     weak_bits=weak[i], title_key=text_key(heads[i]),
                     short_text=(short := short_key(bodies[i])),
-                    keys=body_keys(bodies[i], short),
+                    keys=body_keys(bodies[i], short, stripped[i][1]),
                 )
             )
     return out
@@ -417,7 +432,7 @@ def _extract_compiled(
     title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig,
     boilerplate: frozenset[int],
 ) -> Features:
-    body = strip(normalize(content), boilerplate)
+    body, body_clauses = strip_with_clauses(normalize(content), boilerplate)
     head = _TITLE_TAG.sub("", normalize(title)) if title else ""
     content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
         segmenter.cut(body), True, WEAK_BITS, True
@@ -431,7 +446,7 @@ def _extract_compiled(
     return Features(
         title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
         weak_bits=weak, title_key=text_key(head), short_text=short,
-        keys=body_keys(body, short),
+        keys=body_keys(body, short, body_clauses),
     )
 
 

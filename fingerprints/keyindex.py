@@ -39,17 +39,20 @@ BUCKET_BITS = 20
 _EDGE_SEED = 0x5E06E
 
 
-def body_keys(body: str, short_text: str) -> bytes:
+def body_keys(body: str, short_text: str, body_clauses: list[str] | None = None) -> bytes:
     """The keys of a normalized body (boilerplate already removed), as sorted uint32
     little-endian bytes: the smallest :data:`QUERY_KEYS` clause keys, or the head and
-    tail keys of a short body."""
+    tail keys of a short body. ``body_clauses``: ``clauses(body)`` when the caller has
+    them already."""
     if short_text:
         if len(short_text) < EDGE:
             return b""
         found = {mmh3.hash("^" + short_text[:EDGE], seed=_EDGE_SEED, signed=False),
                  mmh3.hash(short_text[-EDGE:] + "$", seed=_EDGE_SEED, signed=False)}
     else:
-        found = {clause_hash(key) >> 32 for key in clauses(body) if len(key) >= MIN_KEY_CLAUSE}
+        if body_clauses is None:
+            body_clauses = clauses(body)
+        found = {clause_hash(key) >> 32 for key in body_clauses if len(key) >= MIN_KEY_CLAUSE}
     if not found:
         return b""
     return np.array(sorted(found)[:QUERY_KEYS], dtype="<u4").tobytes()

@@ -33,8 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from .config import EngineConfig
+from .extract import NAME_FLAG
 from .features import Features
 from .shorttext import compare_short
 from .simhash import hamming
@@ -50,12 +52,13 @@ class Verification:
     reason: str  # "copy", "contained", or why it was rejected
 
 
-def number_conflicts(a: Features, b: Features) -> tuple[int, int]:
+def number_conflicts(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
     """(contexts whose numbers differ, contexts both texts have).
 
-    A context is the two letters before a number. The same context with other numbers
-    is the mark of a template (``收盘报3012`` vs ``收盘报2998``); a context only one side
-    has (a dateline a repost dropped, a footer) says nothing.
+    A context is the word before a number. The same context with other numbers is the
+    mark of a template (``收盘报3012`` vs ``收盘报2998``); a context only one side has
+    (a dateline a repost dropped, a footer) says nothing. ``names=True``: the same for
+    the names in context (``被告人 张伟`` vs ``被告人 王芳``) instead of the numbers.
     """
     va = np.frombuffer(a.numbers, dtype="<u4")
     vb = np.frombuffer(b.numbers, dtype="<u4")
@@ -72,6 +75,7 @@ def number_conflicts(a: Features, b: Features) -> tuple[int, int]:
         # a truncated context may have lost some of its numbers: keep whole contexts only
         below = np.uint32((int(cut) >> 16) << 16)
         va, vb = va[va < below], vb[vb < below]
+    va, vb = _split_kinds(va)[int(names)], _split_kinds(vb)[int(names)]
     by_context_a: dict[int, set[int]] = {}
     for value in va.tolist():
         by_context_a.setdefault(value >> 16, set()).add(value & 0xFFFF)
@@ -81,6 +85,13 @@ def number_conflicts(a: Features, b: Features) -> tuple[int, int]:
     shared = by_context_a.keys() & by_context_b.keys()
     conflicts = sum(1 for ctx in shared if not by_context_a[ctx] & by_context_b[ctx])
     return conflicts, len(shared)
+
+
+def _split_kinds(values: npt.NDArray[np.uint32]
+                 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """(numbers, names) of a numbers-in-context array (names carry NAME_FLAG)."""
+    is_name = (values & np.uint32(NAME_FLAG)) != 0
+    return values[~is_name], values[is_name]
 
 
 def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
@@ -138,4 +149,8 @@ def _guarded(
     conflicts, shared = number_conflicts(a, b)
     if conflicts >= config.guard_min_conflicts and conflicts > config.guard_conflicts * shared:
         return result(False, f"template: {conflicts}/{shared} numbers differ")
+    conflicts, shared = number_conflicts(a, b, names=True)
+    if (conflicts >= config.name_guard_min_conflicts
+            and conflicts > config.name_guard_conflicts * shared):
+        return result(False, f"template: {conflicts}/{shared} names differ")
     return result(True, reason)

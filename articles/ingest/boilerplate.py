@@ -25,9 +25,8 @@ from dedupsite import redis_store
 from fingerprints.boilerplate import (
     DEFAULT_SLOTS_LOG2,
     RedisCounter,
-    clause_hashes,
     clause_texts,
-    strip,
+    story_clauses,
 )
 from fingerprints.engine import EngineConfig
 from fingerprints.ids import to_signed
@@ -58,8 +57,8 @@ def _learn(founders: list[Article], config: EngineConfig, known: frozenset[int])
     count = counter(config)
     learned: dict[int, str] = {}
     for article in founders:
-        body = strip(normalize(article.content), known)
-        promoted = count.observe(clause_hashes(body)).promoted
+        body, hashes = story_clauses(normalize(article.content), known)
+        promoted = count.observe(hashes).promoted
         if promoted:
             learned.update(clause_texts(body, promoted))
     if not learned:

@@ -130,3 +130,26 @@ def test_compare_short_tells_edits_from_other_names_and_numbers() -> None:
     assert compare_short("被告人李某犯盗窃罪", "被告人王某犯盗窃罪").conflict == "name"
     assert compare_short("第3期开奖结果", "第4期开奖结果").conflict == "number"
     assert compare_short("", "x").similarity == 0.0
+
+
+TENDER = (
+    "{c}市公共资源交易中心发布中标结果公告。项目名称：{c}市城区道路绿化提升工程施工项目，"
+    "建设地点位于{c}市主城区。招标人为{c}市园林绿化管理局，招标代理机构为{c}市建设工程咨询"
+    "有限公司。本项目采用公开招标方式，共有六家单位参与投标，经评标委员会评审，确定第一中标"
+    "候选人。项目工期为一百八十日历天，质量要求为合格。公示期为三个工作日，投标人或者其他"
+    "利害关系人对评标结果有异议的，应当在公示期内向{c}市公共资源交易中心提出。"
+)
+
+
+def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
+    config = EngineConfig()
+    nanjing = extract("中标结果公告", TENDER.format(c="南京"))
+    hangzhou = extract("中标结果公告", TENDER.format(c="杭州"))
+    result = verify(nanjing, hangzhou, config)
+    assert not result.ok and "names differ" in result.reason
+    # the same notice reposted with a header is still a copy
+    repost = extract("转发：中标结果公告", "来源：网络。" + TENDER.format(c="南京"))
+    assert verify(nanjing, repost, config).ok
+    # the guard counts: with it off (min conflicts above what differs) they would match
+    loose = EngineConfig(name_guard_min_conflicts=50)
+    assert verify(nanjing, hangzhou, loose).ok

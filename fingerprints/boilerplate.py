@@ -129,7 +129,10 @@ def _rebuild(body: str, boilerplate: frozenset[int] | set[int]) -> str:
         breaks.append(match.group())
         last = match.end()
     pieces.append(body[last:])
-    keys = [_NOT_WORD.sub("", piece) for piece in pieces]
+    if "\x00" in body:
+        keys = [_NOT_WORD.sub("", piece) for piece in pieces]
+    else:  # one substitution over the whole text, not one per piece
+        keys = _NOT_WORD_NOR_BREAK.sub("", "\x00".join(pieces)).split("\x00")
     removed = [len(k) >= MIN_CLAUSE and clause_hash(k) in boilerplate for k in keys]
     if not any(removed):
         return body

@@ -95,7 +95,8 @@ class MemoryKeyIndex:
 
 
 _RECORD = struct.Struct("<II")
-_DTYPE = np.dtype([("key", "<u4"), ("id", "<u4")])
+RECORD_DTYPE = np.dtype([("key", "<u4"), ("id", "<u4")])
+_DTYPE = RECORD_DTYPE
 MAX_ITEM_ID = (1 << 32) - 1
 
 # Remove the 8-byte record ARGV[1] from each bucket KEYS[i] (aligned matches only).
@@ -209,7 +210,10 @@ class RedisKeyIndex:
         pairs = [(key, item_id) for item_id, keys in items for key in keys]
         if not pairs:
             return 0
-        records = np.array(pairs, dtype=_DTYPE)
+        return self.load_records(np.array(pairs, dtype=_DTYPE), keys_per_round_trip)
+
+    def load_records(self, records: npt.NDArray[Any], keys_per_round_trip: int = 2000) -> int:
+        """:meth:`bulk_load` from a record array (fields ``key``, ``id``: little-endian uint32, :data:`RECORD_DTYPE`)."""
         buckets = records["key"] >> np.uint32(32 - BUCKET_BITS)
         order = np.argsort(buckets, kind="stable")
         records, buckets = records[order], buckets[order]
@@ -222,7 +226,7 @@ class RedisKeyIndex:
             if (n + 1) % keys_per_round_trip == 0:
                 pipe.execute()
         pipe.execute()
-        return len(pairs)
+        return len(records)
 
     def clear(self) -> None:
         batch = []

@@ -230,8 +230,8 @@ Method = Callable[[list[Doc]], dict[str, str]]
 
 
 def run_engine(docs: Sequence[Doc], config: object = None, *,
-               boilerplate_min_docs: int | None = None, use_keys: bool = True
-               ) -> dict[str, str]:
+               boilerplate_min_docs: int | None = None, use_keys: bool = True,
+               batch: int = 100) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content index with the content fingerprint and its multi-probe
     fingerprints (``content_probes``), the title index with the title fingerprint, hand
@@ -240,12 +240,16 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
 
     Boilerplate is learned as the stream goes, as the workers do (``boilerplate_min_docs``,
     default the configuration's; 0 = off): each founded story's clauses are counted,
-    promoted clauses are removed from every later article's body before its features
-    are extracted. ``use_keys=False`` leaves out the key index (the engine before it)."""
+    promoted clauses are removed from the bodies of later batches before their features
+    are extracted. Features are extracted ``batch`` articles at a time with the
+    boilerplate known when the batch starts, as a worker does with one API request's
+    articles (one job); decisions stay article by article. ``use_keys=False`` leaves out
+    the key index (the engine before it)."""
     from fingerprints.boilerplate import MemoryCounter, story_clauses
     from fingerprints.engine import (
         Candidate,
         EngineConfig,
+        Features,
         content_probes,
         decide,
         extract_many,
@@ -270,11 +274,17 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     # batches up front; the decisions below still run one article at a time.
     extracted = (None if counter else
                  extract_many([(doc.title, doc.content) for doc in docs], cfg))
+    chunk: list[Features] = []
+    known = frozen
     for i, doc in enumerate(docs):
         if extracted is not None:
             new = extracted[i]
         else:
-            new = extract_many([(doc.title, doc.content)], cfg, boilerplate=frozen)[0]
+            if i % batch == 0:
+                known = frozen
+                chunk = extract_many([(d.title, d.content) for d in docs[i : i + batch]], cfg,
+                                     boilerplate=known)
+            new = chunk[i % batch]
         hits: set[int] = set()
         if new.content_fp:
             hits.update(content_index.query_union([new.content_fp, *content_probes(new, cfg)],
@@ -293,7 +303,7 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
             doc_key = f"d{i}"
             anchor[doc_key] = i
             if counter is not None:
-                _body, hashes = story_clauses(normalize(doc.content), frozen)
+                _body, hashes = story_clauses(normalize(doc.content), known)
                 promoted = counter.observe(hashes).promoted
                 if promoted:
                     boilerplate.update(promoted)

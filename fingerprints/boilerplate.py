@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import mmh3
@@ -77,12 +78,29 @@ def clause_hash(key: str) -> int:
     return int(mmh3.hash64(key, seed=CLAUSE_SEED, signed=False)[0])
 
 
+def hashed_clauses(found: Sequence[str]) -> list[int]:
+    """:func:`clause_hash` of each clause long enough to count, 0 for the others
+    (aligned with ``found``)."""
+    h64 = mmh3.hash64
+    return [h64(key, seed=CLAUSE_SEED, signed=False)[0] if len(key) >= MIN_CLAUSE else 0 for key in found]
+
+
 def clause_hashes(body: str, limit: int | None = MAX_CLAUSES) -> list[int]:
     """Distinct hashes of the clauses of a normalized body long enough to count, in
     first-occurrence order (at most ``limit``)."""
-    hashes = dict.fromkeys(
-        clause_hash(key) for key in clauses(body) if len(key) >= MIN_CLAUSE)
+    hashes = dict.fromkeys(h for h in hashed_clauses(clauses(body)) if h)
     return list(hashes)[:limit]
+
+
+@dataclass(frozen=True)
+class Stripped:
+    """A normalized body without its boilerplate, its clauses and their hashes
+    (:func:`hashed_clauses`): split and hashed once, read by the features, the key
+    index and the counting."""
+
+    body: str
+    clauses: tuple[str, ...]
+    hashes: tuple[int, ...]
 
 
 def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
@@ -90,21 +108,32 @@ def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
     """What a new story counts: its normalized ``body`` without the known boilerplate,
     and the distinct hashes of that body's clauses long enough to count (at most
     :data:`MAX_CLAUSES`)."""
-    body, found = strip_with_clauses(body, boilerplate)
-    hashes = dict.fromkeys(clause_hash(key) for key in found if len(key) >= MIN_CLAUSE)
-    return body, list(hashes)[:MAX_CLAUSES]
+    stripped = strip_with_clauses(body, boilerplate)
+    hashes = dict.fromkeys(h for h in stripped.hashes if h)
+    return stripped.body, list(hashes)[:MAX_CLAUSES]
 
 
-def strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]
-                       ) -> tuple[str, list[str]]:
-    """:func:`strip` and the :func:`clauses` of its result, splitting the text once
-    when nothing is removed (the common case)."""
+def strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]) -> Stripped:
+    """:func:`strip`, with the clauses of the result and their hashes, splitting the
+    text once when nothing is removed (the common case). The last few hundred results
+    are kept: a worker counts a new story's clauses right after extracting its
+    features, on the same body and boilerplate."""
+    if isinstance(boilerplate, frozenset):
+        return _strip_cached(body, boilerplate)
+    return _strip_with_clauses(body, boilerplate)
+
+
+def _strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]) -> Stripped:
     found = clauses(body)
-    if boilerplate and not boilerplate.isdisjoint(
-            clause_hash(k) for k in found if len(k) >= MIN_CLAUSE):
+    hashes = hashed_clauses(found)
+    if boilerplate and not boilerplate.isdisjoint(hashes):
         body = _rebuild(body, boilerplate)
         found = clauses(body)
-    return body, found
+        hashes = hashed_clauses(found)
+    return Stripped(body, tuple(found), tuple(hashes))
+
+
+_strip_cached = lru_cache(maxsize=512)(_strip_with_clauses)
 
 
 def strip(body: str, boilerplate: frozenset[int] | set[int]) -> str:
@@ -115,7 +144,7 @@ def strip(body: str, boilerplate: frozenset[int] | set[int]) -> str:
     on either side never join into new shingles that neither text had."""
     if not boilerplate or not body:
         return body
-    if boilerplate.isdisjoint(clause_hashes(body, limit=None)):
+    if boilerplate.isdisjoint(hashed_clauses(clauses(body))):
         return body  # the common case: nothing to remove, no rebuilding
     return _rebuild(body, boilerplate)
 
@@ -277,9 +306,8 @@ def clause_texts(body: str, wanted: Iterable[int]) -> dict[int, str]:
     the admin shows for a promoted clause."""
     wanted = set(wanted)
     found: dict[int, str] = {}
-    for key in clauses(body):
-        if len(key) >= MIN_CLAUSE:
-            h = clause_hash(key)
-            if h in wanted and h not in found:
-                found[h] = key
+    found_clauses = clauses(body)
+    for key, h in zip(found_clauses, hashed_clauses(found_clauses), strict=True):
+        if h in wanted and h not in found:
+            found[h] = key
     return found

@@ -398,7 +398,7 @@ def extract_many(
     for start in range(0, len(items), batch):
         chunk = items[start : start + batch]
         stripped = [strip_with_clauses(normalize(content), boilerplate) for _, content in chunk]
-        bodies = [body for body, _ in stripped]
+        bodies = [item.body for item in stripped]
         heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
         body_tokens = [segmenter.cut(body) for body in bodies]
         head_tokens = [segmenter.cut(head) if head else [] for head in heads]
@@ -422,7 +422,7 @@ def extract_many(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
                     weak_bits=weak[i], title_key=text_key(heads[i]),
                     short_text=(short := short_key(bodies[i])),
-                    keys=body_keys(bodies[i], short, stripped[i][1]),
+                    keys=body_keys(bodies[i], short, (stripped[i].clauses, stripped[i].hashes)),
                 )
             )
     return out
@@ -432,7 +432,8 @@ def _extract_compiled(
     title: str, content: str, segmenter: Segmenter, vocab: _Vocabulary, config: EngineConfig,
     boilerplate: frozenset[int],
 ) -> Features:
-    body, body_clauses = strip_with_clauses(normalize(content), boilerplate)
+    stripped = strip_with_clauses(normalize(content), boilerplate)
+    body = stripped.body
     head = _TITLE_TAG.sub("", normalize(title)) if title else ""
     content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
         segmenter.cut(body), True, WEAK_BITS, True
@@ -446,7 +447,7 @@ def _extract_compiled(
     return Features(
         title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
         weak_bits=weak, title_key=text_key(head), short_text=short,
-        keys=body_keys(body, short, body_clauses),
+        keys=body_keys(body, short, (stripped.clauses, stripped.hashes)),
     )
 
 

@@ -29,7 +29,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
-from .boilerplate import clause_hash, clauses
+from .boilerplate import clauses, hashed_clauses
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -39,20 +39,22 @@ BUCKET_BITS = 20
 _EDGE_SEED = 0x5E06E
 
 
-def body_keys(body: str, short_text: str, body_clauses: list[str] | None = None) -> bytes:
+def body_keys(body: str, short_text: str,
+              hashed: tuple[Sequence[str], Sequence[int]] | None = None) -> bytes:
     """The keys of a normalized body (boilerplate already removed), as sorted uint32
     little-endian bytes: the smallest :data:`QUERY_KEYS` clause keys, or the head and
-    tail keys of a short body. ``body_clauses``: ``clauses(body)`` when the caller has
-    them already."""
+    tail keys of a short body. ``hashed``: the body's clauses and their
+    :func:`~fingerprints.boilerplate.hashed_clauses` when the caller has them already."""
     if short_text:
         if len(short_text) < EDGE:
             return b""
         found = {mmh3.hash("^" + short_text[:EDGE], seed=_EDGE_SEED, signed=False),
                  mmh3.hash(short_text[-EDGE:] + "$", seed=_EDGE_SEED, signed=False)}
     else:
-        if body_clauses is None:
+        if hashed is None:
             body_clauses = clauses(body)
-        found = {clause_hash(key) >> 32 for key in body_clauses if len(key) >= MIN_KEY_CLAUSE}
+            hashed = body_clauses, hashed_clauses(body_clauses)
+        found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
     if not found:
         return b""
     return np.array(sorted(found)[:QUERY_KEYS], dtype="<u4").tobytes()
@@ -213,7 +215,7 @@ class RedisKeyIndex:
         return self.load_records(np.array(pairs, dtype=_DTYPE), keys_per_round_trip)
 
     def load_records(self, records: npt.NDArray[Any], keys_per_round_trip: int = 2000) -> int:
-        """:meth:`bulk_load` from a record array (fields ``key``, ``id``: little-endian uint32, :data:`RECORD_DTYPE`)."""
+        """:meth:`bulk_load` from a record array of :data:`RECORD_DTYPE` (``key``, ``id``)."""
         buckets = records["key"] >> np.uint32(32 - BUCKET_BITS)
         order = np.argsort(buckets, kind="stable")
         records, buckets = records[order], buckets[order]

@@ -16,7 +16,9 @@
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
    a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one
    pipeline); a RedisKeyIndex with 4 random keys per article: bytes per article and the
-   p99 of a 16-key lookup. REDIS_URL (default redis://127.0.0.1:6379/13); only the
+   p99 of a 16-key lookup; the canonical-URL map's bytes per article. An article is in
+   the content and the title block index (same layout, so the block figure counts twice),
+   the key index and the URL map. REDIS_URL (default redis://127.0.0.1:6379/13); only the
    bench namespaces are touched.
 3. All pairs within k=3 among 1M random fingerprints, in memory.
 Exits non-zero when the corpora are missing.
@@ -32,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -182,6 +185,7 @@ def redis_figures(url: str, sizes: list[int], queries: int = 20_000) -> list[lis
             probe_latencies[q] = time.perf_counter() - t
         probe_p50, probe_p99 = np.percentile(probe_latencies, [50, 99]) * 1e3
         key_bytes, key_p99 = key_index_figures(client, size, rng)
+        url_bytes = url_map_figures(client, size, rng)
         calls = stats_after.get("calls", 0) - stats_before.get("calls", 0)
         usec = stats_after.get("usec", 0) - stats_before.get("usec", 0)
         server_us = usec / calls if calls else float("nan")
@@ -190,27 +194,27 @@ def redis_figures(url: str, sizes: list[int], queries: int = 20_000) -> list[lis
             f"{size:,}", f"{p50:.3f}", f"{p99:.3f}", f"{server_us:.1f}",
             f"{(after - before) / size:.0f}", f"{load_seconds:.1f}", f"{hits}/{queries}",
             f"{probe_p50:.3f}", f"{probe_p99:.3f}", f"{key_bytes:.0f}", f"{key_p99:.3f}",
-            f"{(after - before) / size + key_bytes:.0f}",
+            f"{url_bytes:.0f}", f"{2 * (after - before) / size + key_bytes + url_bytes:.0f}",
         ])
         print(f"  redis {size:,}: p50 {p50:.3f} ms p99 {p99:.3f} ms", file=sys.stderr, flush=True)
         index.clear()
     return rows
 
 
-def key_index_figures(client: object, size: int, rng: np.random.Generator,
+def key_index_figures(client: Any, size: int, rng: np.random.Generator,
                       queries: int = 5_000) -> tuple[float, float]:
     """Bytes per article of a key index holding ``size`` articles (STORED_KEYS random
     32-bit keys each), and p99 ms of one article's 16-key lookup (one pipeline)."""
     index = RedisKeyIndex(client, namespace="bench:kx")
     index.clear()
-    before = int(client.info("memory")["used_memory"])  # type: ignore[attr-defined]
+    before = int(client.info("memory")["used_memory"])
     for lo in range(0, size, 1_000_000):
         hi = min(size, lo + 1_000_000)
         records = np.empty((hi - lo) * STORED_KEYS, dtype=RECORD_DTYPE)
         records["key"] = rng.integers(0, 2**32, size=len(records), dtype=np.uint32)
         records["id"] = np.repeat(np.arange(lo, hi, dtype=np.uint32), STORED_KEYS)
         index.load_records(records)
-    after = int(client.info("memory")["used_memory"])  # type: ignore[attr-defined]
+    after = int(client.info("memory")["used_memory"])
     groups = rng.integers(0, 2**32, size=(queries, 16), dtype=np.uint32).tolist()
     latencies = np.empty(queries)
     for q, keys in enumerate(groups):
@@ -219,6 +223,22 @@ def key_index_figures(client: object, size: int, rng: np.random.Generator,
         latencies[q] = time.perf_counter() - t
     index.clear()
     return (after - before) / size, float(np.percentile(latencies, 99) * 1e3)
+
+
+def url_map_figures(client: Any, size: int, rng: np.random.Generator) -> float:
+    """Bytes per article of the canonical-URL map (one hash, 8-byte URL hash -> article
+    id, as ``articles.index.reindex`` writes it)."""
+    key = "bench:url"
+    client.delete(key)
+    before = int(client.info("memory")["used_memory"])
+    hashes = rng.integers(0, 2**63, size=size, dtype=np.int64)
+    for lo in range(0, size, 20_000):
+        fields: dict[bytes, int] = {
+            int(h).to_bytes(8, "big"): lo + n for n, h in enumerate(hashes[lo : lo + 20_000])}
+        client.hset(key, mapping=fields)
+    after = int(client.info("memory")["used_memory"])
+    client.unlink(key)
+    return (after - before) / size
 
 
 def allpairs_figures(size: int = 1_000_000) -> list[list[object]]:
@@ -276,7 +296,8 @@ def main() -> int:
               f"an article), random fingerprints and keys, {url}")
         print(table(["articles", "p50 ms", "p99 ms", "Redis µs/MGET", "block bytes/article",
                      "load s", "hits", "+28 probes p50 ms", "+28 probes p99 ms",
-                     "key bytes/article", "16-key lookup p99 ms", "total bytes/article"],
+                     "key bytes/article", "16-key lookup p99 ms", "URL map bytes/article",
+                     "all indexes bytes/article (2 x block + key + URL)"],
                     redis_figures(url, sizes)))
     return 0
 

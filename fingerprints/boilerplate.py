@@ -82,7 +82,8 @@ def hashed_clauses(found: Sequence[str]) -> list[int]:
     """:func:`clause_hash` of each clause long enough to count, 0 for the others
     (aligned with ``found``)."""
     h64 = mmh3.hash64
-    return [h64(key, seed=CLAUSE_SEED, signed=False)[0] if len(key) >= MIN_CLAUSE else 0 for key in found]
+    return [h64(key, seed=CLAUSE_SEED, signed=False)[0] if len(key) >= MIN_CLAUSE else 0
+            for key in found]
 
 
 def clause_hashes(body: str, limit: int | None = MAX_CLAUSES) -> list[int]:

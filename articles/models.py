@@ -228,6 +228,10 @@ class Article(models.Model):
     title_fp = UnsignedBigIntegerField(null=True, blank=True)
     content_fp = UnsignedBigIntegerField(null=True, blank=True)
     features = models.BinaryField(null=True, blank=True, editable=False)
+    body_cleared_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text=_("When body retention cleared the body (its features are kept)."),
+    )
 
     objects = ArticleQuerySet.as_manager()
 
@@ -270,6 +274,10 @@ class IndexState(models.Model):
     reindex_total = models.PositiveBigIntegerField(default=0)
     reindex_done = models.PositiveBigIntegerField(default=0)
     reindex_error = models.TextField(blank=True, default="")
+    # Body retention (articles/representatives/retention.py): articles received before
+    # this have been examined; the next pass starts here.
+    bodies_examined_through = models.DateTimeField(null=True, blank=True)
+    bodies_examined_id = models.PositiveBigIntegerField(default=0)
 
     @classmethod
     def load(cls) -> IndexState:
@@ -459,7 +467,9 @@ class EngineSettings(models.Model):
     )
     retention_days = models.PositiveIntegerField(
         _("keep non-representative bodies (days)"), default=0,
-        help_text=_("0 keeps every body; otherwise bodies of non-representatives are cleared."),
+        help_text=_("0 keeps every body; otherwise the bodies of articles older than this "
+                    "that are neither their docId's representative nor its founding article "
+                    "are cleared (their fingerprints are kept)."),
     )
     version = models.PositiveIntegerField(default=1, editable=False)
     updated_at = models.DateTimeField(auto_now=True)

@@ -243,14 +243,17 @@ def _comparison(doc: Doc, member: Article | None, config: EngineConfig) -> dict[
     rep = doc.representative
     if member is None or rep is None or member.pk == rep.pk:
         return {"doc": doc, "compare": None}
-    texts = dict(
-        Article.objects.filter(pk__in=[rep.pk, member.pk]).values_list("pk", "content")
-    )
-    rep_text, member_text = texts.get(rep.pk, ""), texts.get(member.pk, "")
+    texts = {pk: (text, cleared is not None) for pk, text, cleared in
+             Article.objects.filter(pk__in=[rep.pk, member.pk])
+             .values_list("pk", "content", "body_cleared_at")}
+    (rep_text, rep_gone), (member_text, member_gone) = (
+        texts.get(rep.pk, ("", False)), texts.get(member.pk, ("", False)))
     return {
         "doc": doc,
         "rep": rep,
         "compare": member,
+        "rep_body_gone": rep_gone,  # body retention cleared it (features kept)
+        "member_body_gone": member_gone,
         "diff": word_diff(rep_text, member_text, config),
         "title_diff": word_diff(rep.title, member.title, config),
         "keywords": shared_keywords(rep.title, rep_text, member.title, member_text,

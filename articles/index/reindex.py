@@ -102,7 +102,7 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
     total = 0
     last_id = since_id
     fields = ("id", "url_hash", "title_fp", "content_fp", "features",
-              *(("title", "content") if recompute else ()))
+              *(("title", "content", "body_cleared_at") if recompute else ()))
     while True:
         rows: list[tuple[Any, ...]] = list(
             done.filter(id__gt=last_id).order_by("id").values_list(*fields)[:CHUNK])
@@ -110,16 +110,20 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
             break
         last_id = rows[-1][0]
         if recompute:
-            feats = extract_many([(r[5], r[6]) for r in rows], config,
+            # An article whose body retention cleared has no text to fingerprint again:
+            # it keeps its stored features and is found by its URL only (its doc's
+            # anchor and representative keep their bodies and are indexed).
+            texts = [r for r in rows if r[7] is None]
+            feats = extract_many([(r[5], r[6]) for r in texts], config,
                                  boilerplate=active_boilerplate())
-            PendingFeatures.objects.filter(article_id__in=[r[0] for r in rows]).delete()
+            PendingFeatures.objects.filter(article_id__in=[r[0] for r in texts]).delete()
             PendingFeatures.objects.bulk_create([
                 PendingFeatures(article_id=r[0], title_fp=_signed(f.title_fp or None),
                                 content_fp=_signed(f.content_fp), features=f.to_bytes())
-                for r, f in zip(rows, feats, strict=True)
+                for r, f in zip(texts, feats, strict=True)
             ])
-            pairs = [(r[0], f.title_fp, f.content_fp) for r, f in zip(rows, feats, strict=True)]
-            stored = [(r[0], stored_keys(f.keys)) for r, f in zip(rows, feats, strict=True)]
+            pairs = [(r[0], f.title_fp, f.content_fp) for r, f in zip(texts, feats, strict=True)]
+            stored = [(r[0], stored_keys(f.keys)) for r, f in zip(texts, feats, strict=True)]
         else:
             pairs = [(r[0], r[2], r[3]) for r in rows]
             stored = [(r[0], stored_keys(Features.from_bytes(bytes(r[4])).keys))

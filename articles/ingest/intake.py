@@ -149,6 +149,7 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
                 api_key=key, actor_label=f"api:{key.name}" if key is not None else "",
             )
             article.status = ArticleStatus.QUEUED
+            article.body_cleared_at = None  # a new text is kept like any new body
             article.save()
             requeue.append(nid)
         queued = [a.nid for a in to_create] + requeue

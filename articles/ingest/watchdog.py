@@ -2,7 +2,8 @@
 
 Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it,
 (2) re-enqueues articles left queued (their job lost with Redis, or never
-run), and (3) re-triggers delivery of pending representative pushes. Several
+run), (3) re-triggers delivery of pending representative pushes, and (4) clears
+a few batches of old bodies when body retention is on. Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -24,14 +25,14 @@ def tick() -> dict[str, int]:
     from articles.index import reindex
     from articles.ingest.intake import requeue_stale
     from articles.models import OutboxStatus, RepresentativeOutbox
-    from articles.representatives import outbox
+    from articles.representatives import outbox, retention
     from dedupsite import redis_store
 
     period = settings.WATCHDOG_SECONDS
     client = redis_store.client()
     if not client.set(redis_store.key("watchdog"), 1, nx=True, ex=max(1, int(period * 0.9))):
         return {}
-    report = {"rebuilt": 0, "requeued": 0, "pushes": 0}
+    report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "bodies_cleared": 0}
     if reindex.active_generation() is None:
         reindex.ensure_index()
         report["rebuilt"] = 1
@@ -44,7 +45,9 @@ def tick() -> dict[str, int]:
                                            created_at__lt=overdue).exists():
         outbox.enqueue_push(now=True)
         report["pushes"] = 1
-    if any(report.values()):
+    # Body retention, a few small batches a tick (articles/representatives/retention.py).
+    report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
+    if any(v for k, v in report.items() if k != "bodies_cleared"):
         log.warning("watchdog: %s", report)
     return report
 

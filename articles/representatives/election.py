@@ -2,8 +2,9 @@
 
 The member with the highest hotness × media weight wins; ties go to the earliest
 (received_at, then id). An editor's choice (Doc.representative_pinned) wins until
-it is undone or that member leaves the doc. Every change is recorded for delivery
-in the same transaction (:mod:`articles.representatives.outbox`).
+it is undone or that member leaves the doc. Members whose body was cleared by body
+retention (:mod:`articles.representatives.retention`) are passed over. Every change
+is recorded for delivery in the same transaction (:mod:`articles.representatives.outbox`).
 """
 
 from __future__ import annotations
@@ -52,15 +53,19 @@ def score(article: Article, weights: dict[str, float]) -> tuple[float, float, in
 def elect(doc: Doc) -> Article | None:
     members = list(
         Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(
-            "id", "nid", "hotness", "media", "received_at"
+            "id", "nid", "hotness", "media", "received_at", "body_cleared_at"
         )
     )
     if not members:
         return None
     if doc.representative_pinned and any(m.pk == doc.representative_id for m in members):
         return next(m for m in members if m.pk == doc.representative_id)
-    weights = media_weights(m.media for m in members)
-    return max(members, key=lambda m: score(m, weights))
+    # A member whose body retention cleared has no text to deliver: it is elected only
+    # when no member has its body (retention never clears the current
+    # representative, so a doc normally has one).
+    kept = [m for m in members if m.body_cleared_at is None] or members
+    weights = media_weights(m.media for m in kept)
+    return max(kept, key=lambda m: score(m, weights))
 
 
 def refresh(doc: Doc) -> None:

@@ -139,7 +139,7 @@ class EngineSettingsAdmin(admin.ModelAdmin):
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",
                                         "review_cluster_size"]}),
-        (_("Retention"), {"fields": ["retention_days"]}),
+        (_("Window and retention"), {"fields": ["index_window_days", "retention_days"]}),
         (_("State"), {"fields": ["version", "updated_at", "index_state"]}),
     ]
 

@@ -465,6 +465,12 @@ class EngineSettings(models.Model):
         help_text=_("A clause seen in this many different stories is boilerplate and no "
                     "longer counts in fingerprints (0 turns learning off; 1 is not allowed)."),
     )
+    index_window_days = models.PositiveIntegerField(
+        _("index window (days)"), default=0,
+        help_text=_("0 keeps every article in the index; otherwise articles received longer "
+                    "ago leave the content, title and key indexes (their docIds stay; their "
+                    "URLs are still recognised)."),
+    )
     retention_days = models.PositiveIntegerField(
         _("keep non-representative bodies (days)"), default=0,
         help_text=_("0 keeps every body; otherwise the bodies of articles older than this "

@@ -106,6 +106,8 @@ RQ_QUEUES = {
 }
 RQ_SHOW_ADMIN_LINK = True
 WATCHDOG_SECONDS = env_int("WATCHDOG_SECONDS", 30)
+# Index window expiry: Redis keys scanned per index namespace per watchdog tick.
+INDEX_EXPIRY_KEYS_PER_TICK = env_int("INDEX_EXPIRY_KEYS_PER_TICK", 5000)
 # Push jobs that deliver representatives in parallel (each owns a slice of the outbox).
 PUSH_JOBS = env_int("PUSH_JOBS", 2)
 # A representative change is pushed after this delay, together with every change made

@@ -296,6 +296,49 @@ return changed
 """
 
 
+# Drop, from each bucket KEYS[i], the records whose item id (a little-endian uint32 at
+# byte ARGV[3] of each ARGV[2]-byte record) is below ARGV[1]: the time window's floor
+# (articles/index/window.py). Buckets left empty are deleted. Returns records dropped.
+EXPIRE_LUA = """
+local floor = tonumber(ARGV[1])
+local size = tonumber(ARGV[2])
+local offset = tonumber(ARGV[3])
+local dropped = 0
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  if redis.call('TYPE', key).ok == 'string' then
+    local data = redis.call('GET', key)
+    local parts = {}
+    local n = 0
+    for pos = 1, string.len(data), size do
+      local id = struct.unpack('<I4', data, pos + offset)
+      if id >= floor then parts[#parts + 1] = string.sub(data, pos, pos + size - 1)
+      else n = n + 1 end
+    end
+    if n > 0 then
+      dropped = dropped + n
+      if #parts == 0 then redis.call('DEL', key)
+      else redis.call('SET', key, table.concat(parts)) end
+    end
+  end
+end
+return dropped
+"""
+
+
+def expire_scan(client: Any, script: Any, cursor: int, match: str, floor: int,
+                record_size: int, id_offset: int, count: int) -> tuple[int, int]:
+    """One step of an incremental expiry pass: ``SCAN`` about ``count`` keys matching
+    ``match`` from ``cursor`` and drop their records below ``floor``. Returns the next
+    cursor (0: the pass is complete) and the records dropped."""
+    cursor, keys = client.scan(cursor=cursor, match=match, count=count)
+    dropped = 0
+    for start in range(0, len(keys), 500):
+        dropped += int(script(keys=keys[start:start + 500],
+                              args=[floor, record_size, id_offset]))
+    return int(cursor), dropped
+
+
 class RedisBlockIndex:
     """The block index in Redis, shared by all workers.
 
@@ -307,9 +350,14 @@ class RedisBlockIndex:
     The client is only used when a method is called: nothing connects at import time.
     """
 
-    def __init__(self, client: Any, k: int = 3, namespace: str = "dd:c") -> None:
+    def __init__(self, client: Any, k: int = 3, namespace: str = "dd:c", *,
+                 floor: int = 0) -> None:
         self.k = _check_k(k)
         self.client = client
+        # Item ids below the floor are out of the time window: never returned, and
+        # dropped from the buckets by :meth:`expire_step`.
+        self.floor = floor
+        self._expire_script: Any = None
         self.namespace = namespace
         self.prefix = f"{namespace}:k{k}"
         self.meta_key = f"{self.prefix}:meta"
@@ -466,6 +514,8 @@ class RedisBlockIndex:
                 fps = records["fp"]
                 probes = np.asarray(group, dtype=np.uint64).reshape(-1, 1)
                 near = (np.bitwise_count(fps[None, :] ^ probes) <= radius).any(axis=0)
+                if self.floor:
+                    near &= records["id"] >= self.floor
                 found = {int(i): int(f)
                          for i, f in zip(records["id"][near], fps[near], strict=True)}
                 hits = [(i, f, ((group[0] ^ f) & MASK64).bit_count()) for i, f in found.items()]
@@ -475,8 +525,8 @@ class RedisBlockIndex:
 
         return PendingLookup(keys, finish)
 
-    @staticmethod
-    def _hits(values: list[bytes | None], fp: int, radius: int) -> list[tuple[int, int, int]]:
+    def _hits(self, values: list[bytes | None], fp: int, radius: int
+              ) -> list[tuple[int, int, int]]:
         data = b"".join(v for v in values if v)
         if not data:
             return []
@@ -484,8 +534,22 @@ class RedisBlockIndex:
         fps = records["fp"]
         distances = np.bitwise_count(fps ^ np.uint64(fp))
         near = distances <= radius
+        if self.floor:
+            near &= records["id"] >= self.floor
         found = {int(i): int(f) for i, f in zip(records["id"][near], fps[near], strict=True)}
         return _finish(found, fp, radius)
+
+    def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
+        """Drop the records of items below ``floor`` from about ``count`` buckets from
+        ``cursor`` on (:func:`expire_scan`); the meta count follows."""
+        if self._expire_script is None:
+            self._expire_script = self.client.register_script(EXPIRE_LUA)
+        cursor, dropped = expire_scan(self.client, self._expire_script, cursor,
+                                      f"{self.prefix}:b*", floor, _RECORD_DTYPE.itemsize,
+                                      8, count)
+        if dropped:
+            self.client.hincrby(self.meta_key, "expired_records", dropped)
+        return cursor, dropped
 
     def clear(self) -> None:
         """Delete every key of this namespace and k (SCAN, so it does not block Redis)."""
@@ -499,8 +563,8 @@ class RedisBlockIndex:
             self.client.delete(*batch)
 
     def __len__(self) -> int:
-        value = self.client.hget(self.meta_key, "count")
-        return int(value) if value else 0
+        count, expired = self.client.hmget(self.meta_key, ["count", "expired_records"])
+        return int(count or 0) - int(expired or 0) // (self.k + 1)
 
     # --- staleness -----------------------------------------------------------------
     def generation(self) -> str | None:
@@ -513,4 +577,4 @@ class RedisBlockIndex:
         self.client.hset(self.meta_key, "generation", generation)
 
     def set_count(self, count: int) -> None:
-        self.client.hset(self.meta_key, "count", count)
+        self.client.hset(self.meta_key, mapping={"count": count, "expired_records": 0})

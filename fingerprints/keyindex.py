@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .boilerplate import clauses, hashed_clauses
+from .index import EXPIRE_LUA, expire_scan
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -152,7 +153,10 @@ class PendingKeyLookup:
             for key in group:
                 data = records.get(self.index.bucket(key))
                 if data is not None:
-                    found.update(data["id"][data["key"] == key].tolist())
+                    wanted = data["key"] == key
+                    if self.index.floor:
+                        wanted &= data["id"] >= self.index.floor
+                    found.update(data["id"][wanted].tolist())
             out.append(found)
         return out
 
@@ -161,10 +165,12 @@ class RedisKeyIndex:
     """The key index in Redis, shared by every worker: bucket
     ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``."""
 
-    def __init__(self, client: Any, namespace: str = "dd:x") -> None:
+    def __init__(self, client: Any, namespace: str = "dd:x", *, floor: int = 0) -> None:
         self.client = client
         self.namespace = namespace
+        self.floor = floor  # item ids below it are out of the time window: not returned
         self._remove_script: Any = None
+        self._expire_script: Any = None
 
     @staticmethod
     def bucket(key: int) -> int:
@@ -229,6 +235,14 @@ class RedisKeyIndex:
                 pipe.execute()
         pipe.execute()
         return len(records)
+
+    def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
+        """Drop the records of items below ``floor`` from about ``count`` buckets from
+        ``cursor`` on (:func:`fingerprints.index.expire_scan`)."""
+        if self._expire_script is None:
+            self._expire_script = self.client.register_script(EXPIRE_LUA)
+        return expire_scan(self.client, self._expire_script, cursor, f"{self.namespace}:*",
+                           floor, RECORD_DTYPE.itemsize, 4, count)
 
     def clear(self) -> None:
         batch = []

@@ -26,6 +26,7 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from articles.index import window
 from articles.index.locks import multi_lock
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
 from articles.tuning.boilerplate import active_boilerplate
@@ -97,6 +98,11 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
     title = RedisBlockIndex(client, k=config.title_k, namespace=names["t"])
     keys = RedisKeyIndex(client, namespace=names["x"])
     done = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
+    # only the time window (articles/index/window.py); the URL map keeps every URL
+    # of the window too, MySQL answers for older ones
+    lowest = window.floor()
+    if lowest:
+        done = done.filter(id__gte=lowest)
     if since_time is not None:
         done = done.filter(processed_at__gte=since_time)
     total = 0

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles.index import reindex
+from articles.index import reindex, window
 from articles.index.locks import StaleValue, multi_lock
 from articles.ingest import boilerplate
 from articles.lib.bulksql import (
@@ -71,16 +71,30 @@ class Indexes:
     urls: str
     generation: str
 
+    floor: int = 0  # the time window (articles/index/window.py): older ids are not found
+
     @classmethod
     def open(cls, config: EngineConfig, generation: str) -> Indexes:
         client = redis_store.client()
         names = reindex.namespaces(generation)
+        floor = window.live_floor()
         return cls(
-            content=RedisBlockIndex(client, k=config.k, namespace=names["c"]),
-            title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
-            keys=RedisKeyIndex(client, namespace=names["x"]),
-            urls=names["u"], generation=generation,
+            content=RedisBlockIndex(client, k=config.k, namespace=names["c"], floor=floor),
+            title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"], floor=floor),
+            keys=RedisKeyIndex(client, namespace=names["x"], floor=floor),
+            urls=names["u"], generation=generation, floor=floor,
         )
+
+    def url_owners(self, hashes: Sequence[int], replies: Sequence[Any]) -> list[int | None]:
+        """The URL map's answers (``HMGET`` ``replies``), completed from MySQL for the
+        URLs it does not hold when a window is on (they may have expired from it)."""
+        owners = [int(v) if v is not None else None for v in replies]
+        if self.floor:
+            missing = [h for h, o in zip(hashes, owners, strict=True) if o is None]
+            older = window.owners_beyond_window(missing)
+            owners = [o if o is not None else older.get(h) for h, o in
+                      zip(hashes, owners, strict=True)]
+        return owners
 
 
 # --- assignment -------------------------------------------------------------
@@ -247,7 +261,7 @@ def _decide_batch(
     title_lookup.queue(pipe)
     key_lookup.queue(pipe)
     replies = iter(pipe.execute())
-    url_hits = next(replies)
+    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], next(replies))
     content_hits = content_lookup.collect(replies)
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
@@ -259,7 +273,7 @@ def _decide_batch(
         ids.update(key_hits[n])
         ids.discard(article.pk)
         hits.append(ids)
-    known_urls = {int(v) for v in url_hits if v is not None}
+    known_urls = {v for v in url_hits if v is not None}
     stored = load_candidates(set().union(*hits) | known_urls)
     by_id = {c.article_id: c for c in stored}
     # The batch itself: articles decided earlier in it are candidates for later ones,
@@ -281,7 +295,7 @@ def _decide_batch(
     for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
                                                              strict=True)):
         decision = None
-        url_owner = int(url_hit) if url_hit is not None else local_urls.get(article.url_hash or 0)
+        url_owner = url_hit if url_hit is not None else local_urls.get(article.url_hash or 0)
         owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
         if owner is not None and url_owner != article.pk:
             decision = Decision(doc_key=owner.doc_key, article_id=owner.article_id,
@@ -516,7 +530,9 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
     indexes = Indexes.open(config, reindex.ensure_index())
     matches: dict[str, dict[str, Any]] = {}
     if url:
-        known = redis_store.client().hget(indexes.urls, _url_field(url_hash(url)))
+        hashed = url_hash(url)
+        known = indexes.url_owners(
+            [hashed], [redis_store.client().hget(indexes.urls, _url_field(hashed))])[0]
         row = (
             Article.objects.filter(pk=int(known), doc__isnull=False)
             .values_list("nid", "doc__doc_id").first() if known is not None else None

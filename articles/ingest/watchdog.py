@@ -2,8 +2,9 @@
 
 Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it,
 (2) re-enqueues articles left queued (their job lost with Redis, or never
-run), (3) re-triggers delivery of pending representative pushes, and (4) clears
-a few batches of old bodies when body retention is on. Several
+run), (3) re-triggers delivery of pending representative pushes, (4) takes a step
+of the index window's expiry pass and (5) clears a few batches of old bodies, when
+the window and body retention are on. Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def tick() -> dict[str, int]:
-    from articles.index import reindex
+    from articles.index import reindex, window
     from articles.ingest.intake import requeue_stale
     from articles.models import OutboxStatus, RepresentativeOutbox
     from articles.representatives import outbox, retention
@@ -32,7 +33,7 @@ def tick() -> dict[str, int]:
     client = redis_store.client()
     if not client.set(redis_store.key("watchdog"), 1, nx=True, ex=max(1, int(period * 0.9))):
         return {}
-    report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "bodies_cleared": 0}
+    report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0}
     if reindex.active_generation() is None:
         reindex.ensure_index()
         report["rebuilt"] = 1
@@ -45,9 +46,15 @@ def tick() -> dict[str, int]:
                                            created_at__lt=overdue).exists():
         outbox.enqueue_push(now=True)
         report["pushes"] = 1
+    # The index's time window: a step of the expiry pass (articles/index/window.py).
+    generation = reindex.active_generation()
+    if generation is not None:
+        dropped = window.expire(generation, reindex.namespaces(generation),
+                                settings.INDEX_EXPIRY_KEYS_PER_TICK)
+        report["expired"] = sum(dropped.values())
     # Body retention, a few small batches a tick (articles/representatives/retention.py).
     report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
-    if any(v for k, v in report.items() if k != "bodies_cleared"):
+    if report["rebuilt"] or report["requeued"] or report["pushes"]:
         log.warning("watchdog: %s", report)
     return report
 

@@ -36,14 +36,16 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     Article.objects.filter(nid="b").update(received_at=timezone.now() - timedelta(minutes=5))
     assert run_worker() == 0
     report = watchdog.tick()
-    assert report == {"rebuilt": 1, "requeued": 1, "pushes": 0, "bodies_cleared": 0}
+    assert report == {"rebuilt": 1, "requeued": 1, "pushes": 0, "expired": 0,
+                      "bodies_cleared": 0}
     run_worker()
     a, b = Article.objects.get(nid="a"), Article.objects.get(nid="b")
     assert b.status == "done" and b.doc_id == a.doc_id
     # One worker per period: a second tick within the period does nothing.
     settings.WATCHDOG_SECONDS = 60
     _allow_a_tick(redis_client)
-    assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0, "bodies_cleared": 0}
+    assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0,
+                               "bodies_cleared": 0}
     assert watchdog.tick() == {}
 
 

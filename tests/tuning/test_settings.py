@@ -50,7 +50,7 @@ def settings_form(**overrides):
     data = {f: getattr(current, f) for f in (
         "k", "title_k", "jaccard", "containment", "short_shingles", "short_jaccard",
         "extra_stopwords", "user_words", "review_distance", "review_similarity",
-        "review_cluster_size", "retention_days", "boilerplate_min_docs")}
+        "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs")}
     if current.hmm:
         data["hmm"] = "on"
     data.update(overrides)

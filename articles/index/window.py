@@ -1,0 +1,122 @@
+"""The index's time window: articles received more than ``index_window_days`` ago
+(``EngineSettings``; 0 = forever) leave the content, title and key indexes.
+
+**The floor.** Article ids grow with arrival, so the window is an id: the *floor* is
+one more than the id of the newest article received before the window's start
+(:func:`floor`, one indexed query on ``received_at``). Every lookup drops records of
+ids below it (``RedisBlockIndex.floor``, ``RedisKeyIndex.floor``), so an article
+leaves the window for every worker at once, without touching Redis. Each process
+re-reads the floor at most every :data:`FLOOR_TTL` seconds; a stale floor is lower,
+never higher, so nothing inside the window is ever hidden.
+
+**Expiry** (:func:`expire`, a few thousand buckets per watchdog tick): an incremental
+``SCAN`` over each index namespace of the active generation, with a Lua script that
+drops, per bucket, the records below the floor. Each bucket is rewritten atomically,
+so concurrent ``APPEND``\\ s are never lost, and only ids below the floor are dropped,
+so a story inside the window is never split. Redis memory in steady state is articles
+per day x window x bytes per article.
+
+**URLs.** The Redis URL map is expired with the window (HSCAN, fields whose article id
+is below the floor), and beyond it a URL is looked up in MySQL's ``url_hash`` index
+(:func:`owners_beyond_window`, one query per batch for the URLs Redis did not know):
+a repost of a known URL joins its docId however old it is. Content, title and keys
+of articles outside the window are not found: a repost of an old story by another URL
+starts a new docId.
+
+``rebuild_index`` (``reindex.build``) loads only the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from cachetools import TTLCache
+from django.db.models import Min
+from django.utils import timezone
+
+from articles.models import Article, ArticleStatus, EngineSettings
+from articles.tuning.state import active_config
+from dedupsite import redis_store
+from fingerprints.index import RedisBlockIndex
+from fingerprints.keyindex import RedisKeyIndex
+
+#: seconds a process keeps the floor before reading it again
+FLOOR_TTL = 30.0
+_floor: TTLCache[str, int] = TTLCache(maxsize=1, ttl=FLOOR_TTL)
+
+
+def window_days() -> int:
+    return int(EngineSettings.objects.filter(pk=1)
+               .values_list("index_window_days", flat=True).first() or 0)
+
+
+def floor(now: datetime | None = None) -> int:
+    """The smallest article id inside the window (0: no window, or nothing outside it)."""
+    days = window_days()
+    if not days:
+        return 0
+    start = (now or timezone.now()) - timedelta(days=days)
+    newest_outside = (Article.objects.filter(received_at__lt=start)
+                      .order_by("-received_at", "-id").values_list("id", flat=True).first())
+    return 0 if newest_outside is None else newest_outside + 1
+
+
+def live_floor() -> int:
+    """:func:`floor`, re-read at most every :data:`FLOOR_TTL` seconds."""
+    value = _floor.get("floor")
+    if value is None:
+        value = _floor["floor"] = floor()
+    return value
+
+
+def forget_floor() -> None:
+    _floor.clear()
+
+
+def owners_beyond_window(hashes: Iterable[int]) -> dict[int, int]:
+    """URL hash -> the first done article with it, from MySQL: the URL rule for the
+    URLs the Redis map no longer holds."""
+    wanted = sorted({h for h in hashes if h})
+    if not wanted:
+        return {}
+    rows = (Article.objects.filter(url_hash__in=wanted, status=ArticleStatus.DONE,
+                                   doc__isnull=False)
+            .values("url_hash").annotate(first=Min("id")).values_list("url_hash", "first"))
+    return {int(h): int(first) for h, first in rows if h is not None and first is not None}
+
+
+def expire(generation: str, names: dict[str, str], keys_per_namespace: int = 5000
+           ) -> dict[str, int]:
+    """One step of the expiry pass over each namespace (``names``:
+    ``reindex.namespaces(generation)``), about ``keys_per_namespace`` keys each; returns
+    the records dropped per namespace. Where each namespace's scan stands is kept in
+    Redis; a pass that wraps around starts again, so records that fall below a later
+    floor go too."""
+    value = floor()
+    if not value:
+        return {}
+    client = redis_store.client()
+    config = active_config()
+    dropped: dict[str, int] = {}
+    indexes: dict[str, Any] = {
+        "c": RedisBlockIndex(client, k=config.k, namespace=names["c"]),
+        "t": RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
+        "x": RedisKeyIndex(client, namespace=names["x"]),
+    }
+    for name, index in indexes.items():
+        cursor_key = redis_store.key("expiry", generation, name)
+        cursor = int(client.get(cursor_key) or 0)
+        cursor, dropped[name] = index.expire_step(cursor, value, keys_per_namespace)
+        client.set(cursor_key, cursor, ex=7 * 86400)
+    cursor_key = redis_store.key("expiry", generation, "u")
+    cursor = int(client.get(cursor_key) or 0)
+    cursor, fields = client.hscan(names["u"], cursor=cursor, count=keys_per_namespace)
+    pairs: dict[Any, Any] = fields  # type: ignore[assignment]  # HSCAN: field -> value
+    old = [field for field, article in pairs.items() if int(article) < value]
+    if old:
+        client.hdel(names["u"], *old)
+    dropped["u"] = len(old)
+    client.set(cursor_key, int(cursor), ex=7 * 86400)
+    return dropped

@@ -299,6 +299,7 @@ return changed
 # Drop, from each bucket KEYS[i], the records whose item id (a little-endian uint32 at
 # byte ARGV[3] of each ARGV[2]-byte record) is below ARGV[1]: the time window's floor
 # (articles/index/window.py). Buckets left empty are deleted. Returns records dropped.
+EXPIRE_KEYS_PER_CALL = 50
 EXPIRE_LUA = """
 local floor = tonumber(ARGV[1])
 local size = tonumber(ARGV[2])
@@ -333,8 +334,9 @@ def expire_scan(client: Any, script: Any, cursor: int, match: str, floor: int,
     cursor (0: the pass is complete) and the records dropped."""
     cursor, keys = client.scan(cursor=cursor, match=match, count=count)
     dropped = 0
-    for start in range(0, len(keys), 500):
-        dropped += int(script(keys=keys[start:start + 500],
+    # a few buckets a script call: Redis serves nothing else while a script runs
+    for start in range(0, len(keys), EXPIRE_KEYS_PER_CALL):
+        dropped += int(script(keys=keys[start:start + EXPIRE_KEYS_PER_CALL],
                               args=[floor, record_size, id_offset]))
     return int(cursor), dropped
 

@@ -327,18 +327,25 @@ return dropped
 """
 
 
+def expire_records(script: Any, keys: Sequence[Any], floor: int, record_size: int,
+                   id_offset: int) -> int:
+    """Drop the records below ``floor`` from the buckets ``keys`` (:data:`EXPIRE_LUA`,
+    :data:`EXPIRE_KEYS_PER_CALL` buckets a call: Redis serves nothing else while a
+    script runs). Returns the records dropped."""
+    dropped = 0
+    for start in range(0, len(keys), EXPIRE_KEYS_PER_CALL):
+        dropped += int(script(keys=keys[start:start + EXPIRE_KEYS_PER_CALL],
+                              args=[floor, record_size, id_offset]))
+    return dropped
+
+
 def expire_scan(client: Any, script: Any, cursor: int, match: str, floor: int,
                 record_size: int, id_offset: int, count: int) -> tuple[int, int]:
     """One step of an incremental expiry pass: ``SCAN`` about ``count`` keys matching
     ``match`` from ``cursor`` and drop their records below ``floor``. Returns the next
     cursor (0: the pass is complete) and the records dropped."""
     cursor, keys = client.scan(cursor=cursor, match=match, count=count)
-    dropped = 0
-    # a few buckets a script call: Redis serves nothing else while a script runs
-    for start in range(0, len(keys), EXPIRE_KEYS_PER_CALL):
-        dropped += int(script(keys=keys[start:start + EXPIRE_KEYS_PER_CALL],
-                              args=[floor, record_size, id_offset]))
-    return int(cursor), dropped
+    return int(cursor), expire_records(script, keys, floor, record_size, id_offset)
 
 
 class RedisBlockIndex:
@@ -544,14 +551,17 @@ class RedisBlockIndex:
     def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
         """Drop the records of items below ``floor`` from about ``count`` buckets from
         ``cursor`` on (:func:`expire_scan`); the meta count follows."""
+        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.prefix}:b*", count=count)
+        return int(cursor), self.expire_keys(keys, floor)
+
+    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped."""
         if self._expire_script is None:
             self._expire_script = self.client.register_script(EXPIRE_LUA)
-        cursor, dropped = expire_scan(self.client, self._expire_script, cursor,
-                                      f"{self.prefix}:b*", floor, _RECORD_DTYPE.itemsize,
-                                      8, count)
+        dropped = expire_records(self._expire_script, keys, floor, _RECORD_DTYPE.itemsize, 8)
         if dropped:
             self.client.hincrby(self.meta_key, "expired_records", dropped)
-        return cursor, dropped
+        return dropped
 
     def clear(self) -> None:
         """Delete every key of this namespace and k (SCAN, so it does not block Redis)."""

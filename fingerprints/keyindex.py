@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .boilerplate import clauses, hashed_clauses
-from .index import EXPIRE_LUA, expire_scan
+from .index import EXPIRE_LUA, expire_records
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -239,10 +239,15 @@ class RedisKeyIndex:
     def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
         """Drop the records of items below ``floor`` from about ``count`` buckets from
         ``cursor`` on (:func:`fingerprints.index.expire_scan`)."""
+        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.namespace}:*",
+                                        count=count)
+        return int(cursor), self.expire_keys(keys, floor)
+
+    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped."""
         if self._expire_script is None:
             self._expire_script = self.client.register_script(EXPIRE_LUA)
-        return expire_scan(self.client, self._expire_script, cursor, f"{self.namespace}:*",
-                           floor, RECORD_DTYPE.itemsize, 4, count)
+        return expire_records(self._expire_script, keys, floor, RECORD_DTYPE.itemsize, 4)
 
     def clear(self) -> None:
         batch = []

@@ -87,36 +87,44 @@ def owners_beyond_window(hashes: Iterable[int]) -> dict[int, int]:
     return {int(h): int(first) for h, first in rows if h is not None and first is not None}
 
 
-def expire(generation: str, names: dict[str, str], keys_per_namespace: int = 5000
+def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
            ) -> dict[str, int]:
-    """One step of the expiry pass over each namespace (``names``:
-    ``reindex.namespaces(generation)``), about ``keys_per_namespace`` keys each; returns
-    the records dropped per namespace. Where each namespace's scan stands is kept in
-    Redis; a pass that wraps around starts again, so records that fall below a later
-    floor go too."""
+    """One step of the expiry pass over the generation's indexes (``names``:
+    ``reindex.namespaces(generation)``): one ``SCAN`` of about ``keys_per_step`` keys
+    whose buckets go to their index's expiry script, and an ``HSCAN`` of as many URL
+    fields. Returns the records dropped per namespace, and ``pass_complete`` = 1 when
+    both scans came back to their start. Where the scans stand is kept in Redis; the
+    next pass starts again, so records that fall below a later floor go too."""
     value = floor()
     if not value:
         return {}
     client = redis_store.client()
     config = active_config()
-    dropped: dict[str, int] = {}
     indexes: dict[str, Any] = {
         "c": RedisBlockIndex(client, k=config.k, namespace=names["c"]),
         "t": RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
         "x": RedisKeyIndex(client, namespace=names["x"]),
     }
-    for name, index in indexes.items():
-        cursor_key = redis_store.key("expiry", generation, name)
-        cursor = int(client.get(cursor_key) or 0)
-        cursor, dropped[name] = index.expire_step(cursor, value, keys_per_namespace)
-        client.set(cursor_key, cursor, ex=7 * 86400)
-    cursor_key = redis_store.key("expiry", generation, "u")
+    prefixes = {name: f"{names[name]}:".encode() for name in indexes}
+    cursor_key = redis_store.key("expiry", generation, "keys")
     cursor = int(client.get(cursor_key) or 0)
-    cursor, fields = client.hscan(names["u"], cursor=cursor, count=keys_per_namespace)
+    # the three namespaces differ in one letter before the generation: one scan
+    pattern = names["c"][: -len(generation) - 2] + "?:" + generation + ":*"
+    cursor, keys = client.scan(cursor=cursor, match=pattern, count=keys_per_step)
+    found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
+    client.set(cursor_key, int(cursor), ex=7 * 86400)
+    dropped: dict[str, int] = {}
+    for name, index in indexes.items():
+        mine = [key for key in found if key.startswith(prefixes[name])]
+        dropped[name] = index.expire_keys(mine, value) if mine else 0
+    url_cursor_key = redis_store.key("expiry", generation, "u")
+    url_cursor = int(client.get(url_cursor_key) or 0)
+    url_cursor, fields = client.hscan(names["u"], cursor=url_cursor, count=keys_per_step)
     pairs: dict[Any, Any] = fields  # type: ignore[assignment]  # HSCAN: field -> value
     old = [field for field, article in pairs.items() if int(article) < value]
     if old:
         client.hdel(names["u"], *old)
     dropped["u"] = len(old)
-    client.set(cursor_key, int(cursor), ex=7 * 86400)
+    client.set(url_cursor_key, int(url_cursor), ex=7 * 86400)
+    dropped["pass_complete"] = int(cursor == 0 and url_cursor == 0)
     return dropped

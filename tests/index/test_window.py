@@ -119,8 +119,8 @@ def test_a_url_older_than_the_window_still_joins_its_doc(client, auth, run_worke
     generation = reindex.active_generation()
     names = reindex.namespaces(generation)
     assert redis_client.hlen(names["u"]) == 1
-    for _ in range(5):
-        window.expire(generation, names)
+    while not window.expire(generation, names)["pass_complete"]:
+        pass
     assert redis_client.hlen(names["u"]) == 0  # expired from Redis with the window
     post(client, auth, "again", OTHER, url="https://n.example/story", title="寒潮")
     run_worker()
@@ -170,7 +170,7 @@ def test_expiry_during_concurrent_ingest_loses_nothing_and_splits_no_story(clien
             generation = reindex.active_generation()
             if generation:
                 passes.append(window.expire(generation, reindex.namespaces(generation),
-                                            keys_per_namespace=200))
+                                            keys_per_step=200))
         connection.close()
 
     thread = threading.Thread(target=expire_loop)
@@ -189,8 +189,8 @@ def test_expiry_during_concurrent_ingest_loses_nothing_and_splits_no_story(clien
     assert fresh.values("doc_id").distinct().count() == 1
     # the out-of-window records are gone from Redis, the window's are all there
     names = reindex.namespaces(reindex.active_generation())
-    for _ in range(20):
-        window.expire(reindex.active_generation(), names)
+    while not window.expire(reindex.active_generation(), names)["pass_complete"]:
+        pass
     ids = set()
     for key in redis_client.scan_iter(f"{names['c']}:*:b*"):
         ids.update(np.frombuffer(redis_client.get(key),

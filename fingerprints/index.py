@@ -299,7 +299,7 @@ return changed
 # Drop, from each bucket KEYS[i], the records whose item id (a little-endian uint32 at
 # byte ARGV[3] of each ARGV[2]-byte record) is below ARGV[1]: the time window's floor
 # (articles/index/window.py). Buckets left empty are deleted. Returns records dropped.
-EXPIRE_KEYS_PER_CALL = 50
+EXPIRE_KEYS_PER_CALL = 10
 EXPIRE_LUA = """
 local floor = tonumber(ARGV[1])
 local size = tonumber(ARGV[2])

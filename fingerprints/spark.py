@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import json
 import os
+import tarfile
 import time
-import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,13 +66,20 @@ class SparkOptions:
 
 
 def package_engine(path: str | Path) -> Path:
-    """Zip the ``fingerprints`` package (code and word lists) for ``--py-files``."""
+    """The ``fingerprints`` package (code, word lists and the compiled C kernel when it
+    is built) as a ``.tar.gz`` for ``spark.archives``: each executor unpacks it into
+    its working directory, where Python imports it (a shared library cannot be
+    imported from a ``--py-files`` zip)."""
     path = Path(path)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+    with tarfile.open(path, "w:gz") as archive:
         for file in sorted((ROOT / "fingerprints").rglob("*")):
             if file.is_file() and "__pycache__" not in file.parts:
-                archive.write(file, file.relative_to(ROOT))
+                archive.add(file, str(file.relative_to(ROOT)))
     return path
+
+
+#: the folder an executor unpacks the engine into (``spark.archives`` alias)
+ENGINE_ALIAS = "dedupsite-engine"
 
 
 def build_session(
@@ -85,9 +92,11 @@ def build_session(
 ) -> SparkSession:
     """A SparkSession whose Python workers can import the engine.
 
-    Local masters get the project on ``PYTHONPATH``; any other master gets the engine
-    zipped and shipped with ``addPyFile`` (the executors need the same Python packages:
-    numpy, mmh3, rjieba, jieba — docs/batch.md).
+    Local masters get the project on ``PYTHONPATH``. Any other master (a standalone
+    ``spark://`` cluster, YARN, Kubernetes) gets the engine shipped: the package with
+    its compiled kernel as an archive every executor unpacks and puts first on its
+    ``PYTHONPATH`` (:func:`package_engine`); the executors' Python needs the engine's
+    dependencies only (numpy, mmh3, rjieba, jieba: docs/batch.md).
     """
     from pyspark.sql import SparkSession
 
@@ -104,18 +113,35 @@ def build_session(
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.default.parallelism", str(partitions))
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
     )
+    if local:
+        builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+    else:
+        import tempfile
+
+        archive = package_engine(Path(tempfile.mkdtemp(prefix="dedupsite-")) / "engine.tar.gz")
+        builder = (builder.config("spark.archives", f"{archive}#{ENGINE_ALIAS}")
+                   .config("spark.executorEnv.PYTHONPATH", ENGINE_ALIAS))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if not local:
-        import tempfile
-
-        target = Path(tempfile.mkdtemp(prefix="dedupsite-")) / "fingerprints.zip"
-        spark.sparkContext.addPyFile(str(package_engine(target)))
     return spark
+
+
+def _engine_of_executor(_rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+    from . import __file__ as package_file
+    from .kernel import kernel
+
+    yield (str(Path(package_file).parent), kernel is not None)
+
+
+def executor_engine(spark: SparkSession) -> list[tuple[str, bool]]:
+    """Where the executors' Python workers imported the engine from, and whether its C
+    kernel loaded there (distinct answers of one task per default partition)."""
+    n = max(1, spark.sparkContext.defaultParallelism)
+    found = spark.sparkContext.parallelize(range(n), n).mapPartitions(_engine_of_executor)
+    return sorted({(str(path), bool(k)) for path, k in found.collect()})
 
 
 def _python() -> str:
@@ -586,6 +612,7 @@ def run_job(
     stats["timings"] = {**timings, "total": round(time.perf_counter() - started, 2)}
     stats["input"] = input_path
     stats["master"] = spark.sparkContext.master
+    stats["executorEngine"] = executor_engine(spark)
     if "://" not in out or out.startswith("file://"):
         local = Path(out.removeprefix("file://"))
         (local / "stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False))

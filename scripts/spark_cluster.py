@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A throwaway Spark standalone cluster on loopback, from the installed pyspark.
+
+    .venv/bin/python scripts/spark_cluster.py start [--workers 2] [--cores 1] [--memory 1g]
+        starts a master and the workers (separate JVMs, each with its own work
+        directory), waits until every worker has registered, prints the master URL
+        (spark://127.0.0.1:PORT) and leaves them running; state in
+        $TMPDIR/dedupsite-spark-cluster-<uid>.json
+    .venv/bin/python scripts/spark_cluster.py stop
+        stops them and deletes their directories.
+
+Then: SPARK_MASTER=spark://127.0.0.1:PORT .venv/bin/python manage.py spark_dedup ...
+(docs/batch.md). The tests start one through :func:`cluster` (tests/batch).
+Needs Java 17+ (``java`` on PATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+STATE = Path(tempfile.gettempdir()) / f"dedupsite-spark-cluster-{os.getuid()}.json"
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _alive_workers(ui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as reply:
+            state = json.load(reply)
+    except OSError:
+        return -1
+    return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+
+def start(workers: int = 2, cores: int = 1, memory: str = "1g",
+          timeout: float = 90.0) -> dict[str, object]:
+    home = spark_home()
+    folder = Path(tempfile.mkdtemp(prefix="dedupsite-spark-cluster-"))
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(folder), "SPARK_WORKER_DIR": str(folder)}
+    port, ui_port = free_port(), free_port()
+    spark_class = str(home / "bin" / "spark-class")
+    pids = []
+    log = (folder / "master.log").open("wb")
+    master = subprocess.Popen(
+        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+         "--port", str(port), "--webui-port", str(ui_port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    pids.append(master.pid)
+    url = f"spark://127.0.0.1:{port}"
+    for n in range(workers):
+        log = (folder / f"worker{n}.log").open("wb")
+        worker = subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+             "--cores", str(cores), "--memory", memory, "--work-dir", str(folder / f"w{n}"),
+             "--webui-port", str(free_port())],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        pids.append(worker.pid)
+    state = {"url": url, "ui_port": ui_port, "pids": pids, "folder": str(folder)}
+    STATE.write_text(json.dumps(state))
+    deadline = time.monotonic() + timeout
+    while _alive_workers(ui_port) < workers:
+        if time.monotonic() > deadline or master.poll() is not None:
+            stop()
+            raise RuntimeError(f"the Spark cluster did not start; logs were in {folder}")
+        time.sleep(0.5)
+    return state
+
+
+def stop() -> None:
+    if not STATE.exists():
+        return
+    state = json.loads(STATE.read_text())
+    for pid in reversed(state["pids"]):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for pid in state["pids"]:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    shutil.rmtree(state["folder"], ignore_errors=True)
+    STATE.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def cluster(workers: int = 2) -> Iterator[str]:
+    """A cluster for the duration of a ``with`` block; yields the master URL."""
+    state = start(workers)
+    try:
+        yield str(state["url"])
+    finally:
+        stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("start")
+    up.add_argument("--workers", type=int, default=2)
+    up.add_argument("--cores", type=int, default=1)
+    up.add_argument("--memory", default="1g")
+    sub.add_parser("stop")
+    args = parser.parse_args()
+    if args.command == "start":
+        print(start(args.workers, args.cores, args.memory)["url"])
+    else:
+        stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,7 +38,6 @@ from articles.representatives import election
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, active_state, active_version
 from dedupsite import redis_store
-from fingerprints.decide import shares_key
 from fingerprints.engine import (
     Candidate,
     Decision,
@@ -286,6 +285,7 @@ def _decide_batch(
         [f.title_fp for _a, f in todo], config.title_k, config.title_radius)
     local: dict[int, Candidate] = {}
     local_urls: dict[int, int] = {}
+    batch_keys: dict[int, list[int]] = {}  # stored key -> positions in the batch so far
     # the anchor of each doc among the candidates (decide() needs it: no chaining)
     anchors: dict[str, list[Candidate]] = {}
     for c in stored:
@@ -304,7 +304,8 @@ def _decide_batch(
             ids = set(ids)
             ids.update(todo[j][0].pk for j in near_content[n] if j < n)
             ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
-            ids.update(todo[j][0].pk for j in range(n) if shares_key(feats, todo[j][1]))
+            ids.update(todo[j][0].pk for key in query_keys(feats.keys)
+                       for j in batch_keys.get(key, ()))
             candidates = [by_id[i] if i in by_id else local[i] for i in ids
                           if i in by_id or i in local]
             docs = {c.doc_key for c in candidates}
@@ -319,6 +320,9 @@ def _decide_batch(
         if decision is None:
             anchors.setdefault(doc_key, []).append(local[article.pk])
         local_urls.setdefault(article.url_hash or 0, article.pk)
+        # what the key index will hold for it: found by later articles of the batch
+        for key in stored_keys(feats.keys):
+            batch_keys.setdefault(key, []).append(n)
     return decisions
 
 

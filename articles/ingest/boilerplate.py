@@ -56,11 +56,11 @@ def learn(founders: Iterable[Article], config: EngineConfig, known: frozenset[in
 def _learn(founders: list[Article], config: EngineConfig, known: frozenset[int]) -> int:
     count = counter(config)
     learned: dict[int, str] = {}
-    for article in founders:
-        body, hashes = story_clauses(normalize(article.content), known)
-        promoted = count.observe(hashes).promoted
-        if promoted:
-            learned.update(clause_texts(body, promoted))
+    stories = [story_clauses(normalize(article.content), known) for article in founders]
+    for (body, _hashes), seen in zip(stories, count.observe_many([h for _b, h in stories]),
+                                     strict=True):
+        if seen.promoted:
+            learned.update(clause_texts(body, seen.promoted))
     if not learned:
         return 0
     switched_off = set(BoilerplateClause.objects.filter(

@@ -83,6 +83,18 @@ def test_the_redis_counter_promotes_exactly_what_the_memory_counter_does(redis_c
         story = list(dict.fromkeys(story))
         assert shared.observe(story).promoted == memory.observe(story).promoted
     assert [shared.count(c) for c in pool] == [memory.count(c) for c in pool]
+    # a worker's batch of stories in one call (split over several calls here) counts
+    # exactly as one call per story does
+    stories = [list(dict.fromkeys(rng.sample(pool[:40], 3) + rng.sample(pool, 5)))
+               for _ in range(200)]
+    batched = shared.observe_many(stories, pairs_per_call=37)
+    assert [o.promoted for o in batched] == [memory.observe(s).promoted for s in stories]
+    assert any(o.promoted for o in batched)
+    assert [shared.count(c) for c in pool] == [memory.count(c) for c in pool]
+    # large calls (the default size: thousands of clauses) count the same
+    big = [[rng.getrandbits(64) for _ in range(256)] + pool[:5] for _ in range(30)]
+    assert ([o.promoted for o in shared.observe_many(big)]
+            == [memory.observe(s).promoted for s in big])
     shared.clear()
     assert shared.count(pool[0]) == 0
 

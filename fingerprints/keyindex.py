@@ -10,8 +10,8 @@ of a few words, which is noise. Both share exact pieces of text with their origi
   :data:`QUERY_KEYS` smallest hashes are the article's keys (a consistent sample:
   a clause that is among the smallest of the original is among the smallest of a
   repost that kept it, unless the repost is many times longer);
-* **short bodies** (kept whole in ``Features.short_text``): a hash of their first and
-  of their last :data:`EDGE` characters — an edit in the middle keeps one of them.
+* **short bodies** (kept whole in ``Features.short_text``): also a hash of their first
+  and of their last :data:`EDGE` characters — an edit in the middle keeps one of them.
 
 The :data:`STORED_KEYS` smallest keys of each article are indexed; a new article
 looks up all of its keys. A hit is only a candidate: ``decide`` verifies it exactly
@@ -43,19 +43,18 @@ _EDGE_SEED = 0x5E06E
 def body_keys(body: str, short_text: str,
               hashed: tuple[Sequence[str], Sequence[int]] | None = None) -> bytes:
     """The keys of a normalized body (boilerplate already removed), as sorted uint32
-    little-endian bytes: the smallest :data:`QUERY_KEYS` clause keys, or the head and
-    tail keys of a short body. ``hashed``: the body's clauses and their
+    little-endian bytes: the smallest :data:`QUERY_KEYS` of its clause keys and, for a
+    short body, of its head and tail keys. ``hashed``: the body's clauses and their
     :func:`~fingerprints.boilerplate.hashed_clauses` when the caller has them already."""
-    if short_text:
-        if len(short_text) < EDGE:
-            return b""
-        found = {mmh3.hash("^" + short_text[:EDGE], seed=_EDGE_SEED, signed=False),
-                 mmh3.hash(short_text[-EDGE:] + "$", seed=_EDGE_SEED, signed=False)}
-    else:
-        if hashed is None:
-            body_clauses = clauses(body)
-            hashed = body_clauses, hashed_clauses(body_clauses)
-        found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
+    if hashed is None:
+        body_clauses = clauses(body)
+        hashed = body_clauses, hashed_clauses(body_clauses)
+    found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
+    if short_text and len(short_text) >= EDGE:
+        # a short body also has its edges: an edit inside its one long clause keeps one;
+        # and its clauses, shared with a longer repost (a byline added in front)
+        found |= {mmh3.hash("^" + short_text[:EDGE], seed=_EDGE_SEED, signed=False),
+                  mmh3.hash(short_text[-EDGE:] + "$", seed=_EDGE_SEED, signed=False)}
     if not found:
         return b""
     return np.array(sorted(found)[:QUERY_KEYS], dtype="<u4").tobytes()

@@ -31,12 +31,22 @@ def test_a_repost_with_a_header_shares_its_stored_keys() -> None:
     assert not set(query_keys(extract("x", HEADER).keys)) & set(query_keys(original.keys))
 
 
-def test_short_bodies_are_keyed_by_their_head_and_tail() -> None:
+def test_short_bodies_are_keyed_by_their_head_and_tail_and_their_clauses() -> None:
     a = extract("", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
     b = extract("", "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
-    assert len(query_keys(a.keys)) == 2
-    assert len(set(query_keys(a.keys)) & set(query_keys(b.keys))) == 1
+    # head, tail, and the two clauses of 10+ characters
+    assert len(query_keys(a.keys)) == 4
+    assert len(set(query_keys(a.keys)) & set(query_keys(b.keys))) == 1  # the head
     assert extract("", "短文本").keys == b""
+    # a short post and its repost with a source line in front (no longer short) share
+    # the clause keys
+    post = "3月27日下午五时左右，两位女学生在万达广场逛街回校途中拍下一名男子的不雅举动，太恶心了！"
+    repost = ("来源：@滨州情报局长，" + post + "本博已私信滨州公安发了车牌号，请大家注意安全，"
+              "女生晚上出门尽量结伴而行，遇到类似情况请第一时间报警并保留证据。")
+    short, longer = extract("", post), extract("", repost)
+    assert short.short_text and not longer.short_text
+    assert set(query_keys(short.keys)) & set(stored_keys(longer.keys))
+    assert set(query_keys(longer.keys)) & set(stored_keys(short.keys))
 
 
 def test_redis_and_memory_key_indexes_agree(redis_client) -> None:

@@ -302,14 +302,15 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
         if decision is None:
             doc_key = f"d{i}"
             anchor[doc_key] = i
-            if counter is not None:
-                _body, hashes = story_clauses(normalize(doc.content), known)
-                promoted = counter.observe(hashes).promoted
-                if promoted:
-                    boilerplate.update(promoted)
-                    frozen = frozenset(boilerplate)
         else:
             doc_key = decision.doc_key
+        # a new story, or a body that is not about its title, counts (as the workers do)
+        if counter is not None and (decision is None or new.off_title):
+            _body, hashes = story_clauses(normalize(doc.content), known)
+            promoted = counter.observe(hashes).promoted
+            if promoted:
+                boilerplate.update(promoted)
+                frozen = frozenset(boilerplate)
         features.append(new)
         doc_of.append(doc_key)
         labels[doc.id] = doc_key

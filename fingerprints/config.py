@@ -39,6 +39,9 @@ class EngineConfig:
     short_edit: float = 0.8  # short bodies kept whole: character edit similarity
     title_only_similarity: float = 0.9  # empty or boilerplate-only body: title similarity
     title_only_min_chars: int = 6  # ... and both titles at least this many letters/digits
+    # two bodies that share no word with their titles (Features.off_title) are compared
+    # as bodies only when their titles are at least this similar; else as title-only
+    off_title_similarity: float = 0.5
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
     # the name guard: the same context followed by another person, place or
@@ -70,7 +73,7 @@ class EngineConfig:
             )
         for name in (
             "jaccard", "copy_containment", "containment", "short_jaccard", "guard_conflicts",
-            "short_edit", "title_only_similarity", "name_guard_conflicts",
+            "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

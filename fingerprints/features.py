@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from .sketch import Sketch
 
-FEATURES_VERSION = 3  # 2: no title key / short text; 1: no weak bits (both still read)
+FEATURES_VERSION = 4  # 3: no flags; 2: no title key / short text; 1: no weak bits (all read)
+OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
 
 
@@ -33,11 +34,16 @@ class Features:
     # hashes of the body (or a short body's head and tail); the first few are indexed,
     # all are looked up. Empty in v1/v2 rows.
     keys: bytes = b""
+    # The body shares no informative word with a title of at least two: a redirect
+    # page, a site footer or a disclaimer crawled as the body (verify's title-only rule
+    # decides two such pages). False in v1-v3 rows.
+    off_title: bool = False
 
     def to_bytes(self) -> bytes:
-        """Version 3: the version-1 layout, ``<B count>`` and the weak-bit positions
+        """Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
         (one byte each; version 2 ends here), then the title key and the short text,
-        each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys."""
+        each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
+        3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`)."""
         head = struct.pack(
             "<BQQIIH",
             FEATURES_VERSION,
@@ -52,16 +58,18 @@ class Features:
             data = text.encode("utf-8")
             tail += struct.pack("<H", len(data)) + data
         tail += struct.pack("<B", len(self.keys) // 4) + self.keys
+        tail += struct.pack("<B", OFF_TITLE if self.off_title else 0)
         return head + self.numbers + self.sketch.to_bytes() + tail
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
-        """Reads versions 3, 2 (no title key or short text: the title-only and
+        """Reads versions 4, 3 (no flags: not off-title), 2 (no title key or short
+        text: the title-only and
         short-text rules see nothing to compare) and 1 (rows written before multi-probe
         lookups: no weak bits, so :func:`content_probes` returns nothing for them)."""
         data = bytes(data)
         version = data[0] if data else None
-        if version not in (1, 2, FEATURES_VERSION):
+        if version not in (1, 2, 3, FEATURES_VERSION):
             raise ValueError(f"unknown features version {version!r}")
         _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
         offset = struct.calcsize("<BQQIIH")
@@ -88,5 +96,11 @@ class Features:
             keys = data[end + 1 : end + 1 + 4 * count]
             if len(keys) != 4 * count:
                 raise ValueError("truncated features (keys)")
+            end += 1 + 4 * count
+        flags = 0
+        if version >= 4:
+            if end >= len(data):
+                raise ValueError("truncated features (flags)")
+            flags = data[end]
         return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
-                   texts[0], texts[1], keys)
+                   texts[0], texts[1], keys, bool(flags & OFF_TITLE))

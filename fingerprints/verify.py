@@ -102,7 +102,10 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
     def result(ok: bool, reason: str) -> Verification:
         return Verification(ok, ov.jaccard, ov.containment, distance, reason)
 
-    if small == 0:
+    if small == 0 or (a.off_title and b.off_title and compare_short(
+            a.title_key, b.title_key).similarity < config.off_title_similarity):
+        # no body, or two bodies about something else than their titles under unrelated
+        # titles (two redirect pages, two disclaimers): only the titles can tell
         return _title_only(a, b, config, result)
     if small < config.short_shingles:
         if ov.jaccard >= config.short_jaccard:

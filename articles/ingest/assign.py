@@ -187,8 +187,11 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         pipe.execute()
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
     # Outside the lock and after the commit: each new story's clauses are counted once.
-    boilerplate.learn([a for (a, _f), d in zip(todo, decisions, strict=True) if d is None],
-                      config, known)
+    # An article whose body is not about its title counts as a story of its own even
+    # when it joined a doc: near-identical redirect pages and disclaimers join each other
+    # and would never be counted otherwise.
+    boilerplate.learn([a for (a, f), d in zip(todo, decisions, strict=True)
+                       if d is None or f.off_title], config, known)
     return [a for a, _f in todo]
 
 

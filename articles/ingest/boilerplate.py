@@ -2,7 +2,9 @@
 
 Counting lives in Redis (:class:`fingerprints.boilerplate.RedisCounter`, one bounded
 slot table for all workers): after a batch is saved, every article that founded a
-story counts its clauses once (:func:`learn`). The worker that sees a clause reach
+story counts its clauses once (:func:`learn`), and so does every article whose body is
+not about its title (``Features.off_title``: it may have joined a doc of look-alike
+redirect pages). The worker that sees a clause reach
 ``boilerplate_min_docs`` writes its :class:`BoilerplateClause` row; every process
 then reads it through ``articles.tuning.boilerplate.active_boilerplate``.
 

@@ -90,6 +90,7 @@ def forget_state() -> None:
     """Read the state again at the next :func:`active_state` (this thread): after this
     process changed it."""
     _cache.state = None
+    _cache.entry = None
 
 
 def _config_of(row: tuple[int, Any] | None) -> EngineConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fingerprints.boilerplate import (
@@ -114,9 +116,14 @@ def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
     a = extract("吴卓林欠房租事件引发网友热议", DISCLAIMER, boilerplate=learned)
     b = extract("新余生活超过十年的最珍贵回忆", DISCLAIMER, boilerplate=learned)
     assert not verify(a, b, config).ok
-    # without the learned boilerplate the two disclaimers are "copies"
-    assert verify(extract("吴卓林欠房租事件引发网友热议", DISCLAIMER),
-                  extract("新余生活超过十年的最珍贵回忆", DISCLAIMER), config).ok
+    # before it is learned, the two disclaimers are copies of each other, but neither
+    # is about its title: under unrelated titles they are told apart by the titles
+    plain_a = extract("吴卓林欠房租事件引发网友热议", DISCLAIMER)
+    plain_b = extract("新余生活超过十年的最珍贵回忆", DISCLAIMER)
+    assert plain_a.off_title and plain_b.off_title
+    assert not verify(plain_a, plain_b, config).ok
+    assert verify(plain_a, plain_b, replace(config, off_title_similarity=0.0)).ok
+    assert not extract("新浪看点发布特别声明", DISCLAIMER).off_title
     same = extract("吴卓林欠房租事件引发网友热议", "", boilerplate=learned)
     assert verify(a, same, config).reason == "title-only"
     other_issue = extract("吴卓林欠房租事件第3集", "")

@@ -63,10 +63,16 @@ def test_no_probes_when_off_empty_or_from_version_1_rows() -> None:
         EngineConfig(probe_bits=5)
 
 
-def test_version_1_and_2_features_are_still_read() -> None:
-    features = extract("统计局：工业生产稳中有升", STORY)
+def test_version_1_2_and_3_features_are_still_read() -> None:
+    features = replace(extract("统计局：工业生产稳中有升", STORY), off_title=True)
     data = features.to_bytes()
-    assert data[0] == 3
+    assert data[0] == 4 and Features.from_bytes(data) == features
+    v3 = b"\x03" + data[1:-1]  # no flags byte
+    assert Features.from_bytes(v3) == replace(features, off_title=False)
+    with pytest.raises(ValueError, match="truncated"):
+        Features.from_bytes(data[:-1])
+    data = data[:-1]
+    features = replace(features, off_title=False)
     texts = (5 + len(features.title_key.encode()) + len(features.short_text.encode())
              + len(features.keys))
     v2 = b"\x02" + data[1 : len(data) - texts]
@@ -79,7 +85,7 @@ def test_version_1_and_2_features_are_still_read() -> None:
     )
     assert content_probes(old, CONFIG) == []
     with pytest.raises(ValueError, match="unknown features version"):
-        Features.from_bytes(b"\x04" + data[1:])
+        Features.from_bytes(b"\x05" + data[1:])
     with pytest.raises((ValueError, struct.error)):
         Features.from_bytes(data[:-3])
 

@@ -8,6 +8,7 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
+from articles.index.reindex import apply_settings
 from articles.models import Article, BoilerplateClause, BoilerplateSource, EngineSettings
 from articles.tuning.boilerplate import active_boilerplate, add_clause
 from fingerprints.boilerplate import clause_hash
@@ -32,6 +33,15 @@ STORIES = [
 ]
 
 
+def min_docs(n):
+    """What saving the admin's settings page does (a new version, applied)."""
+    settings = EngineSettings.load()
+    settings.boilerplate_min_docs = n
+    settings.version += 1
+    settings.save()
+    apply_settings(settings)
+
+
 def post(client, auth, nid, title, content):
     response = client.post("/api/v1/articles", content_type="application/json", **auth,
                            data=json.dumps({"nid": nid, "url": f"https://a.example/{nid}",
@@ -46,14 +56,13 @@ def doc_of(nid):
 
 def test_a_disclaimer_under_five_stories_is_learned_and_stops_merging_stories(
         client, auth, run_worker):
-    settings = EngineSettings.load()
-    settings.boilerplate_min_docs = 5
-    settings.save()
-    # before it is learned, two bodies that are only the disclaimer are "copies"
+    min_docs(5)
+    # before it is learned, two bodies that are only the disclaimer are copies of each
+    # other; neither is about its title, and the titles are unrelated: two items
     post(client, auth, "early-1", "吴卓林欠房租事件引发网友热议", DISCLAIMER)
     post(client, auth, "early-2", "新余生活超过十年的最珍贵回忆", DISCLAIMER)
     run_worker()
-    assert doc_of("early-1") == doc_of("early-2")
+    assert doc_of("early-1") != doc_of("early-2")
     for n, (title, body) in enumerate(STORIES):
         post(client, auth, f"s{n}", title, body + DISCLAIMER)
     run_worker()
@@ -76,10 +85,30 @@ def test_a_disclaimer_under_five_stories_is_learned_and_stops_merging_stories(
     assert len({doc_of(f"s{n}") for n in range(len(STORIES))}) == len(STORIES)
 
 
+REDIRECT = ("正在为您跳转到访问页面，如果您的浏览器没有自动跳转，请检查以下设置。"
+            "请确保浏览器没有禁止发送cookie，请确保浏览器可以正常执行javascript脚本。")
+
+
+def test_pages_whose_body_is_not_about_their_title_count_even_when_they_join(
+        client, auth, run_worker):
+    min_docs(5)
+    # related titles, one redirect page as the body: they join one doc (a copy under
+    # similar titles), and each still counts, so the redirect text is learned
+    for n in range(1, 6):
+        post(client, auth, f"r{n}", f"全市召开第{n}次环境保护工作会议", REDIRECT)
+        run_worker()
+    assert Article.objects.get(nid="r5").matched_by == "content"
+    learned = set(BoilerplateClause.objects.values_list("text", flat=True))
+    assert "请确保浏览器没有禁止发送cookie" in learned
+    # now a redirect page is an empty body: decided by its title alone
+    post(client, auth, "r6", "全市召开第6次环境保护工作会议", REDIRECT)
+    run_worker()
+    assert Article.objects.get(nid="r6").doc_id not in {
+        a.doc_id for a in Article.objects.filter(nid__startswith="r").exclude(nid="r6")}
+
+
 def test_learning_off_learns_nothing(client, auth, run_worker):
-    settings = EngineSettings.load()
-    settings.boilerplate_min_docs = 0
-    settings.save()
+    min_docs(0)
     for n, (title, body) in enumerate(STORIES):
         post(client, auth, f"s{n}", title, body + DISCLAIMER)
     run_worker()

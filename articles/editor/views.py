@@ -254,7 +254,10 @@ def _comparison(doc: Doc, member: Article | None, config: EngineConfig) -> dict[
         "compare": member,
         "rep_body_gone": rep_gone,  # body retention cleared it (features kept)
         "member_body_gone": member_gone,
-        "diff": word_diff(rep_text, member_text, config),
+        # with one body gone there is nothing to compare: each side shown as it is
+        "diff": (word_diff(rep_text, rep_text, config) if member_gone
+                 else word_diff(member_text, member_text, config) if rep_gone
+                 else word_diff(rep_text, member_text, config)),
         "title_diff": word_diff(rep.title, member.title, config),
         "keywords": shared_keywords(rep.title, rep_text, member.title, member_text,
                                     config=config),

@@ -142,6 +142,12 @@ class Doc(models.Model):
     rep_version = models.PositiveBigIntegerField(
         default=0, help_text=_("Bumped on every change the representative store must see.")
     )
+    # db_default: the ingest path and the batch importer insert docs with raw SQL.
+    version = models.PositiveIntegerField(
+        default=0, db_default=0,
+        help_text=_("Bumped by every editor decision on this docId: a page carries the version "
+                    "it showed, and an action on an older one is refused."),
+    )
     size = models.PositiveIntegerField(default=0)
     first_seen = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)

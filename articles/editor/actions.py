@@ -41,6 +41,29 @@ class EditError(ValueError):
     """The action does not apply (e.g. splitting the only member of a doc)."""
 
 
+class StaleVersion(EditError):
+    """The editor acted on a view of the docId older than its current version: someone
+    else decided on it in between. Raised before anything is written."""
+
+    def __init__(self, doc: Doc, expected: int) -> None:
+        super().__init__(f"docId {doc.doc_id} is at version {doc.version}, not {expected}")
+        self.doc_id = doc.doc_id
+        self.expected = expected
+        self.current = doc.version
+
+
+def _check_version(doc: Doc, expected: int | None) -> None:
+    """Optimistic concurrency: `doc` is locked; `expected` is the version the editor's page
+    showed (None: a command or a test that acts on whatever is current)."""
+    if expected is not None and doc.version != expected:
+        raise StaleVersion(doc, expected)
+
+
+def _bump(doc: Doc) -> None:
+    """Count an editor decision on a locked doc (saved with the caller's update_fields)."""
+    doc.version += 1
+
+
 #: Who acts: the request's user (AnonymousUser never passes ``can_edit``), or None for
 #: a command or a test acting without one.
 Actor = User | AnonymousUser | None
@@ -105,7 +128,8 @@ def _leave(doc: Doc, article: Article) -> None:
         )
     if doc.representative_id == article.pk:
         doc.representative_pinned = False
-    doc.save(update_fields=["size", "anchor", "representative_pinned", "updated_at"])
+    doc.save(update_fields=["size", "anchor", "representative_pinned", "version",
+                            "updated_at"])
 
 
 def _place(article: Article, doc: Doc) -> None:
@@ -116,18 +140,28 @@ def _place(article: Article, doc: Doc) -> None:
     article.save(update_fields=["doc", "matched_by", "matched_article", "pinned"])
 
 
-def _locked(article: Article) -> tuple[Article, Doc]:
+def _locked(article: Article, version: int | None) -> tuple[Article, Doc]:
+    """Lock the article and its doc; the doc must be at `version` (when given), and the
+    article still in the doc the editor saw it in."""
+    shown_doc_id = article.doc_id
     article = Article.objects.select_for_update().get(pk=article.pk)
     if article.doc_id is None:
         raise EditError("the article has no docId yet")
-    return article, Doc.objects.select_for_update().get(pk=article.doc_id)
+    doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+    if version is not None and shown_doc_id is not None and article.doc_id != shown_doc_id:
+        # Moved away since the page was read: the page's doc is stale (its version moved on).
+        raise StaleVersion(Doc.objects.get(pk=shown_doc_id), version)
+    _check_version(doc, version)
+    return article, doc
 
 
-def confirm_doc(doc: Doc, user: Actor, note: str = "") -> Doc:
+def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = None) -> Doc:
     with transaction.atomic():
         doc = Doc.objects.select_for_update().get(pk=doc.pk)
+        _check_version(doc, version)
         doc.status = DocStatus.CONFIRMED
-        doc.save(update_fields=["status", "updated_at"])
+        _bump(doc)
+        doc.save(update_fields=["status", "version", "updated_at"])
         nids = _member_nids(doc)
         Article.objects.filter(doc=doc).update(pinned=True)
         if nids:
@@ -137,13 +171,15 @@ def confirm_doc(doc: Doc, user: Actor, note: str = "") -> Doc:
     return doc
 
 
-def split_article(article: Article, user: Actor, note: str = "") -> Doc:
+def split_article(article: Article, user: Actor, note: str = "", *,
+                  version: int | None = None) -> Doc:
     """Take a member out of its doc into a new docId of its own (cannot-link to the rest)."""
     with transaction.atomic():
-        article, old = _locked(article)
+        article, old = _locked(article, version)
         if old.size <= 1:
             raise EditError("the article is the only member of its docId")
         others = _member_nids(old, exclude=article)
+        _bump(old)
         _leave(old, article)
         now = timezone.now()
         new = Doc.objects.create(
@@ -162,19 +198,21 @@ def split_article(article: Article, user: Actor, note: str = "") -> Doc:
 
 
 def move_article(article: Article, target: Doc, user: Actor,
-                 note: str = "") -> Doc:
+                 note: str = "", *, version: int | None = None) -> Doc:
     """Move a member to another docId (must-link there, cannot-link to where it was)."""
     with transaction.atomic():
-        article, old = _locked(article)
+        article, old = _locked(article, version)
         target = Doc.objects.select_for_update().get(pk=target.pk)
         if target.pk == old.pk:
             raise EditError("the article is already in that docId")
         others = _member_nids(old, exclude=article)
+        _bump(old)
         _leave(old, article)
         _place(article, target)
         target.size += 1
         target.last_seen = max(target.last_seen, article.received_at)
-        target.save(update_fields=["size", "last_seen", "updated_at"])
+        _bump(target)
+        target.save(update_fields=["size", "last_seen", "version", "updated_at"])
         _link(LinkKind.CANNOT, article.nid, others, user)
         _link(LinkKind.MUST, article.nid, _member_nids(target, exclude=article), user)
         election.refresh(old)
@@ -184,7 +222,8 @@ def move_article(article: Article, target: Doc, user: Actor,
     return target
 
 
-def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "") -> Doc:
+def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
+               version: int | None = None) -> Doc:
     """Merge every member of `source` into `target`; `source` is left empty."""
     if source.pk == target.pk:
         raise EditError("a docId cannot be merged into itself")
@@ -192,6 +231,9 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "") -> Doc:
         first, second = sorted([source.pk, target.pk])
         locked = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=[first, second])}
         source, target = locked[source.pk], locked[target.pk]
+        _check_version(source, version)
+        if source.size == 0:
+            raise EditError("the docId has no articles to merge")
         moving = _member_nids(source)
         staying = _member_nids(target)
         Article.objects.filter(doc=source).update(doc=target, pinned=True)
@@ -201,11 +243,15 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "") -> Doc:
         target.first_seen = min(target.first_seen, source.first_seen)
         target.last_seen = max(target.last_seen, source.last_seen)
         target.status = DocStatus.CONFIRMED
-        target.save(update_fields=["size", "first_seen", "last_seen", "status", "updated_at"])
+        _bump(target)
+        target.save(update_fields=["size", "first_seen", "last_seen", "status", "version",
+                                   "updated_at"])
         source.size = 0
         source.anchor = None
         source.representative_pinned = False
-        source.save(update_fields=["size", "anchor", "representative_pinned", "updated_at"])
+        _bump(source)
+        source.save(update_fields=["size", "anchor", "representative_pinned", "version",
+                                   "updated_at"])
         if moving and staying:
             for nid in moving:
                 _link(LinkKind.MUST, nid, [staying[0]], user)
@@ -218,24 +264,29 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "") -> Doc:
 
 
 def choose_representative(article: Article, user: Actor,
-                          note: str = "") -> Doc:
+                          note: str = "", *, version: int | None = None) -> Doc:
     """An editor's choice of representative; it wins over hotness until undone."""
     with transaction.atomic():
-        article, doc = _locked(article)
+        article, doc = _locked(article, version)
         doc.representative = article
         doc.representative_pinned = True
-        doc.save(update_fields=["representative", "representative_pinned", "updated_at"])
+        _bump(doc)
+        doc.save(update_fields=["representative", "representative_pinned", "version",
+                                "updated_at"])
         election.refresh(doc)
         _audit(user, "representative", doc, article.nid, note)
     return doc
 
 
-def release_representative(doc: Doc, user: Actor, note: str = "") -> Doc:
+def release_representative(doc: Doc, user: Actor, note: str = "", *,
+                           version: int | None = None) -> Doc:
     """Undo an editor's choice: the hottest member is elected again."""
     with transaction.atomic():
         doc = Doc.objects.select_for_update().get(pk=doc.pk)
+        _check_version(doc, version)
         doc.representative_pinned = False
-        doc.save(update_fields=["representative_pinned", "updated_at"])
+        _bump(doc)
+        doc.save(update_fields=["representative_pinned", "version", "updated_at"])
         election.refresh(doc)
         _audit(user, "representative_released", doc, note=note)
     return doc
@@ -249,6 +300,7 @@ def flag_for_review(doc_ids: Iterable[str], user: Actor, note: str = "") -> int:
                                                            status=DocStatus.AUTO))
         for doc in docs:
             doc.status = DocStatus.NEEDS_REVIEW
-            doc.save(update_fields=["status", "updated_at"])
+            _bump(doc)
+            doc.save(update_fields=["status", "version", "updated_at"])
             _audit(user, "flag_for_review", doc, note=note)
     return len(docs)

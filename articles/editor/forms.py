@@ -88,6 +88,13 @@ def _looks_like_doc_id(text: str) -> bool:
 
 class NoteForm(forms.Form):
     note = forms.CharField(required=False, max_length=2000, label=_("Note (optional)"))
+    # The docId's version the page showed (Doc.version): an action on an older view is
+    # refused rather than applied over another editor's decision.
+    version = forms.IntegerField(
+        min_value=0, widget=forms.HiddenInput,
+        error_messages={"required": _("This page is out of date: reload it and try again."),
+                        "invalid": _("This page is out of date: reload it and try again.")},
+    )
 
 
 class MemberForm(NoteForm):

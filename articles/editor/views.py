@@ -46,7 +46,7 @@ from articles.editor.forms import (
     TargetForm,
 )
 from articles.models import Article, ArticleStatus, AuditEntry, Doc
-from articles.templatetags.dashboard import http_url
+from articles.templatetags.dashboard import action_label, http_url
 from articles.tuning.state import active_config
 from fingerprints.engine import EngineConfig, Features
 from fingerprints.simhash import hamming
@@ -306,6 +306,7 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
         "audit": AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES],
         "merge_query": merge_query,
         "merge_results": _merge_targets(doc, merge_query),
+        "version": doc.version,
         "merged_into": _merged_into(doc) if doc.size == 0 else "",
         "note_form": NoteForm(),
     })
@@ -327,9 +328,12 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
         return _render(request, "articles/_diff.html", _comparison(doc, member, active_config()))
     if target == "merge-results":
         query = request.GET.get("merge_q", "")
+        # The results' merge buttons carry the version of the page that searched, not
+        # the current one: merging from a stale page must be refused like any action.
         return _render(request, "articles/cluster_detail.html#merge-results",
                        {"doc": doc, "merge_query": query,
-                        "merge_results": _merge_targets(doc, query)})
+                        "merge_results": _merge_targets(doc, query),
+                        "version": _position(request.GET.get("version", str(doc.version)))})
     template = "articles/cluster_detail.html"
     if target == "cluster-body":
         template += "#cluster-body"
@@ -346,7 +350,7 @@ def _review_response(request: HttpRequest, position: int, fragment: bool) -> Htt
     ids = review.most_doubtful(queue, REVIEW_ITEMS)
     loaded = Article.objects.select_related("doc", "doc__representative").only(
         "id", "nid", "title", "media", "hotness", "received_at", "matched_by", "distance",
-        "similarity", "doc__doc_id", "doc__size", "doc__status",
+        "similarity", "doc__doc_id", "doc__size", "doc__status", "doc__version",
         "doc__representative__nid", "doc__representative__title",
         "doc__representative__media",
     ).in_bulk(ids)
@@ -415,9 +419,24 @@ def _member(doc: Doc, nid: str) -> Article:
     return article
 
 
+def _conflict_message(doc_id: str) -> str:
+    """Why a stale action was refused: who changed the docId last, and how."""
+    latest = AuditEntry.objects.filter(doc_id=doc_id).first()
+    if latest is None:
+        return _("This cluster changed after you opened it. Nothing was changed: here it is "
+                 "as it is now; check it and try again.")
+    return _("%(who)s changed this cluster (%(what)s) after you opened it. Nothing was "
+             "changed: here it is as it is now; check it and try again.") % {
+        "who": latest.actor_label or _("system"), "what": action_label(latest.action)}
+
+
 def _action(form_class: type[NoteForm],
             run: Callable[[HttpRequest, Doc, dict[str, Any]], Doc]) -> View:
-    """An action view: validate the form, call the service, report, land somewhere."""
+    """An action view: validate the form, call the service, report, land somewhere.
+
+    The form carries the docId's version the page showed: when another editor decided on
+    the docId since, the action is refused (checked here, then again under the row lock
+    in the service) and the editor lands on the current state with a warning."""
 
     @editor_required
     def view(request: HttpRequest, doc_id: str) -> HttpResponse:
@@ -426,7 +445,11 @@ def _action(form_class: type[NoteForm],
         form = form_class(request.POST)
         if form.is_valid():
             try:
+                if form.cleaned_data["version"] != doc.version:
+                    raise actions.StaleVersion(doc, form.cleaned_data["version"])
                 shown = run(request, doc, form.cleaned_data)
+            except actions.StaleVersion as exc:
+                messages.warning(request, _conflict_message(exc.doc_id))
             except actions.EditError as exc:
                 messages.error(request, str(exc))
         else:
@@ -438,14 +461,14 @@ def _action(form_class: type[NoteForm],
 
 
 def _confirm(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
-    actions.confirm_doc(doc, request.user, data["note"])
+    actions.confirm_doc(doc, request.user, data["note"], version=data["version"])
     messages.success(request, _("Confirmed docId %(doc_id)s.") % {"doc_id": doc.doc_id})
     return doc
 
 
 def _split(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     article = _member(doc, data["nid"])
-    new = actions.split_article(article, request.user, data["note"])
+    new = actions.split_article(article, request.user, data["note"], version=data["version"])
     messages.success(request, _("Split %(nid)s out into the new docId %(doc_id)s.")
                      % {"nid": article.nid, "doc_id": new.doc_id})
     return doc
@@ -454,7 +477,8 @@ def _split(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
 def _move(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     article = _member(doc, data["nid"])
     target = data["target"]
-    actions.move_article(article, target, request.user, data["note"])
+    actions.move_article(article, target, request.user, data["note"],
+                         version=data["version"])
     messages.success(request, _("Moved %(nid)s to docId %(doc_id)s.")
                      % {"nid": article.nid, "doc_id": target.doc_id})
     doc.refresh_from_db(fields=["size"])
@@ -463,7 +487,7 @@ def _move(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
 
 def _merge(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     target = data["target"]
-    actions.merge_docs(doc, target, request.user, data["note"])
+    actions.merge_docs(doc, target, request.user, data["note"], version=data["version"])
     messages.success(request, _("Merged docId %(source)s into %(target)s.")
                      % {"source": doc.doc_id, "target": target.doc_id})
     return target
@@ -471,13 +495,15 @@ def _merge(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
 
 def _representative(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     article = _member(doc, data["nid"])
-    actions.choose_representative(article, request.user, data["note"])
+    actions.choose_representative(article, request.user, data["note"],
+                                  version=data["version"])
     messages.success(request, _("%(nid)s is now the representative.") % {"nid": article.nid})
     return doc
 
 
 def _release(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
-    actions.release_representative(doc, request.user, data["note"])
+    actions.release_representative(doc, request.user, data["note"],
+                                   version=data["version"])
     messages.success(request, _("The representative is elected by hotness again."))
     return doc
 

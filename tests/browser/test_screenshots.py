@@ -94,3 +94,21 @@ def test_admin_and_stats_screenshots(page, live_server, sample, editor, language
     page.click("input[name=_preview]")
     page.wait_for_url("**/enginesettings/preview/")
     shoot(page, f"settings-preview-{language}.png", full_page=True)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_conflict_screenshot(page, live_server, sample, editor, language):
+    """Two editors at once: the page an editor sees when another decided first."""
+    from django.contrib.auth.models import User
+
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    log_in(page, "editor", f"/clusters/{sample.doc_id}/")
+    other = User.objects.create_user("wang", password="x" * 12)
+    member = Article.objects.filter(doc=sample).exclude(pk=sample.representative_id).first()
+    assert member is not None
+    actions.split_article(member, other, "another event")  # decided in another browser
+    page.locator("[data-action=confirm]").click()  # on the stale page
+    page.locator(".message.warning").wait_for()
+    shoot(page, f"conflict-{language}.png")

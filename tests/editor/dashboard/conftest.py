@@ -100,3 +100,8 @@ def login(client: Client, user: User) -> Client:
 
 def doc_of(nid: str) -> Doc:
     return Article.objects.select_related("doc").get(nid=nid).doc
+
+
+def at_version(doc: Doc, **data: str) -> dict[str, str | int]:
+    """An action's form data as the cluster page sends it: with the docId's current version."""
+    return {**data, "version": Doc.objects.get(pk=doc.pk).version}

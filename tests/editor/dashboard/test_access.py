@@ -79,9 +79,11 @@ def test_an_action_without_the_csrf_token_is_refused(corpus, editor):
     assert doc_of("river-1").status != DocStatus.CONFIRMED
     page = browser.get(f"/clusters/{corpus['river'].doc_id}/").content.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    assert browser.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
+    assert browser.post(url, {"csrfmiddlewaretoken": token,
+                               "version": corpus["river"].version}).status_code == 302
     assert doc_of("river-1").status == DocStatus.CONFIRMED
     # htmx sends the token in a header, from the body's hx-headers.
     header = re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)
-    response = browser.post(url, HTTP_X_CSRFTOKEN=header, **htmx("cluster-body"))
+    response = browser.post(url, {"version": corpus["river"].version + 1},
+                           HTTP_X_CSRFTOKEN=header, **htmx("cluster-body"))
     assert response.status_code == 200

@@ -6,7 +6,7 @@ import pytest
 
 from articles.models import Article, AuditEntry, DocStatus, EditorLink, LinkKind
 
-from .conftest import doc_of, htmx, login
+from .conftest import at_version, doc_of, htmx, login
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,8 @@ pytestmark = pytest.mark.django_db
 def test_confirm_marks_the_doc_confirmed_pins_its_members_and_is_audited(client, corpus, editor):
     login(client, editor)
     doc = corpus["river"]
-    response = client.post(f"/clusters/{doc.doc_id}/confirm/", {"note": "checked"})
+    response = client.post(f"/clusters/{doc.doc_id}/confirm/",
+                           at_version(doc, note="checked"))
     assert response.status_code == 302
     assert response["Location"] == f"/clusters/{doc.doc_id}/"
     doc.refresh_from_db()
@@ -30,7 +31,7 @@ def test_confirm_marks_the_doc_confirmed_pins_its_members_and_is_audited(client,
 def test_split_moves_a_member_into_a_new_doc_id(client, corpus, editor, auth):
     login(client, editor)
     doc = corpus["river"]
-    response = client.post(f"/clusters/{doc.doc_id}/split/", {"nid": "river-3"})
+    response = client.post(f"/clusters/{doc.doc_id}/split/", at_version(doc, nid="river-3"))
     assert response.status_code == 302
     new = doc_of("river-3")
     assert new.doc_id != doc.doc_id and new.size == 1
@@ -46,9 +47,11 @@ def test_split_moves_a_member_into_a_new_doc_id(client, corpus, editor, auth):
 
 def test_splitting_the_only_member_is_reported_not_a_500(client, corpus, editor):
     login(client, editor)
-    client.post(f"/clusters/{corpus['library'].doc_id}/split/", {"nid": "library-2"})
+    client.post(f"/clusters/{corpus['library'].doc_id}/split/",
+                at_version(corpus["library"], nid="library-2"))
     single = doc_of("library-2")
-    response = client.post(f"/clusters/{single.doc_id}/split/", {"nid": "library-2"},
+    response = client.post(f"/clusters/{single.doc_id}/split/",
+                           at_version(single, nid="library-2"),
                            follow=True)
     assert response.status_code == 200
     assert "only member" in response.content.decode()
@@ -58,7 +61,7 @@ def test_splitting_the_only_member_is_reported_not_a_500(client, corpus, editor)
 def test_an_article_of_another_doc_cannot_be_split_from_this_one(client, corpus, editor):
     login(client, editor)
     response = client.post(f"/clusters/{corpus['river'].doc_id}/split/",
-                           {"nid": "library-2"}, follow=True)
+                           at_version(corpus["river"], nid="library-2"), follow=True)
     assert "is not a member of this docId" in response.content.decode()
     assert doc_of("library-2") == corpus["library"]
 
@@ -67,7 +70,7 @@ def test_move_puts_a_member_into_another_doc(client, corpus, editor):
     login(client, editor)
     source, target = corpus["river"], corpus["library"]
     response = client.post(f"/clusters/{source.doc_id}/move/",
-                           {"nid": "river-3", "target": f" {target.doc_id.upper()} "})
+                           at_version(source, nid="river-3", target=f" {target.doc_id.upper()} "))
     assert response.status_code == 302
     assert response["Location"] == f"/clusters/{source.doc_id}/"
     assert doc_of("river-3") == target
@@ -78,7 +81,8 @@ def test_move_puts_a_member_into_another_doc(client, corpus, editor):
 def test_move_to_an_unknown_doc_id_is_reported(client, corpus, editor):
     login(client, editor)
     response = client.post(f"/clusters/{corpus['river'].doc_id}/move/",
-                           {"nid": "river-3", "target": "nope"}, follow=True)
+                           at_version(corpus["river"], nid="river-3", target="nope"),
+                           follow=True)
     assert "No docId nope." in response.content.decode()
     assert doc_of("river-3") == corpus["river"]
 
@@ -86,7 +90,8 @@ def test_move_to_an_unknown_doc_id_is_reported(client, corpus, editor):
 def test_merge_moves_every_member_and_lands_on_the_target(client, corpus, editor):
     login(client, editor)
     source, target = corpus["museum"], corpus["library"]
-    response = client.post(f"/clusters/{source.doc_id}/merge/", {"target": target.doc_id})
+    response = client.post(f"/clusters/{source.doc_id}/merge/",
+                           at_version(source, target=target.doc_id))
     assert response.status_code == 302
     assert response["Location"] == f"/clusters/{target.doc_id}/"
     assert doc_of("museum-1") == doc_of("museum-2") == target
@@ -118,12 +123,12 @@ def test_choose_and_release_the_representative(client, corpus, editor):
     login(client, editor)
     doc = corpus["river"]
     assert doc.representative.nid == "river-2"
-    client.post(f"/clusters/{doc.doc_id}/representative/", {"nid": "river-3"})
+    client.post(f"/clusters/{doc.doc_id}/representative/", at_version(doc, nid="river-3"))
     doc.refresh_from_db()
     assert (doc.representative.nid, doc.representative_pinned) == ("river-3", True)
     page = client.get(f"/clusters/{doc.doc_id}/").content.decode()
     assert "representative chosen by an editor" in page
-    client.post(f"/clusters/{doc.doc_id}/release/")
+    client.post(f"/clusters/{doc.doc_id}/release/", at_version(doc))
     doc.refresh_from_db()
     assert (doc.representative.nid, doc.representative_pinned) == ("river-2", False)
     actions = list(AuditEntry.objects.filter(doc_id=doc.doc_id).values_list("action", flat=True))
@@ -133,13 +138,14 @@ def test_choose_and_release_the_representative(client, corpus, editor):
 def test_an_htmx_action_answers_with_the_updated_cluster_fragment(client, corpus, editor):
     login(client, editor)
     doc = corpus["river"]
-    response = client.post(f"/clusters/{doc.doc_id}/split/", {"nid": "river-3"},
+    response = client.post(f"/clusters/{doc.doc_id}/split/", at_version(doc, nid="river-3"),
                            **htmx("cluster-body"))
     assert response.status_code == 200
     html = response.content.decode()
     assert "<html" not in html
     assert "Split river-3 out into the new docId" in html
     assert 'data-nid="river-3"' not in html
-    merged = client.post(f"/clusters/{doc.doc_id}/merge/", {"target": corpus["museum"].doc_id},
+    merged = client.post(f"/clusters/{doc.doc_id}/merge/",
+                         at_version(doc, target=corpus["museum"].doc_id),
                          **htmx("cluster-body"))
     assert merged["HX-Redirect"] == f"/clusters/{corpus['museum'].doc_id}/"

@@ -8,7 +8,7 @@ import pytest
 
 from articles.models import Article, Doc
 
-from .conftest import doc_of, htmx, login
+from .conftest import at_version, doc_of, htmx, login
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +28,15 @@ def test_the_review_queue_lists_borderline_matches_and_counts_down(client, corpu
     assert "Differences from the representative" in html  # the selected item's diff
 
     xss_doc = doc_of("xss-2")
-    response = client.post(f"/clusters/{xss_doc.doc_id}/confirm/", {"next": "/review/?pos=0"},
+    response = client.post(f"/clusters/{xss_doc.doc_id}/confirm/",
+                           at_version(xss_doc, next="/review/?pos=0"),
                            **htmx("review-queue"))
     html = response.content.decode()
     assert "<html" not in html
     assert 'data-count="1"' in html and queued(html) == ["river-3"]
 
     response = client.post(f"/clusters/{corpus['river'].doc_id}/split/",
-                           {"nid": "river-3", "next": "/review/?pos=0"})
+                           at_version(corpus["river"], nid="river-3", next="/review/?pos=0"))
     assert response.status_code == 302 and response["Location"] == "/review/?pos=0"
     html = client.get("/review/").content.decode()
     assert 'data-count="0"' in html and "Nothing to review" in html
@@ -71,5 +72,5 @@ def test_the_review_item_position_is_kept_within_the_queue(client, corpus, edito
 def test_a_next_url_off_site_is_ignored(client, corpus, editor):
     login(client, editor)
     response = client.post(f"/clusters/{corpus['river'].doc_id}/confirm/",
-                           {"next": "https://evil.example/review/"})
+                           at_version(corpus["river"], next="https://evil.example/review/"))
     assert response["Location"] == f"/clusters/{corpus['river'].doc_id}/"

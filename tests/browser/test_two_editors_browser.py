@@ -1,0 +1,135 @@
+"""Two editors at once, each in a browser context of their own, on the same cluster.
+
+The cluster page carries the docId's version; the second decision made on a view the
+first one changed is refused with a warning and the current state, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from articles.models import Article, AuditEntry, Doc
+from tests.browser import stories
+from tests.browser.conftest import PASSWORD, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def corpus(client, auth, run_worker) -> dict[str, Doc]:
+    stories.load(client, auth, run_worker)
+    return {key: Article.objects.get(nid=f"{key}-1").doc
+            for key in ("river", "library", "museum", "xss")}
+
+
+@pytest.fixture
+def second_editor(editor):
+    from django.contrib.auth.models import User
+
+    other = User.objects.create_user("editor2", password=PASSWORD)
+    other.groups.set(editor.groups.all())
+    return other
+
+
+@pytest.fixture
+def other_page(browser, live_server) -> Iterator:
+    """The second editor's browser: its own context (cookies, session)."""
+    context = browser.new_context(base_url=live_server.url, locale="en-US",
+                                  viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def outcome(page) -> str:
+    """"success" or "warning": the message the page shows after its action."""
+    message = page.locator(".message.success, .message.warning, .message.error").first
+    message.wait_for()
+    classes = (message.get_attribute("class") or "").split()
+    return next(c for c in ("success", "warning", "error") if c in classes)
+
+
+def assert_nothing_lost() -> None:
+    """Every article is done and in exactly one docId whose size counts it."""
+    articles = list(Article.objects.filter(nid__startswith="river-"))
+    assert len(articles) == 3 and all(a.doc_id for a in articles)
+    for doc in Doc.objects.all():
+        assert doc.size == Article.objects.filter(doc=doc).count(), doc.doc_id
+
+
+@pytest.mark.parametrize("first", ["split", "merge"])
+def test_two_editors_split_and_merge_the_same_cluster_at_once(page, other_page, editor,
+                                                             second_editor, corpus, first):
+    river, museum = corpus["river"], corpus["museum"]
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    log_in(other_page, "editor2", f"/clusters/{river.doc_id}/")
+    expect(page.locator("tr.member-row")).to_have_count(3)
+    expect(other_page.locator("tr.member-row")).to_have_count(3)
+    # the second editor finds the cluster to merge into
+    other_page.fill("#merge-q", "博物馆")
+    merge_button = other_page.locator(".merge-results li", has_text=museum.doc_id).locator(
+        "[data-action=merge]")
+    expect(merge_button).to_be_visible()
+
+    # both click at once: neither waits for the other's answer (who wins is the server's
+    # row lock's to decide; each order is tried)
+    split_button = page.locator("tr[data-nid='river-3'] [data-action=split]")
+    for button in ((split_button, merge_button) if first == "split"
+                   else (merge_button, split_button)):
+        button.click(no_wait_after=True)
+    results = {"split": outcome(page), "merge": outcome(other_page)}
+    assert sorted(results.values()) == ["success", "warning"], results
+    decided = set(AuditEntry.objects.filter(doc_id=river.doc_id)
+                  .values_list("action", flat=True))
+    assert_nothing_lost()
+
+    if results["split"] == "success":
+        # the merge was refused: the second editor sees the cluster without river-3
+        assert decided == {"split"}
+        warning = other_page.locator(".message.warning")
+        expect(warning).to_contain_text("editor changed this cluster (split an article out)")
+        expect(other_page.locator("tr.member-row")).to_have_count(2)
+        assert Article.objects.get(nid="river-3").doc != river
+        assert Doc.objects.get(pk=museum.pk).size == 2
+        # on the fresh view the merge goes through
+        other_page.fill("#merge-q", "博物馆")
+        other_page.locator(".merge-results li", has_text=museum.doc_id).locator(
+            "[data-action=merge]").click()
+        other_page.wait_for_url(f"**/clusters/{museum.doc_id}/")
+        expect(other_page.locator("tr.member-row")).to_have_count(4)
+        assert Doc.objects.get(pk=museum.pk).size == 4
+        assert Article.objects.get(nid="river-3").doc.size == 1
+    else:
+        # the split was refused: the first editor sees the emptied docId and where it went
+        assert decided == {"merge"}
+        expect(page.locator(".message.warning")).to_contain_text(
+            "editor2 changed this cluster (merged clusters)")
+        expect(page.locator("tr.member-row")).to_have_count(0)
+        expect(page.locator(".notice")).to_contain_text(museum.doc_id)
+        assert Doc.objects.get(pk=museum.pk).size == 5
+        assert Article.objects.get(nid="river-3").doc == museum
+    assert_nothing_lost()
+
+
+def test_a_stale_page_cannot_undo_a_choice_it_did_not_see(page, other_page, editor,
+                                                         second_editor, corpus):
+    river = corpus["river"]
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    log_in(other_page, "editor2", f"/clusters/{river.doc_id}/")
+    page.click("tr[data-nid='river-1'] [data-action=representative]")
+    expect(page.locator("tr.rep")).to_contain_text("river-1")
+    # the other page still shows river-2 as representative and offers river-3
+    other_page.click("tr[data-nid='river-3'] [data-action=representative]")
+    expect(other_page.locator(".message.warning")).to_contain_text(
+        "editor changed this cluster (chose the representative)")
+    expect(other_page.locator("tr.rep")).to_contain_text("river-1")  # the fresh view
+    doc = Doc.objects.get(pk=river.pk)
+    assert (doc.representative.nid, doc.representative_pinned) == ("river-1", True)

@@ -301,6 +301,27 @@ class MediaWeight(models.Model):
         return f"{self.media} × {self.weight:g}"
 
 
+class ReviewClaim(models.Model):
+    """An editor's hold on one review-queue item, so that two editors working the queue
+    take different items. It expires (settings.REVIEW_CLAIM_SECONDS) and is advisory: it
+    routes work; the doc's version guards the decisions themselves."""
+
+    article = models.ForeignKey("Article", on_delete=models.CASCADE, related_name="+")
+    editor = models.ForeignKey("auth.User", on_delete=models.CASCADE, related_name="+")
+    claimed_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            # One holder per item: the INSERT of a second editor taking it at the same
+            # moment fails, and that editor takes the next item.
+            models.UniqueConstraint(fields=["article"], name="articles_reviewclaim_article"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.article_id} until {self.expires_at:%H:%M}"
+
+
 class AuditEntry(models.Model):
     """Who changed what, when: editor actions, API body changes, admin jobs."""
 

@@ -16,5 +16,6 @@ urlpatterns = [
          name="cluster_representative"),
     path("clusters/<str:doc_id>/release/", views.release, name="cluster_release"),
     path("review/", views.review_queue, name="review"),
+    path("review/take/", views.review_take, name="review_take"),
     path("stats/", stats.stats, name="stats"),
 ]

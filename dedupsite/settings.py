@@ -113,6 +113,9 @@ PUSH_JOBS = env_int("PUSH_JOBS", 2)
 # A representative change is pushed after this delay, together with every change made
 # meanwhile (0: a push job per commit). Needs the workers' RQ scheduler (dedup_worker).
 PUSH_DELAY_MS = env_int("PUSH_DELAY_MS", 500)
+# /review/: an item an editor took ("take the next item") is theirs for this long; other
+# editors taking the next item skip it until then.
+REVIEW_CLAIM_SECONDS = max(1, env_int("REVIEW_CLAIM_SECONDS", 600))
 
 # --- representatives ------------------------------------------------------
 HBASE_URL = env_str("HBASE_URL")

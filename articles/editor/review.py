@@ -20,12 +20,25 @@ it, so each decision takes items out of the queue: the count goes down.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
+from django.utils import timezone
 
-from articles.models import Article, ArticleStatus, DocStatus, EngineSettings, MatchedBy
+from articles.models import (
+    Article,
+    ArticleStatus,
+    DocStatus,
+    EngineSettings,
+    MatchedBy,
+    ReviewClaim,
+)
 
 NEAR_THRESHOLD = "near_threshold"
 TITLE_ONLY = "title_only"
@@ -111,3 +124,43 @@ def reasons(article: Article, rules: ReviewRules) -> list[str]:
     if article.doc is not None and article.doc.status == DocStatus.NEEDS_REVIEW:
         found.append(FLAGGED)
     return found
+
+
+# --- claims: two editors working the queue take different items ---------------------
+
+
+def active_claims(article_ids: Iterable[int], now: dt.datetime | None = None,
+                  ) -> dict[int, ReviewClaim]:
+    """The unexpired claims on these items, by article id (with their editors)."""
+    now = now or timezone.now()
+    return {claim.article_id: claim for claim in
+            ReviewClaim.objects.filter(article_id__in=list(article_ids), expires_at__gt=now)
+            .select_related("editor")}
+
+
+def take_next(user: User, candidates: list[int], now: dt.datetime | None = None) -> int | None:
+    """Claim the first of `candidates` (the queue's order) no other editor holds, for
+    ``settings.REVIEW_CLAIM_SECONDS``; returns its article id, or None when every one is
+    taken. An editor holds one item at a time: taking the next releases the previous.
+
+    Two editors taking at the same moment: the unique constraint on the claimed article
+    lets one INSERT through; the other's fails and it tries the next candidate.
+    """
+    now = now or timezone.now()
+    expires = now + dt.timedelta(seconds=settings.REVIEW_CLAIM_SECONDS)
+    # Separate statements (autocommit), not one transaction around the inserts: a
+    # DELETE's gap lock held while inserting into the same gap deadlocks two takers.
+    ReviewClaim.objects.filter(expires_at__lte=now).delete()
+    ReviewClaim.objects.filter(editor=user).delete()
+    held = set(active_claims(candidates, now))
+    for article_id in candidates:
+        if article_id in held:
+            continue
+        try:
+            with transaction.atomic():
+                ReviewClaim.objects.create(article_id=article_id, editor=user,
+                                           claimed_at=now, expires_at=expires)
+        except IntegrityError:
+            continue  # taken by another editor a moment ago
+        return article_id
+    return None

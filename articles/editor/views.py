@@ -18,8 +18,10 @@ from functools import cached_property, wraps
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -31,6 +33,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -343,11 +346,16 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
 # --- /review/ -----------------------------------------------------------------------
 
 
-def _review_response(request: HttpRequest, position: int, fragment: bool) -> HttpResponse:
+def _review_response(request: HttpRequest, position: int, fragment: bool,
+                     item: int | None = None) -> HttpResponse:
+    """The queue page (or its fragment) with the item at `position` selected, or the
+    item with id `item` when it is listed."""
     rules = review.rules()
     queue = review.review_queue(rules)
     total = queue[:REVIEW_COUNT_CAP].count()
     ids = review.most_doubtful(queue, REVIEW_ITEMS)
+    if item is not None and item in ids:
+        position = ids.index(item)
     loaded = Article.objects.select_related("doc", "doc__representative").only(
         "id", "nid", "title", "media", "hotness", "received_at", "matched_by", "distance",
         "similarity", "doc__doc_id", "doc__size", "doc__status", "doc__version",
@@ -357,9 +365,11 @@ def _review_response(request: HttpRequest, position: int, fragment: bool) -> Htt
     items = [loaded[pk] for pk in ids if pk in loaded]
     position = max(0, min(position, len(items) - 1))
     selected = items[position] if items else None
-    entries = [(item, review.reasons(item, rules)) for item in items]
+    claims = review.active_claims(ids)
+    entries = [(entry, review.reasons(entry, rules), claims.get(entry.pk)) for entry in items]
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
-                               "selected": selected, "capped": total >= REVIEW_COUNT_CAP}
+                               "selected": selected, "capped": total >= REVIEW_COUNT_CAP,
+                               "claim_minutes": _claim_minutes()}
     if selected is not None and selected.doc is not None:
         context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected,
                                             active_config())
@@ -374,10 +384,39 @@ def _position(value: str | None) -> int:
         return 0
 
 
+def _claim_minutes() -> int:
+    return max(1, -(-settings.REVIEW_CLAIM_SECONDS // 60))
+
+
 @viewer_required
 def review_queue(request: HttpRequest) -> HttpResponse:
+    item = request.GET.get("item", "")
     return _review_response(request, _position(request.GET.get("pos")),
-                            fragment=_fragment(request) == "review-queue")
+                            fragment=_fragment(request) == "review-queue",
+                            item=int(item) if item.isdigit() else None)
+
+
+@editor_required
+def review_take(request: HttpRequest) -> HttpResponse:
+    """Take the next item of the queue no other editor holds (a claim that expires)."""
+    assert isinstance(request.user, User)  # editor_required
+    candidates = review.most_doubtful(review.review_queue(review.rules()), REVIEW_ITEMS)
+    taken = review.take_next(request.user, candidates)
+    if not candidates:
+        messages.info(request, _("Nothing to review."))
+    elif taken is None:
+        messages.warning(request, _("Every listed item is taken by another editor."))
+    else:
+        minutes = _claim_minutes()
+        messages.success(request, ngettext(
+            "This item is yours for %(minutes)s minute; other editors taking the next item "
+            "skip it.",
+            "This item is yours for %(minutes)s minutes; other editors taking the next item "
+            "skip it.", minutes) % {"minutes": minutes})
+    if _fragment(request) == "review-queue":
+        return _review_response(request, 0, fragment=True, item=taken)
+    url = reverse("review")
+    return redirect(f"{url}?item={taken}" if taken is not None else url)
 
 
 # --- actions ------------------------------------------------------------------------

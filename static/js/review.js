@@ -1,5 +1,5 @@
-// Keyboard shortcuts of the review queue: j/k move, c confirms the cluster, s splits the
-// article out. The actions are ordinary forms (they work without this file); with htmx the
+// Keyboard shortcuts of the review queue: j/k move, t takes the next item no other editor
+// holds, c confirms the cluster, s splits the article out. The actions are ordinary forms (they work without this file); with htmx the
 // queue fragment is swapped in place and the selection stays at the same position.
 (function () {
   "use strict";
@@ -43,6 +43,16 @@
     }
   }
 
+  function take() {
+    var form = document.querySelector('form[data-action="take"]');
+    if (!form) return;
+    if (form.requestSubmit) {
+      form.requestSubmit();
+    } else {
+      form.submit();
+    }
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
     var target = event.target;
@@ -55,6 +65,7 @@
       case "k": select(selectedIndex() - 1, true); break;
       case "c": submit("confirm"); break;
       case "s": submit("split"); break;
+      case "t": take(); break;
       default: return;
     }
     event.preventDefault();

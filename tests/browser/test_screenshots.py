@@ -112,3 +112,21 @@ def test_conflict_screenshot(page, live_server, sample, editor, language):
     page.locator("[data-action=confirm]").click()  # on the stale page
     page.locator(".message.warning").wait_for()
     shoot(page, f"conflict-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_review_claims_screenshot(page, live_server, sample, editor, language):
+    """/review/ after "take the next item", with another editor holding one item."""
+    from django.contrib.auth.models import User
+
+    from articles.editor import review
+
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    other = User.objects.create_user("wang", password="x" * 12)
+    review.take_next(other, review.most_doubtful(review.review_queue(review.rules()), 25))
+    log_in(page, "editor", "/review/")
+    page.keyboard.press("t")
+    page.locator(".message.success").wait_for()
+    shoot(page, f"review-claims-{language}.png")

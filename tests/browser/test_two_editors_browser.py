@@ -133,3 +133,31 @@ def test_a_stale_page_cannot_undo_a_choice_it_did_not_see(page, other_page, edit
     expect(other_page.locator("tr.rep")).to_contain_text("river-1")  # the fresh view
     doc = Doc.objects.get(pk=river.pk)
     assert (doc.representative.nid, doc.representative_pinned) == ("river-1", True)
+
+
+def test_two_editors_in_the_review_queue_take_different_items(page, other_page, editor,
+                                                             second_editor, corpus):
+    from articles.models import ReviewClaim
+
+    log_in(page, "editor", "/review/")
+    log_in(other_page, "editor2", "/review/")
+    expect(page.locator("#review-count")).to_have_text("2")
+    page.keyboard.press("t")  # take the next item
+    expect(page.locator(".message.success")).to_contain_text("This item is yours")
+    other_page.keyboard.press("t")
+    expect(other_page.locator(".message.success")).to_contain_text("This item is yours")
+    mine = page.locator(".review-item.selected")
+    theirs = other_page.locator(".review-item.selected")
+    expect(mine).to_contain_text("yours")
+    expect(theirs).to_contain_text("yours")
+    expect(mine).to_contain_text("river-3")
+    expect(theirs).to_contain_text("xss-2")
+    expect(other_page.locator(".review-item", has_text="river-3")).to_contain_text(
+        "taken by editor until")
+    claims = dict(ReviewClaim.objects.values_list("editor__username", "article__nid"))
+    assert claims == {"editor": "river-3", "editor2": "xss-2"}
+    # each decides their own item with the keyboard
+    page.keyboard.press("s")
+    expect(page.locator("#review-count")).to_have_text("1")
+    other_page.keyboard.press("s")
+    expect(other_page.locator("#review-count")).to_have_text("0")

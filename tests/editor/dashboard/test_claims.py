@@ -1,0 +1,137 @@
+"""Claims in /review/: two editors taking the next item get different items; a claim
+expires after settings.REVIEW_CLAIM_SECONDS."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from articles.editor import review
+from articles.models import Article, ReviewClaim
+
+from .conftest import htmx, login
+
+pytestmark = pytest.mark.django_db
+
+
+def selected(html: str) -> str:
+    """The nid of the selected queue item."""
+    item = re.search(r'class="review-item card selected".*?</li>', html, re.S)
+    assert item is not None
+    return re.search(r'<bdi class="mono">([^<]+)</bdi>', item.group(0)).group(1)
+
+
+@pytest.fixture
+def second_editor(editor) -> User:
+    other = User.objects.create_user("editor2")
+    other.groups.set(editor.groups.all())
+    return other
+
+
+def queue_ids() -> list[int]:
+    return review.most_doubtful(review.review_queue(review.rules()), 25)
+
+
+def test_two_editors_taking_the_next_item_get_different_items(client, corpus, editor,
+                                                              second_editor):
+    login(client, editor)
+    other = login(Client(), second_editor)
+    first = client.post("/review/take/")
+    assert first.status_code == 302
+    second = other.post("/review/take/", follow=True)
+    html = second.content.decode()
+    assert "This item is yours for 10 minutes" in html
+    claims = dict(ReviewClaim.objects.values_list("editor__username", "article__nid"))
+    assert set(claims) == {"editor", "editor2"}
+    assert claims["editor"] != claims["editor2"]
+    assert claims["editor"] == "river-3"  # the most doubtful first
+    assert first["Location"] == f"/review/?item={Article.objects.get(nid='river-3').pk}"
+    # each lands on their own item; the other's is marked taken
+    assert selected(client.get(first["Location"]).content.decode()) == "river-3"
+    assert selected(html) == claims["editor2"] == "xss-2"
+    assert "taken by editor until" in html and ">yours<" in html
+
+
+def test_when_every_item_is_taken_the_editor_is_told(client, corpus, editor, second_editor):
+    ids = queue_ids()
+    for article_id in ids:
+        ReviewClaim.objects.create(article_id=article_id, editor=second_editor,
+                                   expires_at=timezone.now() + dt.timedelta(minutes=5))
+    login(client, editor)
+    html = client.post("/review/take/", **htmx("review-queue")).content.decode()
+    assert "<html" not in html
+    assert "Every listed item is taken by another editor." in html
+    assert not ReviewClaim.objects.filter(editor=editor).exists()
+
+
+def test_a_claim_expires_after_the_configured_time(corpus, editor, second_editor, settings):
+    settings.REVIEW_CLAIM_SECONDS = 60
+    third = User.objects.create_user("editor3")
+    ids = queue_ids()
+    start = timezone.now()
+    assert review.take_next(editor, ids, now=start) == ids[0]
+    claim = ReviewClaim.objects.get(editor=editor)
+    assert claim.expires_at - claim.claimed_at == dt.timedelta(seconds=60)
+    # within the minute the first item stays the first editor's
+    assert review.take_next(second_editor, ids, now=start + dt.timedelta(seconds=59)) == ids[1]
+    # after it, it is free again
+    assert review.take_next(third, ids, now=start + dt.timedelta(seconds=61)) == ids[0]
+    assert ReviewClaim.objects.get(article_id=ids[0]).editor == third
+    settings.REVIEW_CLAIM_SECONDS = 3600
+    ReviewClaim.objects.all().delete()
+    review.take_next(editor, ids, now=start + dt.timedelta(seconds=62))
+    claim = ReviewClaim.objects.get(editor=editor)
+    assert claim.expires_at - claim.claimed_at == dt.timedelta(hours=1)
+
+
+def test_taking_the_next_item_releases_the_previous_one(corpus, editor):
+    ids = queue_ids()
+    review.take_next(editor, ids)
+    review.take_next(editor, ids)
+    assert ReviewClaim.objects.filter(editor=editor).count() == 1
+
+
+def test_a_claim_lost_to_a_concurrent_insert_moves_on_to_the_next_item(corpus, editor,
+                                                                      second_editor,
+                                                                      monkeypatch):
+    """The other editor's INSERT lands between this editor's read and its own INSERT."""
+    ids = queue_ids()
+    real = review.active_claims
+
+    def stale_read(article_ids, now=None):
+        found = real(article_ids, now)
+        ReviewClaim.objects.create(article_id=ids[0], editor=second_editor,
+                                   expires_at=timezone.now() + dt.timedelta(minutes=5))
+        return found
+
+    monkeypatch.setattr(review, "active_claims", stale_read)
+    assert review.take_next(editor, ids) == ids[1]
+
+
+def test_take_is_for_editors_only(client, corpus, viewer):
+    login(client, viewer)
+    assert client.post("/review/take/").status_code == 403
+    assert client.get("/review/take/").status_code in (403, 405)
+    assert 'data-action="take"' not in client.get("/review/").content.decode()
+    assert not ReviewClaim.objects.exists()
+
+
+@pytest.mark.parametrize("value, seconds", [("90", 90), ("0", 1), (None, 600)])
+def test_the_claim_time_comes_from_the_environment(value, seconds):
+    env = {k: v for k, v in os.environ.items() if k != "REVIEW_CLAIM_SECONDS"}
+    if value is not None:
+        env["REVIEW_CLAIM_SECONDS"] = value
+    out = subprocess.run(
+        [sys.executable, "-c", "import dedupsite.settings as s; print(s.REVIEW_CLAIM_SECONDS)"],
+        env=env, cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True,
+        check=True)
+    assert int(out.stdout) == seconds

@@ -301,6 +301,30 @@ class MediaWeight(models.Model):
         return f"{self.media} × {self.weight:g}"
 
 
+class Decision(models.Model):
+    """One editor decision, with what it changed as it was before, so that it can be
+    undone (articles/editor/actions.py: undo). Its audit entries name it
+    (``data["decision"]``)."""
+
+    action = models.CharField(max_length=40)
+    doc_id = models.CharField(max_length=33, help_text=_("The docId the editor acted on."))
+    actor = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # {"articles": [...], "docs": [...], "links": [...]}: the rows as they were before.
+    before = models.JSONField(default=dict)
+    # {doc pk: Doc.version right after the decision}: undo requires them unchanged.
+    versions = models.JSONField(default=dict)
+    undone_at = models.DateTimeField(null=True, blank=True)
+    undone_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.doc_id}"
+
+
 class ReviewClaim(models.Model):
     """An editor's hold on one review-queue item, so that two editors working the queue
     take different items. It expires (settings.REVIEW_CLAIM_SECONDS) and is advisory: it

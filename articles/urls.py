@@ -15,6 +15,7 @@ urlpatterns = [
     path("clusters/<str:doc_id>/representative/", views.representative,
          name="cluster_representative"),
     path("clusters/<str:doc_id>/release/", views.release, name="cluster_release"),
+    path("decisions/<int:pk>/undo/", views.undo, name="decision_undo"),
     path("review/", views.review_queue, name="review"),
     path("review/take/", views.review_take, name="review_take"),
     path("stats/", stats.stats, name="stats"),

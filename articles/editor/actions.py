@@ -15,6 +15,7 @@ keep pinned articles where editors put them and apply the links
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +27,7 @@ from articles.models import (
     Article,
     ArticleStatus,
     AuditEntry,
+    Decision,
     Doc,
     DocStatus,
     EditorLink,
@@ -81,6 +83,59 @@ def _signed_in(user: Actor) -> User | None:
     return user if isinstance(user, User) else None
 
 
+# --- what a decision changes, kept for undo -----------------------------------------
+
+ARTICLE_STATE = ("doc_id", "pinned", "matched_by", "matched_article_id", "distance",
+                 "similarity")
+DOC_STATE = ("status", "anchor_id", "representative_id", "representative_pinned",
+             "first_seen", "last_seen")
+_TIMES = ("first_seen", "last_seen")
+
+
+class _Before:
+    """The rows a decision is about to change, as they are before it (the first sight of
+    each row counts): what undo writes back."""
+
+    def __init__(self) -> None:
+        self.articles: dict[int, dict[str, Any]] = {}
+        self.docs: dict[int, dict[str, Any]] = {}
+        self.links: dict[tuple[str, str], str | None] = {}
+
+    def articles_of(self, articles: Any) -> None:
+        for row in articles.values("pk", *ARTICLE_STATE):
+            self.articles.setdefault(row.pop("pk"), row)
+
+    def doc(self, doc: Doc, created: bool = False) -> None:
+        state: dict[str, Any] = {field: getattr(doc, field) for field in DOC_STATE}
+        for field in _TIMES:
+            state[field] = state[field].isoformat()
+        self.docs.setdefault(doc.pk, {"created": created, **state})
+
+    def links_of(self, pairs: set[tuple[str, str]]) -> None:
+        existing = {
+            (a, b): kind for a, b, kind in EditorLink.objects.filter(
+                nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs}
+            ).values_list("nid_a", "nid_b", "kind")
+        }
+        for pair in pairs:
+            self.links.setdefault(pair, existing.get(pair))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "articles": {str(pk): state for pk, state in self.articles.items()},
+            "docs": {str(pk): state for pk, state in self.docs.items()},
+            "links": [[a, b, kind] for (a, b), kind in sorted(self.links.items())],
+        }
+
+
+def _decision(action: str, doc: Doc, user: Actor, before: _Before,
+              changed: Iterable[Doc]) -> Decision:
+    return Decision.objects.create(
+        action=action, doc_id=doc.doc_id, actor=_signed_in(user), before=before.as_json(),
+        versions={str(d.pk): d.version for d in changed},
+    )
+
+
 def _audit(user: Actor, action: str, doc: Doc, nid: str = "", note: str = "",
            **data: Any) -> AuditEntry:
     return AuditEntry.objects.create(
@@ -90,10 +145,11 @@ def _audit(user: Actor, action: str, doc: Doc, nid: str = "", note: str = "",
     )
 
 
-def _link(kind: str, nid: str, others: Iterable[str], user: Actor) -> None:
+def _link(kind: str, nid: str, others: Iterable[str], user: Actor, before: _Before) -> None:
     pairs = {EditorLink.ordered(nid, other) for other in others if other != nid}
     if not pairs:
         return
+    before.links_of(pairs)
     existing = set(
         EditorLink.objects.filter(nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs})
         .values_list("nid_a", "nid_b")
@@ -159,6 +215,9 @@ def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = 
     with transaction.atomic():
         doc = Doc.objects.select_for_update().get(pk=doc.pk)
         _check_version(doc, version)
+        before = _Before()
+        before.doc(doc)
+        before.articles_of(Article.objects.filter(doc=doc))
         doc.status = DocStatus.CONFIRMED
         _bump(doc)
         doc.save(update_fields=["status", "version", "updated_at"])
@@ -166,8 +225,9 @@ def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = 
         Article.objects.filter(doc=doc).update(pinned=True)
         if nids:
             for nid in nids[1:]:
-                _link(LinkKind.MUST, nids[0], [nid], user)
-        _audit(user, "confirm", doc, note=note, size=doc.size)
+                _link(LinkKind.MUST, nids[0], [nid], user, before)
+        decision = _decision("confirm", doc, user, before, [doc])
+        _audit(user, "confirm", doc, note=note, size=doc.size, decision=decision.pk)
     return doc
 
 
@@ -179,6 +239,9 @@ def split_article(article: Article, user: Actor, note: str = "", *,
         if old.size <= 1:
             raise EditError("the article is the only member of its docId")
         others = _member_nids(old, exclude=article)
+        before = _Before()
+        before.doc(old)
+        before.articles_of(Article.objects.filter(pk=article.pk))
         _bump(old)
         _leave(old, article)
         now = timezone.now()
@@ -189,11 +252,14 @@ def split_article(article: Article, user: Actor, note: str = "", *,
         _place(article, new)
         article.distance = article.similarity = None
         article.save(update_fields=["distance", "similarity"])
-        _link(LinkKind.CANNOT, article.nid, others, user)
+        before.doc(new, created=True)
+        _link(LinkKind.CANNOT, article.nid, others, user, before)
         election.refresh(old)
         election.refresh(new)
-        _audit(user, "split", old, article.nid, note, to=new.doc_id)
-        _audit(user, "split", new, article.nid, note, **{"from": old.doc_id})
+        decision = _decision("split", old, user, before, [old, new])
+        _audit(user, "split", old, article.nid, note, to=new.doc_id, decision=decision.pk)
+        _audit(user, "split", new, article.nid, note, decision=decision.pk,
+               **{"from": old.doc_id})
     return new
 
 
@@ -206,6 +272,10 @@ def move_article(article: Article, target: Doc, user: Actor,
         if target.pk == old.pk:
             raise EditError("the article is already in that docId")
         others = _member_nids(old, exclude=article)
+        before = _Before()
+        before.doc(old)
+        before.doc(target)
+        before.articles_of(Article.objects.filter(pk=article.pk))
         _bump(old)
         _leave(old, article)
         _place(article, target)
@@ -213,12 +283,14 @@ def move_article(article: Article, target: Doc, user: Actor,
         target.last_seen = max(target.last_seen, article.received_at)
         _bump(target)
         target.save(update_fields=["size", "last_seen", "version", "updated_at"])
-        _link(LinkKind.CANNOT, article.nid, others, user)
-        _link(LinkKind.MUST, article.nid, _member_nids(target, exclude=article), user)
+        _link(LinkKind.CANNOT, article.nid, others, user, before)
+        _link(LinkKind.MUST, article.nid, _member_nids(target, exclude=article), user, before)
         election.refresh(old)
         election.refresh(target)
-        _audit(user, "move", old, article.nid, note, to=target.doc_id)
-        _audit(user, "move", target, article.nid, note, **{"from": old.doc_id})
+        decision = _decision("move", old, user, before, [old, target])
+        _audit(user, "move", old, article.nid, note, to=target.doc_id, decision=decision.pk)
+        _audit(user, "move", target, article.nid, note, decision=decision.pk,
+               **{"from": old.doc_id})
     return target
 
 
@@ -234,6 +306,10 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
         _check_version(source, version)
         if source.size == 0:
             raise EditError("the docId has no articles to merge")
+        before = _Before()
+        before.doc(source)
+        before.doc(target)
+        before.articles_of(Article.objects.filter(doc__in=[source, target]))
         moving = _member_nids(source)
         staying = _member_nids(target)
         Article.objects.filter(doc=source).update(doc=target, pinned=True)
@@ -254,12 +330,14 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
                                    "updated_at"])
         if moving and staying:
             for nid in moving:
-                _link(LinkKind.MUST, nid, [staying[0]], user)
+                _link(LinkKind.MUST, nid, [staying[0]], user, before)
         election.refresh(source)
         election.refresh(target)
+        decision = _decision("merge", source, user, before, [source, target])
         moved_from: dict[str, Any] = {"from": source.doc_id, "moved": len(moving)}
-        _audit(user, "merge", target, note=note, **moved_from)
-        _audit(user, "merge", source, note=note, to=target.doc_id, moved=len(moving))
+        _audit(user, "merge", target, note=note, decision=decision.pk, **moved_from)
+        _audit(user, "merge", source, note=note, to=target.doc_id, moved=len(moving),
+               decision=decision.pk)
     return target
 
 
@@ -268,13 +346,16 @@ def choose_representative(article: Article, user: Actor,
     """An editor's choice of representative; it wins over hotness until undone."""
     with transaction.atomic():
         article, doc = _locked(article, version)
+        before = _Before()
+        before.doc(doc)
         doc.representative = article
         doc.representative_pinned = True
         _bump(doc)
         doc.save(update_fields=["representative", "representative_pinned", "version",
                                 "updated_at"])
         election.refresh(doc)
-        _audit(user, "representative", doc, article.nid, note)
+        decision = _decision("representative", doc, user, before, [doc])
+        _audit(user, "representative", doc, article.nid, note, decision=decision.pk)
     return doc
 
 
@@ -284,11 +365,14 @@ def release_representative(doc: Doc, user: Actor, note: str = "", *,
     with transaction.atomic():
         doc = Doc.objects.select_for_update().get(pk=doc.pk)
         _check_version(doc, version)
+        before = _Before()
+        before.doc(doc)
         doc.representative_pinned = False
         _bump(doc)
         doc.save(update_fields=["representative_pinned", "version", "updated_at"])
         election.refresh(doc)
-        _audit(user, "representative_released", doc, note=note)
+        decision = _decision("representative_released", doc, user, before, [doc])
+        _audit(user, "representative_released", doc, note=note, decision=decision.pk)
     return doc
 
 
@@ -304,3 +388,93 @@ def flag_for_review(doc_ids: Iterable[str], user: Actor, note: str = "") -> int:
             doc.save(update_fields=["status", "version", "updated_at"])
             _audit(user, "flag_for_review", doc, note=note)
     return len(docs)
+
+
+# --- undo --------------------------------------------------------------------------
+
+
+class UndoRefused(EditError):
+    """A decision that cannot be undone: ``reason`` is "undone" (it was already),
+    "changed" (a docId it changed was decided on since; ``doc_id`` names it) or "joined"
+    (articles joined the docId it created since)."""
+
+    def __init__(self, reason: str, doc_id: str = "") -> None:
+        super().__init__(f"cannot undo: {reason} {doc_id}".strip())
+        self.reason = reason
+        self.doc_id = doc_id
+
+
+UNDOABLE = frozenset({"confirm", "split", "move", "merge", "representative",
+                      "representative_released"})
+
+
+def _check_undoable(decision: Decision, docs: dict[int, Doc]) -> None:
+    if decision.undone_at is not None:
+        raise UndoRefused("undone")
+    for key, version in decision.versions.items():
+        doc = docs.get(int(key))
+        # A later decision on the doc that was undone since moved the version on twice
+        # (itself, its undo) and left the doc as this decision left it; anything else
+        # (a later decision still in force, an admin's flag) depends on this one.
+        undone_since = Decision.objects.filter(
+            pk__gt=decision.pk, undone_at__isnull=False, versions__has_key=key).count()
+        if doc is None or doc.version != version + 2 * undone_since:
+            raise UndoRefused("changed", doc.doc_id if doc is not None else "")
+    restored = {int(pk) for pk in decision.before.get("articles", {})}
+    for key, state in decision.before.get("docs", {}).items():
+        if state.get("created") and Article.objects.filter(doc_id=int(key)).exclude(
+                pk__in=restored).exists():
+            raise UndoRefused("joined", docs[int(key)].doc_id)
+
+
+def _restore_links(links: list[list[Any]]) -> None:
+    for nid_a, nid_b, kind in links:
+        if kind is None:
+            EditorLink.objects.filter(nid_a=nid_a, nid_b=nid_b).delete()
+        else:
+            EditorLink.objects.update_or_create(nid_a=nid_a, nid_b=nid_b,
+                                                defaults={"kind": kind})
+
+
+def _restore_doc(doc: Doc, state: dict[str, Any]) -> None:
+    if state.get("created"):
+        # Created by the decision: left empty, like a docId merged away.
+        doc.anchor_id = doc.representative_id = None
+        doc.representative_pinned = False
+    else:
+        for field in DOC_STATE:
+            value = state[field]
+            setattr(doc, field, dt.datetime.fromisoformat(value) if field in _TIMES else value)
+    doc.size = Article.objects.filter(doc=doc, status=ArticleStatus.DONE).count()
+    _bump(doc)
+    doc.save(update_fields=["status", "anchor", "representative", "representative_pinned",
+                            "first_seen", "last_seen", "size", "version", "updated_at"])
+    # Keeps the restored choice when it was an editor's, else elects as before the
+    # decision (same members, same hotness); pushes the row to the representative store.
+    election.refresh(doc)
+
+
+def undo(decision: Decision, user: Actor, note: str = "") -> Decision:
+    """Put back what `decision` changed: docIds, pins, editor links, the docs' status and
+    representative (pushed to the store). Refused (UndoRefused, nothing written) when it
+    was undone already or a docId it changed has been decided on since."""
+    with transaction.atomic():
+        decision = Decision.objects.select_for_update().get(pk=decision.pk)
+        if decision.action not in UNDOABLE:
+            raise EditError(f"{decision.action} cannot be undone")
+        keys = sorted(int(key) for key in decision.versions)
+        docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys)
+                .order_by("pk")}
+        _check_undoable(decision, docs)
+        for key, state in decision.before.get("articles", {}).items():
+            Article.objects.filter(pk=int(key)).update(**state)
+        _restore_links(decision.before.get("links", []))
+        for key, state in decision.before.get("docs", {}).items():
+            _restore_doc(docs[int(key)], state)
+        decision.undone_at = timezone.now()
+        decision.undone_by = _signed_in(user)
+        decision.save(update_fields=["undone_at", "undone_by"])
+        for key in keys:
+            _audit(user, "undo", docs[key], note=note, undid=decision.action,
+                   decision=decision.pk)
+    return decision

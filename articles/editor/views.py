@@ -48,7 +48,7 @@ from articles.editor.forms import (
     NoteForm,
     TargetForm,
 )
-from articles.models import Article, ArticleStatus, AuditEntry, Doc
+from articles.models import Article, ArticleStatus, AuditEntry, Decision, Doc
 from articles.templatetags.dashboard import action_label, http_url
 from articles.tuning.state import active_config
 from fingerprints.engine import EngineConfig, Features
@@ -304,9 +304,11 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
         row.is_compared = member is not None and row.article.pk == member.pk
     context = _comparison(doc, member, config)
     merge_query = request.GET.get("merge_q", "")
+    audit = list(AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES])
     context.update({
         "rows": rows,
-        "audit": AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES],
+        "audit": audit,
+        "undoable": _undoable(audit),
         "merge_query": merge_query,
         "merge_results": _merge_targets(doc, merge_query),
         "version": doc.version,
@@ -314,6 +316,16 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
         "note_form": NoteForm(),
     })
     return context
+
+
+def _undoable(audit: list[AuditEntry]) -> set[int]:
+    """Decisions of these history entries not undone yet (the history offers Undo; the
+    service still refuses one a later decision depends on, and says why)."""
+    ids = {int(entry.data["decision"]) for entry in audit
+           if entry.action in actions.UNDOABLE and isinstance(entry.data, dict)
+           and isinstance(entry.data.get("decision"), int)}
+    return set(Decision.objects.filter(pk__in=ids, undone_at__isnull=True)
+               .values_list("pk", flat=True))
 
 
 def _get_doc(doc_id: str) -> Doc:
@@ -369,7 +381,9 @@ def _review_response(request: HttpRequest, position: int, fragment: bool,
     entries = [(entry, review.reasons(entry, rules), claims.get(entry.pk)) for entry in items]
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
                                "selected": selected, "capped": total >= REVIEW_COUNT_CAP,
-                               "claim_minutes": _claim_minutes()}
+                               "claim_minutes": _claim_minutes(),
+                               # an Undo in the messages comes back to this queue position
+                               "undo_next": f"{reverse('review')}?pos={position}"}
     if selected is not None and selected.doc is not None:
         context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected,
                                             active_config())
@@ -499,9 +513,20 @@ def _action(form_class: type[NoteForm],
     return view
 
 
+def _undo_tag(request: HttpRequest, doc: Doc) -> str:
+    """The message tag that puts an Undo button beside it (articles/_messages.html): the
+    decision this request just made on `doc`."""
+    if not isinstance(request.user, User):
+        return ""
+    decision = (Decision.objects.filter(doc_id=doc.doc_id, actor=request.user)
+                .order_by("-pk").values_list("pk", flat=True).first())
+    return f"undo-{decision}" if decision is not None else ""
+
+
 def _confirm(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     actions.confirm_doc(doc, request.user, data["note"], version=data["version"])
-    messages.success(request, _("Confirmed docId %(doc_id)s.") % {"doc_id": doc.doc_id})
+    messages.success(request, _("Confirmed docId %(doc_id)s.") % {"doc_id": doc.doc_id},
+                     extra_tags=_undo_tag(request, doc))
     return doc
 
 
@@ -509,7 +534,8 @@ def _split(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     article = _member(doc, data["nid"])
     new = actions.split_article(article, request.user, data["note"], version=data["version"])
     messages.success(request, _("Split %(nid)s out into the new docId %(doc_id)s.")
-                     % {"nid": article.nid, "doc_id": new.doc_id})
+                     % {"nid": article.nid, "doc_id": new.doc_id},
+                     extra_tags=_undo_tag(request, doc))
     return doc
 
 
@@ -519,7 +545,8 @@ def _move(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     actions.move_article(article, target, request.user, data["note"],
                          version=data["version"])
     messages.success(request, _("Moved %(nid)s to docId %(doc_id)s.")
-                     % {"nid": article.nid, "doc_id": target.doc_id})
+                     % {"nid": article.nid, "doc_id": target.doc_id},
+                     extra_tags=_undo_tag(request, doc))
     doc.refresh_from_db(fields=["size"])
     return doc if doc.size > 0 else target
 
@@ -528,7 +555,8 @@ def _merge(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     target = data["target"]
     actions.merge_docs(doc, target, request.user, data["note"], version=data["version"])
     messages.success(request, _("Merged docId %(source)s into %(target)s.")
-                     % {"source": doc.doc_id, "target": target.doc_id})
+                     % {"source": doc.doc_id, "target": target.doc_id},
+                     extra_tags=_undo_tag(request, doc))
     return target
 
 
@@ -536,14 +564,16 @@ def _representative(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc
     article = _member(doc, data["nid"])
     actions.choose_representative(article, request.user, data["note"],
                                   version=data["version"])
-    messages.success(request, _("%(nid)s is now the representative.") % {"nid": article.nid})
+    messages.success(request, _("%(nid)s is now the representative.") % {"nid": article.nid},
+                     extra_tags=_undo_tag(request, doc))
     return doc
 
 
 def _release(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     actions.release_representative(doc, request.user, data["note"],
                                    version=data["version"])
-    messages.success(request, _("The representative is elected by hotness again."))
+    messages.success(request, _("The representative is elected by hotness again."),
+                     extra_tags=_undo_tag(request, doc))
     return doc
 
 
@@ -553,3 +583,41 @@ move = _action(MoveForm, _move)
 merge = _action(TargetForm, _merge)
 representative = _action(MemberForm, _representative)
 release = _action(NoteForm, _release)
+
+
+def _undo_refused_message(exc: actions.UndoRefused) -> str:
+    if exc.reason == "undone":
+        return _("This decision was undone already.")
+    if exc.reason == "joined":
+        return _("It cannot be undone: new articles joined docId %(doc_id)s since.") % {
+            "doc_id": exc.doc_id}
+    latest = AuditEntry.objects.filter(doc_id=exc.doc_id).first()
+    if latest is None:
+        return _("It cannot be undone: docId %(doc_id)s changed since.") % {
+            "doc_id": exc.doc_id}
+    return _("It cannot be undone: %(who)s changed docId %(doc_id)s since (%(what)s).") % {
+        "who": latest.actor_label or _("system"), "doc_id": exc.doc_id,
+        "what": action_label(latest.action)}
+
+
+@editor_required
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Undo a decision (from the message after it, or from a cluster's history)."""
+    decision = get_object_or_404(Decision, pk=pk)
+    try:
+        actions.undo(decision, request.user)
+    except actions.UndoRefused as exc:
+        messages.error(request, _undo_refused_message(exc))
+    except actions.EditError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Undone: %(what)s on docId %(doc_id)s.") % {
+            "what": action_label(decision.action), "doc_id": decision.doc_id})
+    next_url = _next_url(request) or reverse("cluster_detail", args=[decision.doc_id])
+    if _fragment(request) == "review-queue" and next_url.startswith(reverse("review")):
+        query = parse_qs(urlsplit(next_url).query)
+        return _review_response(request, _position((query.get("pos") or [""])[0]),
+                                fragment=True)
+    if _is_htmx(request):
+        return HttpResponseClientRedirect(next_url)
+    return redirect(next_url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from django import template
@@ -16,6 +17,8 @@ _ACTION_LABELS = {
     "merge": _("merged clusters"),
     "representative": _("chose the representative"),
     "representative_released": _("released the representative"),
+    "undo": _("undid a decision"),
+    "flag_for_review": _("flagged for review"),
 }
 
 _REASON_LABELS = {
@@ -87,3 +90,12 @@ def percent(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value * 100:.0f}%"
+
+
+@register.filter
+def undo_decision(message: Any) -> str:
+    """The decision a success message offers to undo ("" for none): its ``undo-<id>`` tag."""
+    for tag in str(getattr(message, "extra_tags", "") or "").split():
+        if tag.startswith("undo-") and tag[5:].isdigit():
+            return tag[5:]
+    return ""

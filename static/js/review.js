@@ -1,5 +1,5 @@
 // Keyboard shortcuts of the review queue: j/k move, t takes the next item no other editor
-// holds, c confirms the cluster, s splits the article out. The actions are ordinary forms (they work without this file); with htmx the
+// holds, c confirms the cluster, s splits the article out, u undoes the decision just made. The actions are ordinary forms (they work without this file); with htmx the
 // queue fragment is swapped in place and the selection stays at the same position.
 (function () {
   "use strict";
@@ -43,6 +43,16 @@
     }
   }
 
+  function undo() {
+    var form = document.querySelector('.messages form[data-action="undo"]');
+    if (!form) return;
+    if (form.requestSubmit) {
+      form.requestSubmit();
+    } else {
+      form.submit();
+    }
+  }
+
   function take() {
     var form = document.querySelector('form[data-action="take"]');
     if (!form) return;
@@ -57,6 +67,11 @@
     if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
     var target = event.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
+      return;
+    }
+    if (event.key === "u" && document.querySelector('.messages form[data-action="undo"]')) {
+      undo();
+      event.preventDefault();
       return;
     }
     if (!document.querySelector(".review-list")) return;

@@ -130,3 +130,17 @@ def test_review_claims_screenshot(page, live_server, sample, editor, language):
     page.keyboard.press("t")
     page.locator(".message.success").wait_for()
     shoot(page, f"review-claims-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_undo_screenshot(page, live_server, sample, editor, language):
+    """The message with Undo after a split, and the history's Undo buttons."""
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    log_in(page, "editor", f"/clusters/{sample.doc_id}/")
+    page.locator("tr.member-row:not(.rep) [data-action=split]").first.click()
+    page.locator(".message.toast").wait_for()
+    shoot(page, f"undo-toast-{language}.png")
+    page.locator(".audit").scroll_into_view_if_needed()
+    page.locator(".audit").screenshot(path=str(OUT / f"undo-history-{language}.png"))

@@ -1,0 +1,67 @@
+"""Undo in the browser: from the message after a decision, from the history, and with
+the keyboard in the review queue."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from articles.models import Article, Doc, DocStatus
+from tests.browser import stories
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def corpus(client, auth, run_worker) -> dict[str, Doc]:
+    stories.load(client, auth, run_worker)
+    return {key: Article.objects.get(nid=f"{key}-1").doc
+            for key in ("river", "library", "museum", "xss")}
+
+
+def test_an_editor_undoes_a_split_from_the_message(page, editor, corpus, api_key):
+    river = corpus["river"]
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    page.click("tr[data-nid='river-3'] [data-action=split]")
+    toast = page.locator(".message.toast")
+    expect(toast).to_contain_text("Split river-3 out")
+    expect(page.locator("tr.member-row")).to_have_count(2)
+    toast.locator("[data-action=undo] button").click()
+    expect(page.locator(".message.success")).to_contain_text("Undone: split an article out")
+    expect(page.locator("tr.member-row")).to_have_count(3)
+    response = page.request.get("/api/v1/articles/river-3",
+                                headers={"Authorization": f"Bearer {api_key}"})
+    assert response.json()["docId"] == river.doc_id
+    article = Article.objects.get(nid="river-3")
+    assert (article.doc_id, article.pinned, article.matched_by) == (river.pk, False, "title")
+
+
+def test_an_editor_undoes_a_merge_from_the_history(page, editor, corpus):
+    museum, library = corpus["museum"], corpus["library"]
+    log_in(page, "editor", f"/clusters/{museum.doc_id}/")
+    page.fill("#merge-q", "图书馆")
+    page.locator(".merge-results li", has_text=library.doc_id).locator(
+        "[data-action=merge]").click()
+    page.wait_for_url(f"**/clusters/{library.doc_id}/")
+    expect(page.locator("tr.member-row")).to_have_count(4)
+    page.goto(f"/clusters/{library.doc_id}/")  # the message is gone; the history stays
+    expect(page.locator(".message")).to_have_count(0)
+    page.locator(".audit-list [data-action=undo-history] button").first.click()
+    page.wait_for_url(f"**/clusters/{museum.doc_id}/")
+    expect(page.locator("tr.member-row")).to_have_count(2)
+    expect(page.locator(".audit-list")).to_contain_text("undid a decision")
+    assert Doc.objects.get(pk=library.pk).size == 2
+    assert Doc.objects.get(pk=library.pk).status == library.status
+
+
+def test_u_undoes_the_last_decision_in_the_review_queue(page, editor, corpus):
+    log_in(page, "editor", "/review/")
+    count = page.locator("#review-count")
+    expect(count).to_have_text("2")
+    page.keyboard.press("c")
+    expect(count).to_have_text("1")
+    page.keyboard.press("u")
+    expect(count).to_have_text("2")
+    expect(page.locator(".message.success")).to_contain_text("Undone: confirmed the cluster")
+    assert Doc.objects.get(pk=corpus["river"].pk).status == DocStatus.AUTO

@@ -132,6 +132,7 @@ def _fragment(request: HttpRequest) -> str:
 def _render(request: HttpRequest, template: str, context: dict[str, Any],
             status: int = 200) -> HttpResponse:
     context.setdefault("can_edit", actions.can_edit(request.user))
+    context.setdefault("undo_toast_seconds", settings.UNDO_TOAST_SECONDS)
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ["HX-Request", "HX-Target"])
     return response

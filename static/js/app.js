@@ -21,6 +21,25 @@
       flash((messages.msgFailed || "The request failed") + " (" + status + ")");
     }
   });
+  // The Undo button beside a decision's message stays for a while (data-hide-after
+  // seconds, settings.UNDO_TOAST_SECONDS; 0: until the page changes); the cluster's
+  // history keeps an Undo after that.
+  function scheduleUndoExpiry(root) {
+    var forms = (root || document).querySelectorAll("form.undo-form[data-hide-after]");
+    Array.prototype.forEach.call(forms, function (form) {
+      var seconds = Number(form.dataset.hideAfter);
+      if (form.dataset.hideScheduled || !(seconds > 0)) return;
+      form.dataset.hideScheduled = "1";
+      window.setTimeout(function () {
+        var message = form.closest(".message");
+        form.remove();
+        if (message) message.classList.remove("toast");
+      }, seconds * 1000);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { scheduleUndoExpiry(document); });
+  document.addEventListener("htmx:load", function (event) { scheduleUndoExpiry(event.target); });
+
   document.addEventListener("htmx:sendError", function () {
     flash(document.body.dataset.msgOffline || "The server cannot be reached.");
   });

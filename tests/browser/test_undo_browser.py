@@ -65,3 +65,28 @@ def test_u_undoes_the_last_decision_in_the_review_queue(page, editor, corpus):
     expect(count).to_have_text("2")
     expect(page.locator(".message.success")).to_contain_text("Undone: confirmed the cluster")
     assert Doc.objects.get(pk=corpus["river"].pk).status == DocStatus.AUTO
+
+
+def test_the_undo_beside_the_message_goes_after_the_configured_time(page, editor, corpus,
+                                                                    settings):
+    settings.UNDO_TOAST_SECONDS = 1
+    river = corpus["river"]
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    page.click("[data-action=confirm]")
+    toast_undo = page.locator(".messages [data-action=undo]")
+    expect(toast_undo).to_have_count(1)
+    expect(toast_undo).to_have_count(0, timeout=3_000)
+    expect(page.locator(".message.success")).to_contain_text("Confirmed docId")
+    # the history still offers it
+    page.locator(".audit-list [data-action=undo-history] button").first.click()
+    expect(page.locator(".message.success")).to_contain_text("Undone: confirmed the cluster")
+    assert Doc.objects.get(pk=river.pk).status == DocStatus.AUTO
+
+
+def test_with_no_time_set_the_undo_stays_beside_the_message(page, editor, corpus, settings):
+    settings.UNDO_TOAST_SECONDS = 0
+    river = corpus["river"]
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    page.click("[data-action=confirm]")
+    page.wait_for_timeout(1_500)
+    expect(page.locator(".messages [data-action=undo]")).to_have_count(1)

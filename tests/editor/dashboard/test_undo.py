@@ -170,3 +170,31 @@ def test_undo_from_the_review_queue_puts_the_item_back(client, corpus, editor):
     assert "<html" not in html
     assert "Undone: split an article out" in html
     assert "river-3" in re.findall(r'<bdi class="mono">([^<]+)</bdi>', html)
+
+
+@pytest.mark.parametrize("seconds", [7, 0])
+def test_the_undo_button_beside_the_message_lasts_the_configured_time(client, corpus, editor,
+                                                                      settings, seconds):
+    settings.UNDO_TOAST_SECONDS = seconds
+    login(client, editor)
+    river = corpus["river"]
+    html = client.post(f"/clusters/{river.doc_id}/confirm/", at_version(river),
+                       follow=True).content.decode()
+    assert re.search(rf'data-action="undo" data-hide-after="{seconds}"', html)
+
+
+@pytest.mark.parametrize("value, seconds", [("5", 5), ("-1", 0), (None, 30)])
+def test_the_undo_toast_time_comes_from_the_environment(value, seconds):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "UNDO_TOAST_SECONDS"}
+    if value is not None:
+        env["UNDO_TOAST_SECONDS"] = value
+    out = subprocess.run(
+        [sys.executable, "-c", "import dedupsite.settings as s; print(s.UNDO_TOAST_SECONDS)"],
+        env=env, cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True,
+        check=True)
+    assert int(out.stdout) == seconds

@@ -25,6 +25,7 @@ from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import OperationalError
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -484,6 +485,20 @@ def _conflict_message(doc_id: str) -> str:
         "who": latest.actor_label or _("system"), "what": action_label(latest.action)}
 
 
+#: MySQL's answers when two transactions wait on each other's rows (deadlock, lock wait
+#: timeout): the server rolled this one back, so nothing of it was written.
+LOCK_CONFLICTS = frozenset({1205, 1213})
+
+
+def _lock_conflict(exc: OperationalError) -> bool:
+    return bool(exc.args) and exc.args[0] in LOCK_CONFLICTS
+
+
+def _busy_message() -> str:
+    return _("Another editor was changing this cluster at the same moment. Nothing was "
+             "changed: here it is as it is now; check it and try again.")
+
+
 def _action(form_class: type[NoteForm],
             run: Callable[[HttpRequest, Doc, dict[str, Any]], Doc]) -> View:
     """An action view: validate the form, call the service, report, land somewhere.
@@ -504,6 +519,10 @@ def _action(form_class: type[NoteForm],
                 shown = run(request, doc, form.cleaned_data)
             except actions.StaleVersion as exc:
                 messages.warning(request, _conflict_message(exc.doc_id))
+            except OperationalError as exc:
+                if not _lock_conflict(exc):
+                    raise
+                messages.warning(request, _busy_message())
             except actions.EditError as exc:
                 messages.error(request, str(exc))
         else:
@@ -609,6 +628,10 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
         actions.undo(decision, request.user)
     except actions.UndoRefused as exc:
         messages.error(request, _undo_refused_message(exc))
+    except OperationalError as exc:
+        if not _lock_conflict(exc):
+            raise
+        messages.warning(request, _busy_message())
     except actions.EditError as exc:
         messages.error(request, str(exc))
     else:

@@ -156,3 +156,33 @@ def test_the_conflict_is_explained_in_chinese_too(client, corpus, editor):
     assert "您打开此聚类后" in html and "本次操作未做任何更改" in html
     missing = client.post(f"/clusters/{river.doc_id}/release/", follow=True).content.decode()
     assert "此页面已过期：请刷新后重试。" in missing
+
+
+@pytest.mark.parametrize("code, handled", [(1213, True), (1205, True), (2006, False)])
+def test_a_deadlock_between_two_editors_is_a_conflict_not_a_500(client, corpus, editor,
+                                                                monkeypatch, code, handled):
+    """MySQL rolled the transaction back: say so and show the cluster; any other database
+    error still fails loudly."""
+    from django.db import OperationalError
+
+    def deadlocked(*args, **kwargs):
+        raise OperationalError(code, "Deadlock found when trying to get lock")
+
+    monkeypatch.setattr(actions, "split_article", deadlocked)
+    monkeypatch.setattr(actions, "undo", deadlocked)
+    login(client, editor)
+    river = corpus["river"]
+    before = snapshot()
+    if not handled:
+        with pytest.raises(OperationalError):
+            client.post(f"/clusters/{river.doc_id}/split/", at_version(river, nid="river-3"))
+        return
+    html = client.post(f"/clusters/{river.doc_id}/split/", at_version(river, nid="river-3"),
+                       follow=True).content.decode()
+    assert "Another editor was changing this cluster at the same moment" in html
+    assert snapshot() == before
+    decision = actions.confirm_doc(river, None)
+    pk = AuditEntry.objects.get(doc_id=river.doc_id, action="confirm").data["decision"]
+    html = client.post(f"/decisions/{pk}/undo/", follow=True).content.decode()
+    assert "Another editor was changing this cluster at the same moment" in html
+    assert decision.status == DocStatus.CONFIRMED

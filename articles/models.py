@@ -321,6 +321,12 @@ class Decision(models.Model):
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    class Meta:
+        indexes = [
+            # The message after an action: this editor's latest decision on the docId.
+            models.Index(fields=["doc_id", "actor"], name="articles_decision_doc_actor"),
+        ]
+
     def __str__(self) -> str:
         return f"{self.action} {self.doc_id}"
 

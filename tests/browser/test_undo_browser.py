@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from articles.models import Article, Doc, DocStatus
+from articles.editor import actions
+from articles.models import Article, Doc, DocStatus, EditorLink
+from articles.representatives import outbox
 from tests.browser import stories
 from tests.browser.conftest import log_in
 
@@ -90,3 +92,73 @@ def test_with_no_time_set_the_undo_stays_beside_the_message(page, editor, corpus
     page.click("[data-action=confirm]")
     page.wait_for_timeout(1_500)
     expect(page.locator(".messages [data-action=undo]")).to_have_count(1)
+
+
+def state() -> tuple:
+    """Everything a decision may change, but the versions it must move on."""
+    return (
+        sorted(Article.objects.values_list(
+            "nid", "doc__doc_id", "pinned", "matched_by", "matched_article__nid", "distance",
+            "similarity")),
+        sorted(Doc.objects.filter(size__gt=0).values_list(
+            "doc_id", "size", "status", "anchor__nid", "representative__nid",
+            "representative_pinned", "first_seen", "last_seen")),
+        sorted(EditorLink.objects.values_list("kind", "nid_a", "nid_b")),
+    )
+
+
+def stored(run_worker) -> dict[str, object]:
+    """The representative store after the push jobs ran: docId -> representative nid."""
+    run_worker()
+    return {doc_id: row.get("nid") for doc_id, row in outbox.store().scan()}
+
+
+def act(page, name: str, library: Doc) -> None:
+    """Make the decision through the cluster page, as an editor would."""
+    if name == "confirm":
+        page.click("[data-action=confirm]")
+    elif name == "release":
+        page.click("[data-action=release]")
+    elif name in ("split", "representative"):
+        page.click(f"tr[data-nid='river-3'] [data-action={name}]")
+    elif name == "move":
+        row = page.locator("tr[data-nid='river-3']")
+        row.locator("details.move summary").click()
+        row.locator("input[name=target]").fill(library.doc_id)
+        row.locator("[data-action=move]").click()
+    else:  # merge
+        page.fill("#merge-q", "图书馆")
+        page.locator(".merge-results li", has_text=library.doc_id).locator(
+            "[data-action=merge]").click()
+        page.wait_for_url(f"**/clusters/{library.doc_id}/")
+
+
+@pytest.mark.parametrize("name", ["confirm", "split", "move", "merge", "representative",
+                                  "release"])
+def test_undo_of_each_decision_restores_the_exact_previous_state(page, editor, corpus, api_key,
+                                                                run_worker, name):
+    river, library = corpus["river"], corpus["library"]
+    if name == "release":  # an editor's choice to release
+        actions.choose_representative(Article.objects.get(nid="river-1"), editor)
+    before, reps_before = state(), stored(run_worker)
+    headers = {"Authorization": f"Bearer {api_key}"}
+    nids = ("river-1", "river-2", "river-3", "library-1", "library-2")
+
+    def api_doc_ids() -> dict[str, str]:
+        return {nid: page.request.get(f"/api/v1/articles/{nid}", headers=headers).json()["docId"]
+                for nid in nids}
+
+    api_before = api_doc_ids()
+    log_in(page, "editor", f"/clusters/{river.doc_id}/")
+    act(page, name, library)
+    toast = page.locator(".message.toast")
+    expect(toast).to_be_visible()
+    assert state() != before
+    if name not in ("confirm", "move"):  # these leave every representative as it was
+        assert stored(run_worker) != reps_before
+    toast.locator("[data-action=undo] button").click()
+    expect(page.locator(".message.success")).to_contain_text("Undone:")
+    page.wait_for_url(f"**/clusters/{river.doc_id}/")
+    assert state() == before
+    assert stored(run_worker) == reps_before
+    assert api_doc_ids() == api_before

@@ -158,11 +158,12 @@ def _frequencies(values: Sequence[str]) -> tuple[dict[str, float], float]:
 
 
 def estimate(levels: np.ndarray, random_levels: np.ndarray, names: Sequence[str],
-             columns: Sequence[Sequence[str]], *, max_iterations: int = 100,
-             tolerance: float = 1e-6) -> FSModel:
+             columns: Sequence[Sequence[str]], *, veto_fields: Sequence[int] = (),
+             max_iterations: int = 100, tolerance: float = 1e-6) -> FSModel:
     """EM over the candidate pairs' ``levels``; ``random_levels`` (random row pairs)
     give the starting ``u``; ``columns`` are the normalized values of every row per
-    field (term frequencies)."""
+    field (term frequencies). Pairs whose ``veto_fields`` are at level ``different``
+    are known non-duplicates: their posterior is held at 0."""
     fields = levels.shape[1]
     u = _level_shares(random_levels, np.ones(len(random_levels)), 1.0)
     start = np.array([0.05, 0.05, 0.1, 0.2, 0.6])
@@ -173,12 +174,15 @@ def estimate(levels: np.ndarray, random_levels: np.ndarray, names: Sequence[str]
     counts = counts.astype(np.float64)
     present = patterns != MISSING
     index = np.where(present, patterns, 0)
+    vetoed = (patterns[:, list(veto_fields)] == 0).any(axis=1) if len(veto_fields) else None
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported below)
         log_m = np.where(present, np.log(m[np.arange(fields), index]), 0.0).sum(axis=1)
         log_u = np.where(present, np.log(u[np.arange(fields), index]), 0.0).sum(axis=1)
         odds = math.log(prior / (1 - prior)) + log_m - log_u
         posterior = 1.0 / (1.0 + np.exp(-np.clip(odds, -700, 700)))
+        if vetoed is not None:
+            posterior = np.where(vetoed, 0.0, posterior)
         new_m = _level_shares(patterns, counts * posterior, 0.01)
         new_u = _level_shares(patterns, counts * (1 - posterior), 0.01)
         new_prior = float(np.clip((counts * posterior).sum() / max(counts.sum(), 1.0),

@@ -144,6 +144,7 @@ class TableConfig:
     method: str = "fs"
     match_threshold: float | None = None  # fs: posterior probability; None: from the data
     random_pairs: int = 20000  # fs: random row pairs measuring the starting u
+    veto: bool = True  # fs: an identifying field completely different vetoes a match
 
     def __post_init__(self) -> None:
         if self.method not in ("fs", "similarity"):
@@ -510,6 +511,15 @@ def _groups(n: int, matches: Iterable[tuple[int, int]]) -> list[list[int]]:
     return sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
 
 
+def identifying_fields(fields: Sequence[FieldSpec]) -> list[int]:
+    """The fields weighted highest, when the weights differ (``name:2,addr:2,city``:
+    name and addr). Equal weights name none."""
+    weights = [f.weight for f in fields]
+    if max(weights) == min(weights):
+        return []
+    return [i for i, w in enumerate(weights) if w == max(weights)]
+
+
 def _dedup_fs(prepared: list[_Row], fields: Sequence[FieldSpec], config: TableConfig,
               candidates: dict[tuple[int, int], set[str]], compare: Comparer | None
               ) -> TableResult:
@@ -522,9 +532,14 @@ def _dedup_fs(prepared: list[_Row], fields: Sequence[FieldSpec], config: TableCo
     levels, sims = compare(pairs)
     random_levels, _ = compare(random_pairs(len(prepared), config.random_pairs))
     columns = [[r.values[f] for r in prepared] for f in range(len(fields))]
-    model = estimate(levels, random_levels, [f.name for f in fields], columns)
+    veto_fields = identifying_fields(fields) if config.veto else []
+    model = estimate(levels, random_levels, [f.name for f in fields], columns,
+                     veto_fields=veto_fields)
     weights, probabilities = match_probabilities(
         model, levels, [prepared[i].values for i, _ in pairs])
+    vetoed = (levels[:, veto_fields] == 0).any(axis=1) if veto_fields and len(levels) \
+        else np.zeros(len(pairs), dtype=bool)
+    probabilities = np.where(vetoed, 0.0, probabilities)
     chosen, expected_precision, expected_recall = choose_threshold(probabilities)
     threshold = config.match_threshold if config.match_threshold is not None else chosen
     matches: dict[tuple[int, int], PairScore] = {}
@@ -547,6 +562,8 @@ def _dedup_fs(prepared: list[_Row], fields: Sequence[FieldSpec], config: TableCo
         "threshold": round(threshold, 6),
         "thresholdFromData": config.match_threshold is None,
         "chosenThreshold": round(chosen, 6),
+        "identifyingFields": [fields[f].name for f in veto_fields],
+        "vetoedPairs": int(vetoed.sum()),
         "expectedPrecision": round(
             float(probabilities[accepted].sum() / max(accepted.sum(), 1)), 4),
         "expectedRecall": round(

@@ -170,6 +170,7 @@ def test_the_similarity_method_keeps_its_threshold_and_columns(places, tmp_path)
              str(tmp_path / "w.json"))
     with pytest.raises(CommandError, match="fs method only"):
         _run(url, tmp_path / "v.csv", "--method", "similarity", "--engine", "spark")
+    assert not (tmp_path / "u.csv").exists() and not (tmp_path / "v.csv").exists()
 
 
 def test_spark_gives_the_local_groups(spark, places, tmp_path) -> None:

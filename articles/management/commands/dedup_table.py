@@ -61,6 +61,10 @@ class Command(BaseCommand):
 
         method = options["method"]
         threshold = options["threshold"]
+        if options["engine"] == "spark" and method != "fs":
+            raise CommandError("--engine spark runs the fs method only")
+        if options["weights"] and method != "fs":
+            raise CommandError("--weights needs --method fs (the similarity method learns none)")
         try:
             fields = parse_fields(options["fields"])
             if method == "fs":
@@ -74,8 +78,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         except Exception as exc:  # the driver's own errors: no such table, bad login...
             raise CommandError(f"cannot read {options['table']}: {exc}") from exc
-        if options["engine"] == "spark" and method != "fs":
-            raise CommandError("--engine spark runs the fs method only")
         with tqdm(total=total, unit="row", disable=None, desc="read") as bar:
             if options["engine"] == "spark":
                 from fingerprints.spark import build_session
@@ -99,8 +101,6 @@ class Command(BaseCommand):
             Path(weights_path).write_text(json.dumps(weights, indent=2), encoding="utf-8")
             written.append(weights_path)
             self.stdout.write(self._weights_table(result))
-        elif options["weights"]:
-            raise CommandError("--weights needs --method fs (the similarity method learns none)")
         report_path = options["report"] or _beside(options["output"], ".html")
         Path(report_path).write_text(render_report(result, options["table"]), encoding="utf-8")
         written.append(report_path)

@@ -25,6 +25,7 @@ and is scored on B's rows; every method's F1 on B is printed beside its F1 on al
 
     .venv/bin/python bench/table.py --quality
     .venv/bin/python bench/table.py --quality --datasets febrl1,records --methods current,new
+    .venv/bin/python bench/table.py --quality --datasets febrl3 --methods new,new-spark
 """
 
 from __future__ import annotations
@@ -145,6 +146,20 @@ def run_ours(method: str, data: Dataset) -> set[tuple[str, str]]:
     return dedup_rows(rows, parse_fields(spec), TableConfig(method=method)).pairs()
 
 
+def run_spark(data: Dataset, master: str) -> set[tuple[str, str]]:
+    """The fs method with its pair comparisons on Spark (``--engine spark``)."""
+    import os
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from fingerprints.spark import build_session
+    from fingerprints.spark_table import dedup_rows_spark
+
+    _columns, rows, _truth, spec = data
+    spark = build_session(master, app_name="dedupsite-bench-table")
+    return dedup_rows_spark(spark, rows, parse_fields(spec)).pairs()
+
+
 def run_splink(data: Dataset) -> set[tuple[str, str]]:
     """Splink (DuckDB) with a quick default configuration: Jaro-Winkler at Splink's
     default thresholds for every field, blocking on each field's exact value (fields
@@ -213,7 +228,7 @@ def run_dedupe(data: Dataset, train: set[str], test: set[str]) -> set[tuple[str,
     return found
 
 
-def quality(datasets: list[str], methods: list[str]) -> None:
+def quality(datasets: list[str], methods: list[str], master: str = "local[2]") -> None:
     for name in datasets:
         data = dataset(name)
         _columns, rows, truth, _spec = data
@@ -221,17 +236,23 @@ def quality(datasets: list[str], methods: list[str]) -> None:
         truth_b = {p for p in truth if p[0] in test and p[1] in test}
         for method in methods:
             started = time.perf_counter()
+            row_same = None
             if method == "current":
                 found = run_ours("similarity", data)
             elif method == "new":
                 found = run_ours("fs", data)
+            elif method == "new-spark":
+                found = run_spark(data, master)
+                seconds = time.perf_counter() - started
+                row_same = found == run_ours("fs", data)
             elif method == "splink":
                 found = run_splink(data)
             elif method == "dedupe":
                 found = run_dedupe(data, train, test)
             else:
                 raise SystemExit(f"unknown method {method!r}")
-            seconds = time.perf_counter() - started
+            if method != "new-spark":
+                seconds = time.perf_counter() - started
             found_b = {p for p in found if p[0] in test and p[1] in test}
             row: dict[str, Any] = {"dataset": name, "method": method, "rows": len(rows),
                                    "truePairs": len(truth)}
@@ -239,6 +260,8 @@ def quality(datasets: list[str], methods: list[str]) -> None:
                 row |= scores(found, truth)
             row |= {f"{k}B": v for k, v in scores(found_b, truth_b).items()}
             row["seconds"] = round(seconds, 1)
+            if method == "new-spark":
+                row["sameGroupsAsLocal"] = row_same
             print(json.dumps(row), flush=True)
 
 
@@ -249,10 +272,12 @@ def main() -> None:
     parser.add_argument("--quality", action="store_true",
                         help="accuracy of the four methods on FEBRL 1-3 and the test table")
     parser.add_argument("--datasets", default="febrl1,febrl2,febrl3,records,guide")
-    parser.add_argument("--methods", default="current,new,splink,dedupe")
+    parser.add_argument("--methods", default="current,new,splink,dedupe",
+                        help="also: new-spark (the fs method on Spark, --master)")
+    parser.add_argument("--master", default="local[2]", help="Spark master for new-spark")
     args = parser.parse_args()
     if args.quality:
-        quality(args.datasets.split(","), args.methods.split(","))
+        quality(args.datasets.split(","), args.methods.split(","), args.master)
         return
     for n in [int(x) for x in args.rows.split(",")]:
         data = rows(n)

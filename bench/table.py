@@ -22,6 +22,7 @@ configuration and dedupe trained on half the labels, on FEBRL 1-3
 ``guide``: the same table without its phone column, as a restaurant guide), in one run.
 Labels are split by entity into two halves (A, B): dedupe learns from A's labels
 and is scored on B's rows; every method's F1 on B is printed beside its F1 on all rows.
+The peers are an extra of the project: ``.venv/bin/pip install -e '.[dev,bench]'``.
 
     .venv/bin/python bench/table.py --quality
     .venv/bin/python bench/table.py --quality --datasets febrl1,records --methods current,new

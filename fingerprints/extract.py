@@ -30,7 +30,7 @@ from .keyindex import body_keys
 from .normalize import normalize
 from .shorttext import name_words
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
-from .sketch import sketch_many, sketch_one
+from .sketch import char_shingled, sketch_many, sketch_one
 from .stopwords import build_stopwords, is_punctuation_or_space
 from .tokenize import Segmenter, get_segmenter
 
@@ -425,6 +425,7 @@ def extract_many(
                     keys=body_keys(bodies[i], short, (stripped[i].clauses, stripped[i].hashes)),
                     off_title=off_title(head_tokens[i], bodies[i], token_counts[i],
                                         vocab.stopwords),
+                    char_shingles=char_shingled(bodies[i]),
                 )
             )
     return out
@@ -454,6 +455,7 @@ def _extract_compiled(
         weak_bits=weak, title_key=text_key(head), short_text=short,
         keys=body_keys(body, short, (stripped.clauses, stripped.hashes)),
         off_title=off_title(head_tokens, body, token_count, vocab.stopwords),
+        char_shingles=char_shingled(body),
     )
 
 

@@ -9,6 +9,7 @@ from .sketch import Sketch
 
 FEATURES_VERSION = 4  # 3: no flags; 2: no title key / short text; 1: no weak bits (all read)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
+CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
 
 
@@ -38,12 +39,15 @@ class Features:
     # page, a site footer or a disclaimer crawled as the body (verify's title-only rule
     # decides two such pages). False in v1-v3 rows.
     off_title: bool = False
+    # The sketch is of character 5-grams (the body is mostly CJK): verify's CJK
+    # containment rule applies. False in v1-v3 rows.
+    char_shingles: bool = False
 
     def to_bytes(self) -> bytes:
         """Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
         (one byte each; version 2 ends here), then the title key and the short text,
         each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
-        3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`)."""
+        3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
         head = struct.pack(
             "<BQQIIH",
             FEATURES_VERSION,
@@ -58,7 +62,8 @@ class Features:
             data = text.encode("utf-8")
             tail += struct.pack("<H", len(data)) + data
         tail += struct.pack("<B", len(self.keys) // 4) + self.keys
-        tail += struct.pack("<B", OFF_TITLE if self.off_title else 0)
+        tail += struct.pack("<B", (OFF_TITLE if self.off_title else 0)
+                            | (CHAR_SHINGLES if self.char_shingles else 0))
         return head + self.numbers + self.sketch.to_bytes() + tail
 
     @classmethod
@@ -103,4 +108,5 @@ class Features:
                 raise ValueError("truncated features (flags)")
             flags = data[end]
         return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
-                   texts[0], texts[1], keys, bool(flags & OFF_TITLE))
+                   texts[0], texts[1], keys, bool(flags & OFF_TITLE),
+                   bool(flags & CHAR_SHINGLES))

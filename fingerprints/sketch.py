@@ -80,6 +80,12 @@ def _word_units(text: str) -> npt.NDArray[np.uint32]:
     return np.array(units, dtype=np.uint32)
 
 
+def char_shingled(text: str) -> bool:
+    """Does the sketch of this normalized text use character shingles (mostly CJK)?"""
+    cps = kept_codepoints(text)
+    return len(cps) > 0 and bool(_is_cjk(cps).mean() >= 0.3)
+
+
 def shingle_hashes(text: str) -> npt.NDArray[np.uint32]:
     """Distinct 32-bit hashes of the normalized text's shingles (sorted)."""
     cps = kept_codepoints(text)

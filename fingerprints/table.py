@@ -41,6 +41,16 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler
 
 from .allpairs import all_pairs
+from .fellegi import (
+    MISSING,
+    Comparer,
+    FSModel,
+    choose_threshold,
+    comparison_level,
+    estimate,
+    match_probabilities,
+    random_pairs,
+)
 from .simhash import simhash
 from .tokenize import get_segmenter
 from .unionfind import UnionFind
@@ -49,6 +59,7 @@ __all__ = [
     "FieldSpec",
     "TableConfig",
     "TableResult",
+    "compare_pairs",
     "dedup_rows",
     "parse_fields",
     "read_rows",
@@ -128,8 +139,19 @@ class TableConfig:
     window: int = 4  # sorted neighbourhood
     min_present: float = 0.5  # share of the total weight both rows must have values for
     number_cap: float = 0.3  # field score when both have numbers and share none
+    # "fs": Fellegi-Sunter weights learned by EM (fingerprints.fellegi); "similarity":
+    # the weighted mean of field similarities against ``threshold``
+    method: str = "fs"
+    match_threshold: float | None = None  # fs: posterior probability; None: from the data
+    random_pairs: int = 20000  # fs: random row pairs measuring the starting u
+    veto: bool = True  # fs: an identifying field completely different vetoes a match
 
     def __post_init__(self) -> None:
+        if self.method not in ("fs", "similarity"):
+            raise ValueError(f"method must be 'fs' or 'similarity', not {self.method!r}")
+        if self.match_threshold is not None and not 0.0 < self.match_threshold < 1.0:
+            raise ValueError("the match probability threshold must be in (0, 1), "
+                             f"not {self.match_threshold!r}")
         if not 0 <= self.k <= 8 or not 0 <= self.field_k <= 8:
             raise ValueError("k and field_k must be from 0 to 8")
         if not 0.0 < self.threshold <= 1.0:
@@ -186,10 +208,37 @@ def text_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     return max(shared / len(sa | sb), 0.9 * shared / min(len(sa), len(sb)))
 
 
+def compare_pairs(rows: Sequence[_Row], fields: Sequence[FieldSpec],
+                  pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, similarities) of ``pairs`` of prepared rows: arrays of shape
+    (pairs, fields); level ``-1`` and similarity NaN where a value is missing."""
+    levels = np.full((len(pairs), len(fields)), MISSING, dtype=np.int8)
+    sims = np.full((len(pairs), len(fields)), np.nan, dtype=np.float64)
+    for p, (i, j) in enumerate(pairs):
+        a, b = rows[i], rows[j]
+        for f, spec in enumerate(fields):
+            va, vb = a.values[f], b.values[f]
+            if not va or not vb:
+                continue
+            if spec.kind == "text":
+                s = text_similarity(a.words[f], b.words[f])
+            else:
+                s = short_similarity(va, vb)
+            na, nb = a.numbers[f], b.numbers[f]
+            differ = bool(na and nb and not na & nb)
+            sims[p, f] = s
+            levels[p, f] = comparison_level(s, va == vb, differ)
+    return levels, sims
+
+
+
 @dataclass(frozen=True)
 class PairScore:
-    score: float
+    score: float  # similarity method: weighted similarity; fs: match probability
     fields: tuple[float | None, ...]  # None: a value is missing on one side
+    # fs only: each field's match weight (log2 Bayes factor) and the pair's total
+    contributions: tuple[float | None, ...] = ()
+    match_weight: float | None = None
 
 
 def compare_rows(a: _Row, b: _Row, fields: Sequence[FieldSpec], config: TableConfig,
@@ -351,6 +400,15 @@ class TableResult:
     groups: list[list[int]]  # row positions, groups of two or more, earliest first
     matches: dict[tuple[int, int], PairScore]  # accepted pairs
     stats: dict[str, Any] = field(default_factory=dict)
+    model: FSModel | None = None  # fs: the learned weights
+    values: list[list[Any]] = field(default_factory=list)  # rows as read, for reports
+
+    def columns(self) -> list[str]:
+        names = ["group", "size", "key", "matched_key", "score",
+                 *[f"score_{f.name}" for f in self.fields]]
+        if self.model is not None:
+            names += ["match_weight", *[f"weight_{f.name}" for f in self.fields]]
+        return names
 
     def group_rows(self) -> Iterator[dict[str, Any]]:
         """CSV rows: every member of every group, with the scores of its best match."""
@@ -368,6 +426,10 @@ class TableResult:
                 }
                 for spec, value in zip(self.fields, score.fields, strict=True):
                     row[f"score_{spec.name}"] = "" if value is None else round(value, 4)
+                if self.model is not None and score.match_weight is not None:
+                    row["match_weight"] = round(score.match_weight, 3)
+                    for spec, weight in zip(self.fields, score.contributions, strict=True):
+                        row[f"weight_{spec.name}"] = "" if weight is None else round(weight, 3)
                 yield row
 
     def pairs(self) -> set[tuple[Any, Any]]:
@@ -397,15 +459,28 @@ def dedup_rows(
     config: TableConfig | None = None,
     *,
     progress: Callable[[int], object] | None = None,
+    make_comparer: Callable[[list[_Row], Sequence[FieldSpec]], Comparer] | None = None,
 ) -> TableResult:
-    """Group duplicate rows: ``rows`` are (key, values in ``fields`` order)."""
+    """Group duplicate rows: ``rows`` are (key, values in ``fields`` order).
+
+    ``make_comparer(prepared rows, fields)`` gives the function computing the comparison
+    levels of a list of row-position pairs for the fs method (default: in this process;
+    :mod:`fingerprints.spark_table` gives one that runs on Spark). Both compute the same
+    arrays, so both give the same groups."""
     config = config or TableConfig()
     prepared: list[_Row] = []
+    raw: list[list[Any]] = []
     for key, values in rows:
         prepared.append(prepare_row(key, values, fields))
+        raw.append(list(values))
         if progress is not None:
             progress(1)
     candidates = candidate_pairs(prepared, fields, config)
+    if config.method == "fs":
+        compare = make_comparer(prepared, fields) if make_comparer else None
+        result = _dedup_fs(prepared, fields, config, candidates, compare)
+        result.values = raw
+        return result
     weights = effective_weights(prepared, fields)
     matches: dict[tuple[int, int], PairScore] = {}
     found_by: Counter[str] = Counter()
@@ -425,7 +500,78 @@ def dedup_rows(
         "matchesFoundBy": dict(sorted(found_by.items())),
         "fieldWeights": {f.name: round(w, 3) for f, w in zip(fields, weights, strict=True)},
     }
-    return TableResult(list(fields), [r.key for r in prepared], groups, matches, stats)
+    return TableResult(list(fields), [r.key for r in prepared], groups, matches, stats,
+                       values=raw)
+
+
+def _groups(n: int, matches: Iterable[tuple[int, int]]) -> list[list[int]]:
+    sets: UnionFind[int] = UnionFind(range(n))
+    for i, j in matches:
+        sets.union(i, j)
+    return sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
+
+
+def identifying_fields(fields: Sequence[FieldSpec]) -> list[int]:
+    """The fields weighted highest, when the weights differ (``name:2,addr:2,city``:
+    name and addr). Equal weights name none."""
+    weights = [f.weight for f in fields]
+    if max(weights) == min(weights):
+        return []
+    return [i for i, w in enumerate(weights) if w == max(weights)]
+
+
+def _dedup_fs(prepared: list[_Row], fields: Sequence[FieldSpec], config: TableConfig,
+              candidates: dict[tuple[int, int], set[str]], compare: Comparer | None
+              ) -> TableResult:
+    """The fs method on the candidate pairs (see :mod:`fingerprints.fellegi`)."""
+    if compare is None:
+        def compare(pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+            return compare_pairs(prepared, fields, pairs)
+
+    pairs = list(candidates)
+    levels, sims = compare(pairs)
+    random_levels, _ = compare(random_pairs(len(prepared), config.random_pairs))
+    columns = [[r.values[f] for r in prepared] for f in range(len(fields))]
+    veto_fields = identifying_fields(fields) if config.veto else []
+    model = estimate(levels, random_levels, [f.name for f in fields], columns,
+                     veto_fields=veto_fields)
+    weights, probabilities = match_probabilities(
+        model, levels, [prepared[i].values for i, _ in pairs])
+    vetoed = (levels[:, veto_fields] == 0).any(axis=1) if veto_fields and len(levels) \
+        else np.zeros(len(pairs), dtype=bool)
+    probabilities = np.where(vetoed, 0.0, probabilities)
+    chosen, expected_precision, expected_recall = choose_threshold(probabilities)
+    threshold = config.match_threshold if config.match_threshold is not None else chosen
+    matches: dict[tuple[int, int], PairScore] = {}
+    found_by: Counter[str] = Counter()
+    for p, (i, j) in enumerate(pairs):
+        if probabilities[p] >= threshold:
+            contributions = model.contributions(levels[p], prepared[i].values)
+            scores = tuple(None if np.isnan(s) else float(s) for s in sims[p])
+            matches[(i, j)] = PairScore(float(probabilities[p]), scores, tuple(contributions),
+                                        float(weights[p]))
+            found_by.update(candidates[(i, j)])
+    groups = _groups(len(prepared), matches)
+    accepted = probabilities >= threshold
+    stats = {
+        "method": "fs",
+        "rows": len(prepared), "candidatePairs": len(pairs), "matchedPairs": len(matches),
+        "groups": len(groups), "rowsInGroups": sum(len(g) for g in groups),
+        "largestGroup": max((len(g) for g in groups), default=0),
+        "matchesFoundBy": dict(sorted(found_by.items())),
+        "threshold": round(threshold, 6),
+        "thresholdFromData": config.match_threshold is None,
+        "chosenThreshold": round(chosen, 6),
+        "identifyingFields": [fields[f].name for f in veto_fields],
+        "vetoedPairs": int(vetoed.sum()),
+        "expectedPrecision": round(
+            float(probabilities[accepted].sum() / max(accepted.sum(), 1)), 4),
+        "expectedRecall": round(
+            float(probabilities[accepted].sum() / max(probabilities.sum(), 1e-12)), 4),
+        "expectedPrecisionAtChosen": round(expected_precision, 4),
+        "expectedRecallAtChosen": round(expected_recall, 4),
+    }
+    return TableResult(list(fields), [r.key for r in prepared], groups, matches, stats, model)
 
 
 # --- reading a table -------------------------------------------------------------------

@@ -121,6 +121,9 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
         return _guarded(a, b, config, result, "copy")
     if small >= config.containment_min_shingles and ov.containment >= config.containment:
         return _guarded(a, b, config, result, "contained")
+    if (small >= config.containment_min_shingles and a.char_shingles and b.char_shingles
+            and ov.containment >= config.cjk_containment and ov.jaccard >= config.cjk_jaccard):
+        return _guarded(a, b, config, result, "contained")
     return result(False, "dissimilar")
 
 

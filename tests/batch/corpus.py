@@ -1,5 +1,7 @@
 """A small corpus written for these tests: Chinese and English stories, their reposts and
-cut copies, a URL re-crawl, and templated bulletins that must not merge."""
+cut copies, a URL re-crawl, templated bulletins that must not merge, short texts,
+title-only pages, a redirect page crawled under two unrelated titles, and a repost under
+other chrome that only the CJK containment rule accepts."""
 
 from __future__ import annotations
 
@@ -58,6 +60,17 @@ SEED_B = ("计算机应用和软件2", "海量网络文本去重系统实验检�
 BULLETIN_TITLE = "沪深两市收盘综述"
 
 
+# A redirect page crawled as the body of two unrelated articles (no word of either title).
+REDIRECT = ("正在为您跳转到访问页面，如果您的浏览器没有自动跳转，请检查以下设置。"
+            "请确保浏览器没有禁止发送cookie，请确保浏览器可以正常执行javascript脚本。"
+            "若使用ie浏览器，请使用ie9及以上版本，并确保本地时间的准确性。")
+# A story reposted by a WeChat account and printed by a paper with a byline and one more
+# paragraph: 70-90 % of the shorter's 5-grams shared (the CJK containment rule).
+GREENWAY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
+            "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
+            "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+
+
 def bulletin(day: int, close: str, change: str, volume: str, up: int, down: int) -> str:
     return (
         f"沪深两市6月{day}日收盘：上证综指报收{close}点，{change}，成交额{volume}亿元；"
@@ -112,6 +125,13 @@ def corpus() -> list[dict[str, Any]]:
         record("weather-sh", "天气", "上海今日最高气温30度，空气质量良。"),
         record("farm-video", "黑龙江粮食播种面积稳定在两亿一千万亩以上", ""),
         record("other-video", "视频：江边夜景灯光秀", ""),
+        record("redirect-a", "陕西省道教协会召开常务理事会", REDIRECT),
+        record("redirect-b", "顺丰与国际快递公司结盟合作", REDIRECT),
+        record("greenway-wechat", "绿道贯通",
+               "点击上方蓝字关注我们。" + GREENWAY + "喜欢就点个在看吧。"),
+        record("greenway-paper", "江城新闻：滨江绿道全线贯通",
+               "江城日报讯（记者 王明）" + GREENWAY + "据悉，绿道二期工程将于明年开工，"
+               "届时将延伸至城东新区，总长度将超过六十公里，沿线还将新建五座城市公园和一个大型滨水广场。"),
     ]
 
 
@@ -129,4 +149,7 @@ EXPECTED = {
     frozenset({"weather-sh"}),
     frozenset({"other-video"}),
     frozenset({"museum-1", "museum-cut", "museum-repost"}),
+    frozenset({"redirect-a"}),
+    frozenset({"redirect-b"}),
+    frozenset({"greenway-wechat", "greenway-paper"}),
 }

@@ -82,7 +82,8 @@ def test_it_groups_duplicate_rows_of_a_mariadb_table(mariadb_table, tmp_path) ->
     with out.open(encoding="utf-8") as handle:
         header = next(csv.reader(handle))
     assert header == ["group", "size", "key", "matched_key", "score",
-                      *[f"score_{c}" for c in COLUMNS]]
+                      *[f"score_{c}" for c in COLUMNS],
+                      "match_weight", *[f"weight_{c}" for c in COLUMNS]]
 
 
 def test_it_groups_duplicate_rows_of_a_sqlite_table(tmp_path) -> None:

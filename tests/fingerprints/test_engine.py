@@ -185,3 +185,22 @@ def test_a_photo_series_item_with_another_number_is_vetoed() -> None:
     result = verify(extract("", caption.format(3)), extract("", caption.format(4)), CONFIG)
     assert not result.ok
     assert result.reason.startswith("template")
+
+
+def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containment() -> None:
+    story = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
+             "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
+             "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+    wechat = extract("绿道贯通", "点击上方蓝字关注我们。" + story + "喜欢就点个在看吧。")
+    paper = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + story
+                    + "据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
+                    "沿线还将新建五座城市公园和一个大型滨水广场。")
+    assert wechat.char_shingles and paper.char_shingles
+    result = verify(wechat, paper, EngineConfig())
+    # 70-90 % of the shorter's 5-grams shared, Jaccard below the copy rule's 0.6
+    assert result.ok and result.reason == "contained"
+    assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
+    assert not verify(wechat, paper, EngineConfig(cjk_containment=0.9)).ok
+    # English texts are word-shingled: the rule does not apply to them
+    english = extract("", "The council approved the new budget on Monday after a long debate.")
+    assert not english.char_shingles

@@ -67,12 +67,13 @@ def test_version_1_2_and_3_features_are_still_read() -> None:
     features = replace(extract("统计局：工业生产稳中有升", STORY), off_title=True)
     data = features.to_bytes()
     assert data[0] == 4 and Features.from_bytes(data) == features
+    assert features.char_shingles  # a Chinese body: character shingles
     v3 = b"\x03" + data[1:-1]  # no flags byte
-    assert Features.from_bytes(v3) == replace(features, off_title=False)
+    assert Features.from_bytes(v3) == replace(features, off_title=False, char_shingles=False)
     with pytest.raises(ValueError, match="truncated"):
         Features.from_bytes(data[:-1])
     data = data[:-1]
-    features = replace(features, off_title=False)
+    features = replace(features, off_title=False, char_shingles=False)
     texts = (5 + len(features.title_key.encode()) + len(features.short_text.encode())
              + len(features.keys))
     v2 = b"\x02" + data[1 : len(data) - texts]

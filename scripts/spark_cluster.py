@@ -56,7 +56,10 @@ def _alive_workers(ui_port: int) -> int:
 
 
 def start(workers: int = 2, cores: int = 1, memory: str = "1g",
-          timeout: float = 90.0) -> dict[str, object]:
+          timeout: float = 90.0, *, remember: bool = True) -> dict[str, object]:
+    """Start the cluster; ``remember`` writes its state where ``stop`` (the command)
+    finds it. :func:`cluster` keeps its own, so that two test runs at once never stop
+    each other's cluster."""
     home = spark_home()
     folder = Path(tempfile.mkdtemp(prefix="dedupsite-spark-cluster-"))
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
@@ -80,45 +83,55 @@ def start(workers: int = 2, cores: int = 1, memory: str = "1g",
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         pids.append(worker.pid)
     state = {"url": url, "ui_port": ui_port, "pids": pids, "folder": str(folder)}
-    STATE.write_text(json.dumps(state))
+    if remember:
+        STATE.write_text(json.dumps(state))
     deadline = time.monotonic() + timeout
     while _alive_workers(ui_port) < workers:
         if time.monotonic() > deadline or master.poll() is not None:
-            stop()
+            stop(state)
             raise RuntimeError(f"the Spark cluster did not start; logs were in {folder}")
         time.sleep(0.5)
     return state
 
 
-def stop() -> None:
-    if not STATE.exists():
-        return
-    state = json.loads(STATE.read_text())
-    for pid in reversed(state["pids"]):
+def stop(state: dict[str, object] | None = None) -> None:
+    """Stop ``state``'s cluster, or the one ``start`` remembered."""
+    remembered = state is None
+    if state is None:
+        if not STATE.exists():
+            return
+        state = json.loads(STATE.read_text())
+    pids = [int(p) for p in state["pids"]]  # type: ignore[attr-defined]
+    for pid in reversed(pids):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
     deadline = time.monotonic() + 15
-    for pid in state["pids"]:
+    for pid in pids:
         while time.monotonic() < deadline:
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our child: reaped
+                    break
+            except ChildProcessError:  # not our child (the command): is it still there?
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
             time.sleep(0.2)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-    shutil.rmtree(state["folder"], ignore_errors=True)
-    STATE.unlink(missing_ok=True)
+    shutil.rmtree(str(state["folder"]), ignore_errors=True)
+    if remembered:
+        STATE.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
 def cluster(workers: int = 2) -> Iterator[str]:
     """A cluster for the duration of a ``with`` block; yields the master URL."""
-    state = start(workers)
+    state = start(workers, remember=False)
     try:
         yield str(state["url"])
     finally:
-        stop()
+        stop(state)
 
 
 def main() -> int:

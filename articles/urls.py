@@ -18,5 +18,6 @@ urlpatterns = [
     path("decisions/<int:pk>/undo/", views.undo, name="decision_undo"),
     path("review/", views.review_queue, name="review"),
     path("review/take/", views.review_take, name="review_take"),
+    path("review/news/", views.review_news, name="review_news"),
     path("stats/", stats.stats, name="stats"),
 ]

@@ -116,6 +116,9 @@ PUSH_DELAY_MS = env_int("PUSH_DELAY_MS", 500)
 # /review/: an item an editor took ("take the next item") is theirs for this long; other
 # editors taking the next item skip it until then.
 REVIEW_CLAIM_SECONDS = max(1, env_int("REVIEW_CLAIM_SECONDS", 600))
+# An open /review/ page asks this often whether new matches arrived ("N new" banner);
+# 0 turns the polling off.
+REVIEW_POLL_SECONDS = max(0, env_int("REVIEW_POLL_SECONDS", 10))
 # The Undo button beside a decision's message goes after this long (0: it stays until the
 # page changes); the cluster's history offers Undo after that.
 UNDO_TOAST_SECONDS = max(0, env_int("UNDO_TOAST_SECONDS", 30))

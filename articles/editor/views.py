@@ -384,6 +384,9 @@ def _review_response(request: HttpRequest, position: int, fragment: bool,
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
                                "selected": selected, "capped": total >= REVIEW_COUNT_CAP,
                                "claim_minutes": _claim_minutes(),
+                               # the newest queue item now: the "N new" banner counts after it
+                               "newest": queue.values_list("pk", flat=True).first() or 0,
+                               "poll_seconds": settings.REVIEW_POLL_SECONDS,
                                # an Undo in the messages comes back to this queue position
                                "undo_next": f"{reverse('review')}?pos={position}"}
     if selected is not None and selected.doc is not None:
@@ -402,6 +405,19 @@ def _position(value: str | None) -> int:
 
 def _claim_minutes() -> int:
     return max(1, -(-settings.REVIEW_CLAIM_SECONDS // 60))
+
+
+@viewer_required
+def review_news(request: HttpRequest) -> HttpResponse:
+    """What an open /review/ page polls: how many matches joined the queue after the
+    newest one it shows (a banner that loads them on demand: the list never jumps)."""
+    since = request.GET.get("since", "")
+    newest = int(since) if since.isdigit() else 0
+    fresh = review.review_queue(review.rules()).filter(pk__gt=newest)
+    count = fresh[:REVIEW_COUNT_CAP].count()
+    return _render(request, "articles/_review_news.html",
+                   {"newest": newest, "count": count, "capped": count >= REVIEW_COUNT_CAP,
+                    "poll_seconds": settings.REVIEW_POLL_SECONDS})
 
 
 @viewer_required

@@ -173,3 +173,21 @@ def test_the_pages_switch_to_chinese(page, editor, corpus):
     expect(page.locator("h1")).to_have_text("聚类")
     page.click("button[name=language][value=en]")
     expect(page.locator("h1")).to_have_text("Clusters")
+
+
+def test_a_new_match_appears_in_an_open_review_page_without_a_reload(
+        page, editor, corpus, client, auth, run_worker, settings):
+    settings.REVIEW_POLL_SECONDS = 1
+    log_in(page, "editor", "/review/")
+    page.evaluate("window.openedOnce = true")  # gone if the page is loaded again
+    expect(page.locator(".news-banner")).to_have_count(0)
+    stories.load(client, auth, run_worker, [stories.article(
+        "river-4", "江城滨江绿道全线贯通 市民周末骑行人数创新高",
+        stories.edited(stories.RIVERSIDE) + "（本报记者 李华）", media="Evening Post")])
+    banner = page.locator(".news-banner")
+    expect(banner).to_contain_text("1 new match arrived", timeout=15_000)
+    expect(page.locator(".review-list")).not_to_contain_text("river-4")  # no jumping list
+    banner.click()
+    expect(page.locator(".review-list")).to_contain_text("river-4")
+    expect(page.locator(".news-banner")).to_have_count(0)
+    assert page.evaluate("window.openedOnce === true")

@@ -144,3 +144,25 @@ def test_undo_screenshot(page, live_server, sample, editor, language):
     shoot(page, f"undo-toast-{language}.png")
     page.locator(".audit").scroll_into_view_if_needed()
     page.locator(".audit").screenshot(path=str(OUT / f"undo-history-{language}.png"))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_review_news_screenshot(page, live_server, sample, editor, language, client, auth,
+                                run_worker, settings):
+    """/review/ open while a new borderline match arrives: the banner, not a jumping list."""
+    import json
+
+    settings.REVIEW_POLL_SECONDS = 1
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    log_in(page, "editor", "/review/")
+    shown = sample.representative
+    response = client.post("/api/v1/articles", content_type="application/json", **auth,
+                           data=json.dumps({"nid": "late-copy", "url": "https://late.example/1",
+                                            "title": shown.title,
+                                            "content": shown.content + "（完）本报记者 李华"}))
+    assert response.status_code in (200, 202)
+    run_worker()
+    page.locator(".news-banner").wait_for(timeout=15_000)
+    shoot(page, f"review-news-{language}.png")

@@ -8,27 +8,16 @@ import pytest
 
 from articles.models import Article
 from tests.browser import stories
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, editor  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def editor_client(client, auth, run_worker, editor):
+def editor_client(client, auth, run_worker, editor):  # noqa: F811
     stories.load(client, auth, run_worker)
     client.login(username="editor", password=PASSWORD)
     return client
-
-
-@pytest.fixture
-def editor(transactional_db):
-    from django.contrib.auth.models import Group, User
-
-    from articles.editor.actions import EDITORS_GROUP
-
-    user = User.objects.create_user("editor", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
-    return user
 
 
 def since_of(html: str) -> int:

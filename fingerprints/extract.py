@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from itertools import chain
+from typing import Any
 
 import mmh3
 import numpy as np
@@ -28,7 +29,7 @@ from .ids import splitmix64_finalize
 from .kernel import kernel
 from .keyindex import body_keys
 from .normalize import normalize
-from .shorttext import name_words
+from .shorttext import dictionary, name_words
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
 from .sketch import char_shingled, sketch_many, sketch_one
 from .stopwords import build_stopwords, is_punctuation_or_space
@@ -136,37 +137,104 @@ class _Vocabulary:
         self.lock = threading.Lock()
         self._tables: object | None = None  # kernel.Tables over the arrays above
 
+    def _describe(self, tokens: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
+        """The per-id columns of ``tokens``: skip (white space or punctuation), number
+        (all ASCII digits, or a name) and its 16-bit hash, month, weight and feature
+        hash, a column at a time (so preloading a dictionary stays fast)."""
+        words = [token.strip() for token in tokens]
+        skip = [not w or (not w.isalnum() and is_punctuation_or_space(w)) for w in words]
+        digits = [w.isdigit() and w.isascii() for w in words]
+        names = self.names
+        named = [not d and len(w) >= 2 and w in names
+                 for w, d in zip(words, digits, strict=True)]
+        seed = FEATURE_SEED
+        # a number's hash ignores leading zeros; a name's carries the top bit
+        # (NAME_FLAG: "in context" like a number, checked by the name guard of verify)
+        number_hash = [
+            (mmh3.hash(w.lstrip("0") or "0", seed=seed, signed=False) & NUMBER_MASK) if d
+            else (NAME_FLAG | mmh3.hash(w, seed=seed, signed=False) & NUMBER_MASK) if n
+            else 0
+            for w, d, n in zip(words, digits, named, strict=True)]
+        stopwords, idf, default = self.stopwords, self.idf, self.default_idf
+        weights = [0 if k or w in stopwords else max(1, round(idf.get(w, default) * WEIGHT_SCALE))
+                   for w, k in zip(words, skip, strict=True)]
+        return {
+            "skip": np.array(skip, dtype=np.bool_),
+            "number": np.logical_or(digits, named) if words else np.zeros(0, np.bool_),
+            "number_hash": np.array(number_hash, dtype=np.uint64),
+            "month": np.array([w.lower() in _MONTHS for w in words], dtype=np.bool_),
+            "weights": np.array(weights, dtype=np.int64),
+            "hashes": np.array([mmh3.hash64(w, seed=seed, signed=False)[0] for w in words],
+                               dtype=np.uint64),
+        }
+
+    _COLUMNS = ("skip", "number", "number_hash", "month", "weights", "hashes")
+
+    def _reserve(self, extra: int) -> None:
+        """Room for ``extra`` more entries in the per-id arrays (doubling)."""
+        capacity = len(self.hashes)
+        if self.size + extra <= capacity:
+            return
+        while capacity < self.size + extra:
+            capacity *= 2
+        for name in self._COLUMNS:
+            array = getattr(self, name)
+            grown = np.zeros(capacity, dtype=array.dtype)
+            grown[: len(array)] = array
+            setattr(self, name, grown)
+        self._tables = None
+
     def _add(self, key: int, token: str) -> int:
         i = self.size
-        if i == len(self.hashes):
-            for name in ("hashes", "weights", "skip", "number", "number_hash", "month"):
-                array = getattr(self, name)
-                setattr(self, name, np.concatenate([array, np.zeros_like(array)]))
-            self._tables = None
-        word = token.strip()
-        skip = not word or is_punctuation_or_space(word)
-        if word.isdigit() and word.isascii():
-            self.number[i] = True
-            digits = word.lstrip("0") or "0"
-            self.number_hash[i] = (mmh3.hash(digits, seed=FEATURE_SEED, signed=False)
-                                   & NUMBER_MASK)
-        elif len(word) >= 2 and word in self.names:
-            # a person, place or organisation name: "in context" like a number, marked
-            # by the top bit of its 16-bit hash (the name guard of verify)
-            self.number[i] = True
-            self.number_hash[i] = (NAME_FLAG
-                                   | mmh3.hash(word, seed=FEATURE_SEED, signed=False)
-                                   & NUMBER_MASK)
-        self.skip[i] = skip
-        self.month[i] = word.lower() in _MONTHS
-        if skip or word in self.stopwords:
-            weight = 0
-        else:
-            weight = max(1, round(self.idf.get(word, self.default_idf) * WEIGHT_SCALE))
-        self.hashes[i] = mmh3.hash64(word, seed=FEATURE_SEED, signed=False)[0]
-        self.weights[i] = weight
+        self._reserve(1)
+        for name, column in self._describe([token]).items():
+            getattr(self, name)[i] = column[0]
         self.size = i + 1
         return i
+
+    def preload(self, tokens: Sequence[str]) -> int:
+        """Add ``tokens`` at once (jieba's dictionary when the vocabulary is made), so
+        that the words of a text the process has never seen are already known and
+        the kernel resolves them without coming back to Python. Returns how many were
+        new. A token's id does not change its fingerprint contribution (its hash and
+        weight do), so preloading changes no feature."""
+        with self.lock:
+            keys = _token_keys(list(tokens))
+            keys[keys == 0] = 1
+            keys, first = np.unique(keys, return_index=True)
+            fresh = self._find(keys) < 0
+            keys, first = keys[fresh], first[fresh]
+            if not len(keys):
+                return 0
+            columns = self._describe([tokens[i] for i in first.tolist()])
+            start, added = self.size, len(first)
+            self._reserve(added)
+            for name, column in columns.items():
+                getattr(self, name)[start : start + added] = column
+            self.size = start + added
+            while 4 * self.size > len(self.table_keys):
+                self._grow()
+            self._insert_many(keys, np.arange(start, self.size, dtype=np.int64))
+            self._tables = None
+            return added
+
+    def _insert_many(self, keys: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64]) -> None:
+        """:meth:`_insert` for many keys not in the table, a probe step per round: of
+        the keys finding the same free slot, the first takes it, the others probe on."""
+        mask = np.uint64(len(self.table_keys) - 1)
+        slots = keys & mask
+        pending = np.arange(len(keys))
+        while len(pending):
+            at = slots[pending]
+            free = self.table_keys[at] == 0
+            taken, where = np.unique(at[free], return_index=True)
+            winners = pending[free][where]
+            self.table_keys[taken] = keys[winners]
+            self.table_ids[taken] = ids[winners]
+            placed = np.zeros(len(keys), dtype=np.bool_)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + np.uint64(1)) & mask
 
     def _insert(self, key: int, item: int) -> None:
         """Open addressing, linear probing; key 0 marks an empty slot."""
@@ -182,8 +250,7 @@ class _Vocabulary:
         used = keys != 0
         self.table_keys = np.zeros(2 * len(keys), dtype=np.uint64)
         self.table_ids = np.full(2 * len(keys), -1, dtype=np.int64)
-        for key, item in zip(keys[used].tolist(), ids[used].tolist(), strict=True):
-            self._insert(key, item)
+        self._insert_many(keys[used], ids[used])
         self._tables = None
 
     def lookup(self, tokens: list[str]) -> npt.NDArray[np.int64]:
@@ -226,9 +293,8 @@ class _Vocabulary:
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
         return found
 
-    def _lookup_locked(self, tokens: list[str]) -> npt.NDArray[np.int64]:
-        keys = _token_keys(tokens)
-        keys[keys == 0] = 1  # 0 marks empty slots
+    def _find(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """The id of each key, -1 where it is not in the table."""
         ids = np.full(len(keys), -1, dtype=np.int64)
         mask = np.uint64(len(self.table_keys) - 1)
         pending = np.arange(len(keys))
@@ -239,6 +305,12 @@ class _Vocabulary:
             ids[pending[hit]] = self.table_ids[slots[hit]]
             go_on = ~hit & (found != 0)
             pending, slots = pending[go_on], (slots[go_on] + np.uint64(1)) & mask
+        return ids
+
+    def _lookup_locked(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        keys = _token_keys(tokens)
+        keys[keys == 0] = 1  # 0 marks empty slots
+        ids = self._find(keys)
         missing = np.flatnonzero(ids < 0)
         if len(missing):
             added: dict[int, int] = {}
@@ -269,8 +341,19 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
     vocab = _vocabularies.get(extra_stopwords)
     if vocab is None:
         vocab = _Vocabulary(build_stopwords(extra_stopwords))
+        vocab.preload(start_vocabulary())
         vocab = _vocabularies.setdefault(extra_stopwords, vocab)
     return vocab
+
+
+@lru_cache(maxsize=1)
+def start_vocabulary() -> tuple[str, ...]:
+    """What a vocabulary knows before its first text: jieba's dictionary (the
+    segmenter's words, HMM off), the CJK unified ideographs it splits unknown words
+    into, and the numbers 0-9999 (years, counts, scores)."""
+    words, _names = dictionary()
+    ideographs = tuple(map(chr, range(0x4E00, 0xA000)))
+    return words + ideographs + tuple(map(str, range(10_000)))
 
 
 # --- extraction ---------------------------------------------------------------------
@@ -421,7 +504,7 @@ def extract_many(
                 Features(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
                     weak_bits=weak[i], title_key=text_key(heads[i]),
-                    short_text=(short := short_key(bodies[i])),
+                    short_text=(short := short_key(bodies[i], stripped[i].clauses)),
                     keys=body_keys(bodies[i], short, (stripped[i].clauses, stripped[i].hashes)),
                     off_title=off_title(head_tokens[i], bodies[i], token_counts[i],
                                         vocab.stopwords),
@@ -449,7 +532,7 @@ def _extract_compiled(
         title_fp, title_count, _, _, _ = vocab.fingerprint(head_tokens, False, 0, False)
         if title_count < config.title_min_tokens:
             title_fp = 0
-    short = short_key(body)
+    short = short_key(body, stripped.clauses)
     return Features(
         title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
         weak_bits=weak, title_key=text_key(head), short_text=short,
@@ -481,8 +564,16 @@ def text_key(text: str) -> str:
     return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS] if text else ""
 
 
-def short_key(body: str) -> str:
-    """:func:`text_key` of a body short enough to keep whole, else ``""``."""
+def short_key(body: str, clauses: Sequence[str] | None = None) -> str:
+    """:func:`text_key` of a body short enough to keep whole, else ``""``. The body's
+    ``clauses`` (:func:`fingerprints.boilerplate.clauses`), when given, are its
+    letters and digits already: joined, they are the key, with no pass over the text
+    (unless the body has a backslash: a literal ``\\n`` breaks clauses but its ``n``
+    is a letter of the key)."""
+    if clauses is not None and "\\" not in body:
+        if sum(map(len, clauses)) > MAX_KEY_CHARS:
+            return ""
+        return "".join(clauses)
     key = _NOT_WORD.sub("", body) if body else ""
     return key if len(key) <= MAX_KEY_CHARS else ""
 

@@ -22,15 +22,25 @@ NAME_TAGS = frozenset({"nr", "ns", "nt", "nrt", "nrfg"})
 
 
 @lru_cache(maxsize=1)
-def name_words() -> frozenset[str]:
-    """Words jieba's dictionary (``jieba/dict.txt``, pinned with jieba) tags as names."""
+def dictionary() -> tuple[tuple[str, ...], frozenset[str]]:
+    """jieba's dictionary (``jieba/dict.txt``, pinned with jieba): its words, in file
+    order, and those it tags as names."""
     text = resources.files("jieba").joinpath("dict.txt").read_text(encoding="utf-8")
+    words: list[str] = []
     names = set()
     for line in text.splitlines():
         parts = line.split()
+        if not parts:
+            continue
+        words.append(parts[0])
         if len(parts) == 3 and parts[2] in NAME_TAGS:
             names.add(parts[0])
-    return frozenset(names)
+    return tuple(words), frozenset(names)
+
+
+def name_words() -> frozenset[str]:
+    """Words jieba's dictionary tags as names."""
+    return dictionary()[1]
 
 
 @dataclass(frozen=True)

@@ -149,3 +149,28 @@ def test_dedup_kernel_0_turns_it_off() -> None:
         capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
     )
     assert (off.stdout.strip(), on.stdout.strip()) == ("True", "False")
+
+
+def test_preloaded_vocabulary_changes_no_feature_and_keeps_fresh_text_in_the_kernel(
+) -> None:
+    """The dictionary preloaded when a vocabulary is made (start_vocabulary) gives the
+    same features as a vocabulary grown token by token from nothing, and the words of a
+    text never seen before are resolved by the kernel without adding a token."""
+    items = [(title, content) for title, content in EDGE_CASES if content.strip()]
+    items.append(("海量网络文本去重系统", "计算机应用与软件：海量网络文本去重系统实验测试，"
+                  "这是一段测试文本的内容。北京时间2019年3月5日，新华社记者报道。"))
+    preloaded = extraction._vocabulary(frozenset())
+    assert preloaded.size >= len(extraction.start_vocabulary()) - 1_000  # a few repeat
+    empty = extraction._Vocabulary(preloaded.stopwords)
+    assert empty.size == 0
+    segmenter = extraction.get_segmenter(EngineConfig().segmenter)
+    for title, content in items:
+        for text in (title, content):
+            tokens = segmenter.cut(text)
+            assert (empty.fingerprint(tokens, True, extraction.WEAK_BITS, True)
+                    == preloaded.fingerprint(tokens, True, extraction.WEAK_BITS, True))
+    assert empty.size > 0
+    # a fresh text of dictionary words, single ideographs and numbers adds nothing
+    before = preloaded.size
+    extract_many([("从未见过的标题", "一段从未出现过的正文，讲述2031年某地的麒麟与饕餮。")])
+    assert preloaded.size == before

@@ -70,13 +70,20 @@ def content_probes(features: Features, config: EngineConfig = EngineConfig()) ->
     fp = features.content_fp
     if not fp or not features.weak_bits or config.probe_bits <= 0:
         return []
+    return list(_probes(fp, features.weak_bits, config.k, config.probe_bits))
+
+
+@lru_cache(maxsize=4096)
+def _probes(fp: int, weak_bits: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
+    """:func:`content_probes`, remembered: a worker computes an article's probes for
+    its lookup and again in :func:`decide`."""
     probes: list[int] = []
-    for mask in _block_masks(config.k):
-        bits = [1 << b for b in features.weak_bits if (1 << b) & mask][: config.probe_bits]
+    for mask in _block_masks(k):
+        bits = [1 << b for b in weak_bits if (1 << b) & mask][:probe_bits]
         for size in range(1, len(bits) + 1):
             for subset in combinations(bits, size):
                 probes.append(fp ^ sum(subset))
-    return probes
+    return tuple(probes)
 
 
 def content_reach(new: Features, other_fp: int, config: EngineConfig,

@@ -174,8 +174,9 @@ static PyTypeObject TablesType = {
 
 /* fingerprint(tokens, tables, use_tf, weak_bits, with_numbers)
  *
- * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes), or None when a
- * token is not in the vocabulary yet (the caller adds it and calls again). */
+ * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes); or the list of
+ * the tokens not in the vocabulary yet (the caller adds them and calls again); or None
+ * while the hash table is being replaced (the caller retries under its lock). */
 static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
         PyErr_SetString(PyExc_TypeError,
@@ -190,7 +191,7 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
     long weak_long = PyLong_AsLong(args[3]);
     if (use_tf < 0 || with_numbers < 0 || (weak_long == -1 && PyErr_Occurred())) return NULL;
     int weak_bits = (weak_long < 0 || weak_long > 64) ? -1 : (int)weak_long;
-    PyObject *result = NULL;
+    PyObject *result = NULL, *unknown = NULL;
     int64_t *ids = NULL;
     int64_t *uniq = NULL;
     uint32_t *numbers = NULL, *tmp = NULL;
@@ -250,10 +251,15 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
             slot = (slot + 1) & mask;
         }
         if (id < 0 || id >= vocab_len) { /* new token (or one being added right now) */
-            result = Py_NewRef(Py_None);
-            goto done;
+            if (!unknown && !(unknown = PyList_New(0))) goto done;
+            if (PyList_Append(unknown, token) < 0) goto done;
         }
         ids[i] = id;
+    }
+    if (unknown) { /* the caller adds them and calls again */
+        result = unknown;
+        unknown = NULL;
+        goto done;
     }
     if (ensure_seen(vocab_len) < 0) {
         PyErr_NoMemory();
@@ -368,6 +374,7 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
                            n_numbers, weak, n_weak);
 
 done:
+    Py_XDECREF(unknown);
     PyMem_Free(ids);
     PyMem_Free(uniq);
     PyMem_Free(numbers);

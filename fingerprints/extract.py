@@ -278,18 +278,20 @@ class _Vocabulary:
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
         found = kernel.fingerprint(tokens, self.kernel_tables(), tf, weak_bits, with_numbers)
-        if found is None:  # new tokens: add them, then nothing can change under the lock
+        if not isinstance(found, tuple):
+            # new tokens (the kernel lists them) or a table being replaced (None): add
+            # them under the lock, where nothing can change, and ask again
             with self.lock:
-                self._lookup_locked(tokens)
+                self._lookup_locked(tokens if found is None else found)
                 found = kernel.fingerprint(
                     tokens, self.kernel_tables(), tf, weak_bits, with_numbers
                 )
-                if found is None:  # tables built from a half-replaced vocabulary
+                if not isinstance(found, tuple):  # tables of a half-replaced vocabulary
                     self._tables = None
                     found = kernel.fingerprint(
                         tokens, self.kernel_tables(), tf, weak_bits, with_numbers
                     )
-            if found is None:
+            if not isinstance(found, tuple):
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
         return found
 

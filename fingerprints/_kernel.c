@@ -560,10 +560,180 @@ done:
     return result;
 }
 
+
+/* --- clauses (fingerprints/boilerplate.py) ------------------------------------------ */
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t fmix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xFF51AFD7ED558CCDULL;
+    k ^= k >> 33;
+    k *= 0xC4CEB9FE1A85EC53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* The first 64 bits of MurmurHash3_x64_128(data, seed): what mmh3.hash64(key, seed,
+ * signed=False)[0] returns for a str key (its UTF-8 bytes). */
+static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t seed) {
+    const uint64_t c1 = 0x87C37B91114253D5ULL, c2 = 0x4CF5AD432745937FULL;
+    uint64_t h1 = seed, h2 = seed;
+    Py_ssize_t blocks = len / 16;
+    for (Py_ssize_t i = 0; i < blocks; i++) {
+        uint64_t k1 = load64(data + 16 * i), k2 = load64(data + 16 * i + 8);
+        k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
+        h1 = rotl64(h1, 27); h1 += h2; h1 = h1 * 5 + 0x52DCE729;
+        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
+        h2 = rotl64(h2, 31); h2 += h1; h2 = h2 * 5 + 0x38495AB5;
+    }
+    const unsigned char *tail = data + 16 * blocks;
+    uint64_t k1 = 0, k2 = 0;
+    int rest = (int)(len & 15);
+    for (int i = rest - 1; i >= 8; i--) k2 = (k2 << 8) | tail[i];
+    if (rest > 8) { k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2; }
+    for (int i = (rest < 8 ? rest : 8) - 1; i >= 0; i--) k1 = (k1 << 8) | tail[i];
+    if (rest > 0) { k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1; }
+    h1 ^= (uint64_t)len; h2 ^= (uint64_t)len;
+    h1 += h2; h2 += h1;
+    h1 = fmix64(h1); h2 = fmix64(h2);
+    h1 += h2;
+    return h1;
+}
+
+static inline int is_clause_break(Py_UCS4 ch) {
+    switch (ch) {
+    case '.': case '!': case '?': case ';': case ':': case ',': case '|':
+    case 0x3002: case 0xFF01: case 0xFF1F: case 0xFF1B: case 0xFF1A: case 0xFF0C:
+    case 0x3001: case 0x2022: case 0x00B7:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static inline int is_cjk(uint32_t cp);
+
+/* index of the next character that is not NUL at or after i (n when none) */
+static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && PyUnicode_READ(kind, data, i) == 0) i++;
+    return i;
+}
+
+/* Append the clause buf[0:len] (and its hash, 0 when shorter than min_clause). */
+static int flush_clause(PyObject *found, PyObject *hashes, const Py_UCS4 *buf, Py_ssize_t len,
+                        unsigned char *utf8, Py_ssize_t min_clause, uint32_t seed) {
+    if (len == 0) return 0;
+    PyObject *clause = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
+    if (!clause) return -1;
+    int failed = PyList_Append(found, clause) < 0;
+    Py_DECREF(clause);
+    if (failed) return -1;
+    uint64_t h = 0;
+    if (len >= min_clause) {
+        Py_ssize_t size = 0; /* UTF-8 of letters and digits (never surrogates) */
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_UCS4 c = buf[i];
+            if (c < 0x80) utf8[size++] = (unsigned char)c;
+            else if (c < 0x800) {
+                utf8[size++] = (unsigned char)(0xC0 | (c >> 6));
+                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
+            } else if (c < 0x10000) {
+                utf8[size++] = (unsigned char)(0xE0 | (c >> 12));
+                utf8[size++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
+            } else {
+                utf8[size++] = (unsigned char)(0xF0 | (c >> 18));
+                utf8[size++] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+                utf8[size++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+        h = murmur3_64(utf8, size, seed);
+    }
+    PyObject *value = PyLong_FromUnsignedLongLong(h);
+    if (!value) return -1;
+    failed = PyList_Append(hashes, value) < 0;
+    Py_DECREF(value);
+    return failed ? -1 : 0;
+}
+
+/* clauses(text, min_clause, seed) -> (clauses, hashes)
+ *
+ * What fingerprints.boilerplate.clauses and hashed_clauses compute, in one pass: the
+ * text split at runs of clause punctuation, at a literal backslash-n or backslash-r,
+ * and at a single space between two CJK characters, each clause reduced to its letters
+ * and digits (str.isalnum), empty ones dropped; NUL characters are ignored. */
+static PyObject *clauses(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t min_clause;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "Unk", &text, &min_clause, &seed)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_UCS4 *buf = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = PyMem_Malloc((size_t)(n ? n : 1) * 4);
+    PyObject *found = PyList_New(0), *hashes = PyList_New(0), *result = NULL;
+    if (!buf || !utf8 || !found || !hashes) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t len = 0;
+    Py_UCS4 prev = 0; /* the last character that is not NUL */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch == 0) continue;
+        int cut = is_clause_break(ch);
+        if (!cut && ch == '\\') {
+            Py_ssize_t j = next_char(kind, data, i + 1, n);
+            if (j < n) {
+                Py_UCS4 next = PyUnicode_READ(kind, data, j);
+                if (next == 'n' || next == 'r') {
+                    cut = 1;
+                    i = j;
+                    ch = next;
+                }
+            }
+        } else if (!cut && ch == ' ' && is_cjk(prev)) {
+            Py_ssize_t j = next_char(kind, data, i + 1, n);
+            cut = j < n && is_cjk(PyUnicode_READ(kind, data, j));
+        }
+        if (cut) {
+            if (flush_clause(found, hashes, buf, len, utf8, min_clause, (uint32_t)seed) < 0)
+                goto done;
+            len = 0;
+            /* the character before a CJK break space must be CJK in the marked text:
+             * a break (now NUL there) never is */
+            prev = 0;
+            continue;
+        }
+        if (Py_UNICODE_ISALNUM(ch)) buf[len++] = ch;
+        prev = ch;
+    }
+    if (flush_clause(found, hashes, buf, len, utf8, min_clause, (uint32_t)seed) < 0) goto done;
+    result = PyTuple_Pack(2, found, hashes);
+
+done:
+    Py_XDECREF(found);
+    Py_XDECREF(hashes);
+    PyMem_Free(buf);
+    PyMem_Free(utf8);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
+    {"clauses", clauses, METH_VARARGS,
+     "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"sketch", sketch, METH_VARARGS,
      "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
     {NULL, NULL, 0, NULL},

@@ -29,7 +29,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
-from .boilerplate import clauses, hashed_clauses
+from .boilerplate import split_clauses
 from .index import EXPIRE_LUA, expire_records
 
 MIN_KEY_CLAUSE = 10  # letters and digits
@@ -47,8 +47,7 @@ def body_keys(body: str, short_text: str,
     short body, of its head and tail keys. ``hashed``: the body's clauses and their
     :func:`~fingerprints.boilerplate.hashed_clauses` when the caller has them already."""
     if hashed is None:
-        body_clauses = clauses(body)
-        hashed = body_clauses, hashed_clauses(body_clauses)
+        hashed = split_clauses(body)
     found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
     if short_text and len(short_text) >= EDGE:
         # a short body also has its edges: an edit inside its one long clause keeps one;

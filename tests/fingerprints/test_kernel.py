@@ -174,3 +174,30 @@ def test_preloaded_vocabulary_changes_no_feature_and_keeps_fresh_text_in_the_ker
     before = preloaded.size
     extract_many([("从未见过的标题", "一段从未出现过的正文，讲述2031年某地的麒麟与饕餮。")])
     assert preloaded.size == before
+
+
+@pytest.mark.data
+def test_clauses_match_the_regular_expressions() -> None:
+    """kernel.clauses splits and hashes exactly as boilerplate.clauses and
+    hashed_clauses: on real bodies, the edge cases and random strings of the
+    characters the rules turn on (breaks, a literal backslash-n, spaces between CJK
+    characters, NUL, underscores, surrogates, astral ideographs)."""
+    from fingerprints.boilerplate import CLAUSE_SEED, MIN_CLAUSE, clauses, hashed_clauses
+    from fingerprints.normalize import normalize
+
+    assert kernel is not None
+    texts = [content for _title, content in EDGE_CASES]
+    for name, count in CORPORA.items():
+        with (DATA / name / "docs.jsonl").open(encoding="utf-8") as handle:
+            for _, line in zip(range(count // 4), handle, strict=False):
+                row = json.loads(line)
+                texts.append(row.get("content") or row.get("text") or "")
+    texts += [normalize(text) for text in texts]
+    rng = np.random.default_rng(5)
+    alphabet = list("中文字ab \\nr\x00。，,.!_-1２é·•|、") + ["\u3400", "\U00020000", "\ud800"]
+    texts += ["".join(rng.choice(alphabet, size=rng.integers(0, 40))) for _ in range(3000)]
+    for text in texts:
+        found = clauses(text)
+        assert kernel.clauses(text, MIN_CLAUSE, CLAUSE_SEED) == (found, hashed_clauses(found))
+    assert kernel.clauses("第一句话很长很长。第二句\\n第三句 中 文", 4, 7)[0] == [
+        "第一句话很长很长", "第二句", "第三句", "中", "文"]

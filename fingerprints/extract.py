@@ -184,14 +184,6 @@ class _Vocabulary:
             setattr(self, name, grown)
         self._tables = None
 
-    def _add(self, key: int, token: str) -> int:
-        i = self.size
-        self._reserve(1)
-        for name, column in self._describe([token]).items():
-            getattr(self, name)[i] = column[0]
-        self.size = i + 1
-        return i
-
     def preload(self, tokens: Sequence[str]) -> int:
         """Add ``tokens`` at once (jieba's dictionary when the vocabulary is made), so
         that the words of a text the process has never seen are already known and
@@ -199,28 +191,40 @@ class _Vocabulary:
         new. A token's id does not change its fingerprint contribution (its hash and
         weight do), so preloading changes no feature."""
         with self.lock:
-            keys = _token_keys(list(tokens))
+            tokens = list(tokens)
+            keys = _token_keys(tokens)
             keys[keys == 0] = 1
-            keys, first = np.unique(keys, return_index=True)
-            fresh = self._find(keys) < 0
-            keys, first = keys[fresh], first[fresh]
-            if not len(keys):
-                return 0
-            columns = self._describe([tokens[i] for i in first.tolist()])
-            start, added = self.size, len(first)
-            self._reserve(added)
-            for name, column in columns.items():
-                getattr(self, name)[start : start + added] = column
-            self.size = start + added
-            while 4 * self.size > len(self.table_keys):
-                self._grow()
-            self._insert_many(keys, np.arange(start, self.size, dtype=np.int64))
-            self._tables = None
-            return added
+            before = self.size
+            self._add_missing(tokens, keys, self._find(keys))
+            return self.size - before
+
+    def _add_missing(self, tokens: Sequence[str], keys: npt.NDArray[np.uint64],
+                     ids: npt.NDArray[np.int64]) -> None:
+        """Give the tokens whose id is -1 an id (in place in ``ids``): one new entry per
+        distinct key, its columns computed together (:meth:`_describe`)."""
+        missing = np.flatnonzero(ids < 0)
+        if not len(missing):
+            return
+        new_keys, first, inverse = np.unique(keys[missing], return_index=True,
+                                             return_inverse=True)
+        columns = self._describe([tokens[i] for i in missing[first].tolist()])
+        start, added = self.size, len(new_keys)
+        self._reserve(added)
+        for name, column in columns.items():
+            getattr(self, name)[start : start + added] = column
+        self.size = start + added
+        while 4 * self.size > len(self.table_keys):  # load <= 1/4: short probe chains
+            self._grow()
+        new_ids = np.arange(start, self.size, dtype=np.int64)
+        # the columns are written before the keys: a kernel call reading the tables
+        # meanwhile either misses a key (and asks again under the lock) or finds it whole
+        self._insert_many(new_keys, new_ids)
+        ids[missing] = new_ids[inverse.reshape(-1)]
 
     def _insert_many(self, keys: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64]) -> None:
-        """:meth:`_insert` for many keys not in the table, a probe step per round: of
-        the keys finding the same free slot, the first takes it, the others probe on."""
+        """Insert keys not in the table (open addressing, linear probing; key 0 marks an
+        empty slot), a probe step per round for all of them: of the keys finding the
+        same free slot, the first takes it, the others probe on."""
         mask = np.uint64(len(self.table_keys) - 1)
         slots = keys & mask
         pending = np.arange(len(keys))
@@ -235,15 +239,6 @@ class _Vocabulary:
             placed[winners] = True
             pending = pending[~placed[pending]]
             slots[pending] = (slots[pending] + np.uint64(1)) & mask
-
-    def _insert(self, key: int, item: int) -> None:
-        """Open addressing, linear probing; key 0 marks an empty slot."""
-        mask = len(self.table_keys) - 1
-        slot = key & mask
-        while self.table_keys[slot] != 0:
-            slot = (slot + 1) & mask
-        self.table_keys[slot] = key
-        self.table_ids[slot] = item
 
     def _grow(self) -> None:
         keys, ids = self.table_keys, self.table_ids
@@ -313,18 +308,7 @@ class _Vocabulary:
         keys = _token_keys(tokens)
         keys[keys == 0] = 1  # 0 marks empty slots
         ids = self._find(keys)
-        missing = np.flatnonzero(ids < 0)
-        if len(missing):
-            added: dict[int, int] = {}
-            for i, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
-                known = added.get(key)
-                if known is None:
-                    known = added[key] = self._add(key, tokens[i])
-                    # load <= 1/4 keeps probe chains short
-                    if 4 * self.size > len(self.table_keys):
-                        self._grow()
-                    self._insert(key, known)
-                ids[i] = known
+        self._add_missing(tokens, keys, ids)
         return ids
 
 

@@ -1,7 +1,7 @@
 """Speed of the engine: throughput, Redis index lookups and memory, all-pairs.
 
     .venv/bin/python bench/engine.py [--corpus xinhua --corpus bdci] [--sizes 1000000,10000000]
-                                     [--skip-redis] [--skip-allpairs]
+                                     [--skip-throughput] [--skip-redis] [--skip-allpairs]
 
 1. Throughput on one core (pinned to one CPU), Xinhua and the crawled corpus (bdci),
    each method in a fresh process: its first pass over the corpus (cold: text the
@@ -53,6 +53,7 @@ from fingerprints.keyindex import (  # noqa: E402
 )
 from fingerprints.normalize import normalize  # noqa: E402
 from fingerprints.tokenize import get_segmenter  # noqa: E402
+from fingerprints.urlmap import RedisUrlMap  # noqa: E402
 
 
 def pin_one_core() -> str:
@@ -242,18 +243,17 @@ def key_index_figures(client: Any, size: int, rng: np.random.Generator,
 
 
 def url_map_figures(client: Any, size: int, rng: np.random.Generator) -> float:
-    """Bytes per article of the canonical-URL map (one hash, 8-byte URL hash -> article
-    id, as ``articles.index.reindex`` writes it)."""
-    key = "bench:url"
-    client.delete(key)
+    """Bytes per article of the canonical-URL map (``fingerprints.urlmap``: a 12-byte
+    record per URL in buckets, as ``rebuild_index`` loads it)."""
+    urls = RedisUrlMap(client, namespace="bench:url")
+    urls.clear()
     before = int(client.info("memory")["used_memory"])
-    hashes = rng.integers(0, 2**63, size=size, dtype=np.int64)
-    for lo in range(0, size, 20_000):
-        fields: dict[bytes, int] = {
-            int(h).to_bytes(8, "big"): lo + n for n, h in enumerate(hashes[lo : lo + 20_000])}
-        client.hset(key, mapping=fields)
+    for lo in range(0, size, 1_000_000):
+        hi = min(size, lo + 1_000_000)
+        urls.bulk_load(np.arange(lo, hi), rng.integers(1, 2**64, size=hi - lo,
+                                                       dtype=np.uint64))
     after = int(client.info("memory")["used_memory"])
-    client.unlink(key)
+    urls.clear()
     return (after - before) / size
 
 
@@ -282,6 +282,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--corpus", action="append", choices=["xinhua", "bdci"])
+    parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-redis", action="store_true")
     parser.add_argument("--skip-allpairs", action="store_true")
     parser.add_argument("--one-case", choices=sorted(set(CASES.values())), help=argparse.SUPPRESS)
@@ -293,13 +294,14 @@ def main() -> int:
         return 0
     print(pin, file=sys.stderr)
     corpora = args.corpus or ["xinhua", "bdci"]
-    print("Throughput, one core, a fresh process per row: cold = its first pass over the "
-          "corpus, warm = a second pass over the same texts (docs/s from CPU time unless "
-          "marked wall)")
-    print(table(["corpus", "method", "cold docs/s (wall)", "cold docs/s", f"cold vs {BASELINE}",
-                 "warm docs/s", f"warm vs {BASELINE}", "cold µs CPU/doc"],
-                throughput(corpora)))
-    print()
+    if not args.skip_throughput:
+        print("Throughput, one core, a fresh process per row: cold = its first pass over the "
+              "corpus, warm = a second pass over the same texts (docs/s from CPU time unless "
+              "marked wall)")
+        print(table(["corpus", "method", "cold docs/s (wall)", "cold docs/s",
+                     f"cold vs {BASELINE}", "warm docs/s", f"warm vs {BASELINE}",
+                     "cold µs CPU/doc"], throughput(corpora)))
+        print()
     if not args.skip_allpairs:
         print("All pairs within Hamming distance 3, random 64-bit fingerprints, in memory")
         print(table(["fingerprints", "k", "s (wall)", "s (CPU)", "pairs found"],

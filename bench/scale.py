@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fingerprints.index import RedisBlockIndex  # noqa: E402
 from fingerprints.keyindex import RECORD_DTYPE, STORED_KEYS, RedisKeyIndex  # noqa: E402
+from fingerprints.urlmap import RedisUrlMap  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import table  # noqa: E402
@@ -46,10 +47,10 @@ class Indexes:
         self.content = RedisBlockIndex(client, 3, namespace=f"{NS}:c")
         self.title = RedisBlockIndex(client, 3, namespace=f"{NS}:t")
         self.keys = RedisKeyIndex(client, namespace=f"{NS}:x")
-        self.urls = f"{NS}:u"
+        self.urls = RedisUrlMap(client, namespace=f"{NS}:u")
 
     def set_floor(self, floor: int) -> None:
-        self.content.floor = self.title.floor = self.keys.floor = floor
+        self.content.floor = self.title.floor = self.keys.floor = self.urls.floor = floor
 
     def clear(self) -> None:
         for key in list(self.client.scan_iter(match=f"{NS}:*", count=10_000)):
@@ -70,13 +71,7 @@ def load(ix: Indexes, n: int, rng: np.random.Generator, chunk: int = 1_000_000) 
         records["key"] = rng.integers(0, 2**32, size=len(records), dtype=np.uint32)
         records["id"] = np.repeat(ids.astype(np.uint32), STORED_KEYS)
         ix.keys.load_records(records)
-        pipe = ix.client.pipeline(transaction=False)
-        urls = rng.integers(0, 2**63, size=len(ids), dtype=np.int64)
-        for start in range(0, len(ids), 20_000):
-            pipe.hset(ix.urls, mapping={int(u).to_bytes(8, "big"): int(i) for u, i in
-                                        zip(urls[start:start + 20_000],
-                                            ids[start:start + 20_000], strict=True)})
-        pipe.execute()
+        ix.urls.bulk_load(ids, rng.integers(1, 2**64, size=len(ids), dtype=np.uint64))
         print(f"  loaded {hi - 1:,}", file=sys.stderr, flush=True)
 
 
@@ -86,7 +81,8 @@ def lookup(ix: Indexes, rng: np.random.Generator) -> float:
     group = [fp] + [fp ^ (1 << int(b)) for b in rng.choice(64, size=28, replace=False)]
     start = time.perf_counter()
     pipe = ix.client.pipeline(transaction=False)
-    pipe.hmget(ix.urls, [int(rng.integers(0, 2**63)).to_bytes(8, "big")])
+    u = ix.urls.plan([int(rng.integers(1, 2**64, dtype=np.uint64))])
+    u.queue(pipe)
     c = ix.content.plan_probes([group], 8)
     t = ix.title.plan_many([int(rng.integers(0, 2**64, dtype=np.uint64))], 8)
     k = ix.keys.plan([rng.integers(0, 2**32, size=16, dtype=np.uint32).tolist()])
@@ -94,7 +90,7 @@ def lookup(ix: Indexes, rng: np.random.Generator) -> float:
     t.queue(pipe)
     k.queue(pipe)
     replies = iter(pipe.execute())
-    next(replies)
+    u.collect(replies)
     c.collect(replies)
     t.collect(replies)
     k.collect(replies)
@@ -110,7 +106,7 @@ def expire_all(ix: Indexes, floor: int, step_keys: int) -> tuple[float, int, int
     """A whole expiry pass; (seconds, records dropped, steps)."""
     start = time.perf_counter()
     dropped = steps = 0
-    for index in (ix.content, ix.title, ix.keys):
+    for index in (ix.content, ix.title, ix.keys, ix.urls):
         cursor = 0
         while True:
             cursor, n = index.expire_step(cursor, floor, step_keys)
@@ -118,16 +114,6 @@ def expire_all(ix: Indexes, floor: int, step_keys: int) -> tuple[float, int, int
             steps += 1
             if cursor == 0:
                 break
-    cursor = 0
-    while True:
-        cursor, fields = ix.client.hscan(ix.urls, cursor=cursor, count=step_keys)
-        old = [f for f, v in fields.items() if int(v) < floor]
-        if old:
-            ix.client.hdel(ix.urls, *old)
-        dropped += len(old)
-        steps += 1
-        if cursor == 0:
-            break
     return time.perf_counter() - start, dropped, steps
 
 

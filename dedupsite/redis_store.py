@@ -3,7 +3,7 @@
 Key layout (prefix from REDIS_PREFIX, default "dd"):
   {p}:c:...     content SimHash block index  (fingerprints.index.RedisBlockIndex)
   {p}:t:...     title SimHash block index
-  {p}:u         hash: 8-byte canonical-URL hash -> article id
+  {p}:u:{gen}:{bucket}  URL map: 12-byte records <Q URL hash><I article id> (fingerprints/urlmap.py)
   {p}:gen       generation of the indexes (must equal IndexState.generation)
   {p}:lock:...  short-lived assignment locks (see locks.py)
 """

@@ -348,6 +348,47 @@ def expire_scan(client: Any, script: Any, cursor: int, match: str, floor: int,
     return int(cursor), expire_records(script, keys, floor, record_size, id_offset)
 
 
+def unlink_matching(client: Any, match: str, batch: int = 5000) -> None:
+    """Delete every key matching ``match`` (SCAN and UNLINK: Redis is never blocked)."""
+    found = []
+    for key in client.scan_iter(match=match, count=10_000):
+        found.append(key)
+        if len(found) >= batch:
+            client.unlink(*found)
+            found = []
+    if found:
+        client.unlink(*found)
+
+
+class RecordBuckets:
+    """What the key index and the URL map share: buckets ``{namespace}:{hex}`` holding
+    fixed-size records whose item id is a little-endian uint32 at ``ID_OFFSET``;
+    expired by :data:`EXPIRE_LUA` and cleared by pattern."""
+
+    RECORD_SIZE: int
+    ID_OFFSET: int
+    client: Any
+    namespace: str
+    _expire_script: Any
+
+    def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
+        """Drop the records of items below ``floor`` from about ``count`` buckets from
+        ``cursor`` on (:func:`expire_scan`); (next cursor, records dropped)."""
+        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.namespace}:*",
+                                        count=count)
+        return int(cursor), self.expire_keys(keys, floor)
+
+    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped."""
+        if self._expire_script is None:
+            self._expire_script = self.client.register_script(EXPIRE_LUA)
+        return expire_records(self._expire_script, keys, floor, self.RECORD_SIZE,
+                              self.ID_OFFSET)
+
+    def clear(self) -> None:
+        unlink_matching(self.client, f"{self.namespace}:*")
+
+
 class RedisBlockIndex:
     """The block index in Redis, shared by all workers.
 
@@ -565,14 +606,7 @@ class RedisBlockIndex:
 
     def clear(self) -> None:
         """Delete every key of this namespace and k (SCAN, so it does not block Redis)."""
-        batch: list[bytes] = []
-        for key in self.client.scan_iter(match=f"{self.prefix}:*", count=10_000):
-            batch.append(key)
-            if len(batch) >= 10_000:
-                self.client.delete(*batch)
-                batch = []
-        if batch:
-            self.client.delete(*batch)
+        unlink_matching(self.client, f"{self.prefix}:*")
 
     def __len__(self) -> int:
         count, expired = self.client.hmget(self.meta_key, ["count", "expired_records"])

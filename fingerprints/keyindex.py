@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .boilerplate import split_clauses
-from .index import EXPIRE_LUA, expire_records
+from .index import RecordBuckets
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -159,9 +159,12 @@ class PendingKeyLookup:
         return out
 
 
-class RedisKeyIndex:
+class RedisKeyIndex(RecordBuckets):
     """The key index in Redis, shared by every worker: bucket
     ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``."""
+
+    RECORD_SIZE = RECORD_DTYPE.itemsize
+    ID_OFFSET = 4
 
     def __init__(self, client: Any, namespace: str = "dd:x", *, floor: int = 0) -> None:
         self.client = client
@@ -233,26 +236,3 @@ class RedisKeyIndex:
                 pipe.execute()
         pipe.execute()
         return len(records)
-
-    def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
-        """Drop the records of items below ``floor`` from about ``count`` buckets from
-        ``cursor`` on (:func:`fingerprints.index.expire_scan`)."""
-        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.namespace}:*",
-                                        count=count)
-        return int(cursor), self.expire_keys(keys, floor)
-
-    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
-        """Drop the records below ``floor`` from these bucket keys; records dropped."""
-        if self._expire_script is None:
-            self._expire_script = self.client.register_script(EXPIRE_LUA)
-        return expire_records(self._expire_script, keys, floor, RECORD_DTYPE.itemsize, 4)
-
-    def clear(self) -> None:
-        batch = []
-        for key in self.client.scan_iter(match=f"{self.namespace}:*", count=10_000):
-            batch.append(key)
-            if len(batch) >= 5000:
-                self.client.unlink(*batch)
-                batch = []
-        if batch:
-            self.client.unlink(*batch)

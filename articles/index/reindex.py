@@ -35,8 +35,9 @@ from dedupsite import redis_store
 from fingerprints.engine import EngineConfig, extract_many
 from fingerprints.features import Features
 from fingerprints.ids import to_signed
-from fingerprints.index import RedisBlockIndex
+from fingerprints.index import RedisBlockIndex, unlink_matching
 from fingerprints.keyindex import RedisKeyIndex, stored_keys
+from fingerprints.urlmap import RedisUrlMap
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,13 @@ def gate_key() -> str:
 
 def generation_key() -> str:
     return redis_store.key("gen")
+
+
+#: The Redis layout of the indexes, at the head of every generation name. A generation
+#: built by code with another layout (an upgrade that changed it: 2 = the URL map in
+#: buckets of records, fingerprints/urlmap.py) counts as missing, so the first worker
+#: to need the index rebuilds it (``ensure_index``); docs/architecture.md, upgrading.
+LAYOUT = "l2-"
 
 
 def namespaces(generation: str) -> dict[str, str]:
@@ -66,26 +74,15 @@ def active_generation(state: Any = _READ) -> str | None:
     current = redis_store.client().get(generation_key())
     if isinstance(current, bytes):
         current = current.decode()
-    if not state or current != state:
+    if not state or current != state or not state.startswith(LAYOUT):
         return None
     return state
-
-
-def url_field(value: int) -> bytes:
-    return value.to_bytes(8, "big")
 
 
 def _drop_generation(generation: str) -> None:
     client = redis_store.client()
     for prefix in namespaces(generation).values():
-        batch = []
-        for key in client.scan_iter(match=f"{prefix}*", count=10_000):
-            batch.append(key)
-            if len(batch) >= 5000:
-                client.unlink(*batch)
-                batch = []
-        if batch:
-            client.unlink(*batch)
+        unlink_matching(client, f"{prefix}*")
 
 
 def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int = 0,
@@ -97,6 +94,7 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
     content = RedisBlockIndex(client, k=config.k, namespace=names["c"])
     title = RedisBlockIndex(client, k=config.title_k, namespace=names["t"])
     keys = RedisKeyIndex(client, namespace=names["x"])
+    urls = RedisUrlMap(client, namespace=names["u"])
     done = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
     # only the time window (articles/index/window.py); the URL map keeps every URL
     # of the window too, MySQL answers for older ones
@@ -135,13 +133,10 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
             stored = [(r[0], stored_keys(Features.from_bytes(bytes(r[4])).keys))
                       for r in rows if r[4]]
         keys.bulk_load(stored)
+        urls.bulk_load([r[0] for r in rows if r[1] is not None],
+                       [r[1] for r in rows if r[1] is not None])
         content.add_many((i, c) for i, _t, c in pairs if c is not None)
         title.add_many((i, t) for i, t, _c in pairs if t)
-        pipe = client.pipeline(transaction=False)
-        for row in rows:
-            if row[1] is not None:
-                pipe.hsetnx(names["u"], url_field(row[1]), row[0])
-        pipe.execute()
         total += len(rows)
         if progress is not None:
             progress(len(rows))
@@ -192,7 +187,7 @@ def build(config: EngineConfig | None = None, *, recompute: bool = False,
     client = redis_store.client()
     state = IndexState.load()
     old_generation = state.generation
-    generation = secrets.token_hex(8)
+    generation = LAYOUT + secrets.token_hex(8)
     started = timezone.now()
     total = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False).count()
     IndexState.objects.filter(pk=1).update(

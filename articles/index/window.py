@@ -16,9 +16,10 @@ so concurrent ``APPEND``\\ s are never lost, and only ids below the floor are dr
 so a story inside the window is never split. Redis memory in steady state is articles
 per day x window x bytes per article.
 
-**URLs.** The Redis URL map is expired with the window (HSCAN, fields whose article id
-is below the floor), and beyond it a URL is looked up in MySQL's ``url_hash`` index
-(:func:`owners_beyond_window`, one query per batch for the URLs Redis did not know):
+**URLs.** The Redis URL map (``fingerprints.urlmap``: buckets of records, like the
+other indexes) is expired with the window by the same scan, and beyond it a URL is
+looked up in MySQL's ``url_hash`` index (:func:`owners_beyond_window`, one query per
+batch for the URLs Redis did not know):
 a repost of a known URL joins its docId however old it is. Content, title and keys
 of articles outside the window are not found: a repost of an old story by another URL
 starts a new docId.
@@ -41,9 +42,8 @@ from articles.tuning.state import active_config
 from dedupsite import redis_store
 from fingerprints.index import RedisBlockIndex
 from fingerprints.keyindex import RedisKeyIndex
+from fingerprints.urlmap import RedisUrlMap
 
-#: URL-map fields an expiry step scans per index key it scans
-URL_FIELDS_PER_KEY = 6
 #: seconds a process keeps the floor before reading it again
 FLOOR_TTL = 30.0
 _floor: TTLCache[str, int] = TTLCache(maxsize=1, ttl=FLOOR_TTL)
@@ -93,11 +93,10 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
            ) -> dict[str, int]:
     """One step of the expiry pass over the generation's indexes (``names``:
     ``reindex.namespaces(generation)``): one ``SCAN`` of about ``keys_per_step`` keys
-    whose buckets go to their index's expiry script, and an ``HSCAN`` of
-    :data:`URL_FIELDS_PER_KEY` times as many URL fields. Returns the records dropped
-    per namespace, and ``pass_complete`` = 1 when both scans came back to their start.
-    Where the scans stand is kept in Redis; the next pass starts again, so records
-    that fall below a later floor go too."""
+    whose buckets go to their index's expiry script (content, title, key index and URL
+    map alike). Returns the records dropped per namespace, and ``pass_complete`` = 1
+    when the scan came back to its start. Where the scan stands is kept in Redis; the
+    next pass starts again, so records that fall below a later floor go too."""
     value = floor()
     if not value:
         return {}
@@ -107,11 +106,12 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
         "c": RedisBlockIndex(client, k=config.k, namespace=names["c"]),
         "t": RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
         "x": RedisKeyIndex(client, namespace=names["x"]),
+        "u": RedisUrlMap(client, namespace=names["u"]),
     }
     prefixes = {name: f"{names[name]}:".encode() for name in indexes}
     cursor_key = redis_store.key("expiry", generation, "keys")
     cursor = int(client.get(cursor_key) or 0)
-    # the three namespaces differ in one letter before the generation: one scan
+    # the four namespaces differ in one letter before the generation: one scan
     pattern = names["c"][: -len(generation) - 2] + "?:" + generation + ":*"
     cursor, keys = client.scan(cursor=cursor, match=pattern, count=keys_per_step)
     found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
@@ -120,17 +120,5 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
     for name, index in indexes.items():
         mine = [key for key in found if key.startswith(prefixes[name])]
         dropped[name] = index.expire_keys(mine, value) if mine else 0
-    url_cursor_key = redis_store.key("expiry", generation, "u")
-    url_cursor = int(client.get(url_cursor_key) or 0)
-    # one URL field per article but ~0.16 bucket keys per article: a wider URL step keeps
-    # both passes about as long
-    url_cursor, fields = client.hscan(names["u"], cursor=url_cursor,
-                                      count=keys_per_step * URL_FIELDS_PER_KEY)
-    pairs: dict[Any, Any] = fields  # type: ignore[assignment]  # HSCAN: field -> value
-    old = [field for field, article in pairs.items() if int(article) < value]
-    if old:
-        client.hdel(names["u"], *old)
-    dropped["u"] = len(old)
-    client.set(url_cursor_key, int(url_cursor), ex=7 * 86400)
-    dropped["pass_complete"] = int(cursor == 0 and url_cursor == 0)
+    dropped["pass_complete"] = int(cursor == 0)
     return dropped

@@ -51,12 +51,10 @@ from fingerprints.ids import make_doc_id, splitmix64_finalize, url_hash
 from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
 from fingerprints.keyindex import RedisKeyIndex, query_keys, stored_keys
 from fingerprints.simhash import hamming
+from fingerprints.urlmap import RedisUrlMap
 from fingerprints.verify import verify
 
 log = logging.getLogger(__name__)
-
-_url_field = reindex.url_field
-
 
 class IndexUnavailable(RuntimeError):
     """The Redis indexes are missing or stale and are being rebuilt."""
@@ -67,7 +65,7 @@ class Indexes:
     content: RedisBlockIndex
     title: RedisBlockIndex
     keys: RedisKeyIndex
-    urls: str
+    urls: RedisUrlMap
     generation: str
 
     floor: int = 0  # the time window (articles/index/window.py): older ids are not found
@@ -81,13 +79,13 @@ class Indexes:
             content=RedisBlockIndex(client, k=config.k, namespace=names["c"], floor=floor),
             title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"], floor=floor),
             keys=RedisKeyIndex(client, namespace=names["x"], floor=floor),
-            urls=names["u"], generation=generation, floor=floor,
+            urls=RedisUrlMap(client, namespace=names["u"], floor=floor),
+            generation=generation, floor=floor,
         )
 
-    def url_owners(self, hashes: Sequence[int], replies: Sequence[Any]) -> list[int | None]:
-        """The URL map's answers (``HMGET`` ``replies``), completed from MySQL for the
-        URLs it does not hold when a window is on (they may have expired from it)."""
-        owners = [int(v) if v is not None else None for v in replies]
+    def url_owners(self, hashes: Sequence[int], owners: list[int | None]) -> list[int | None]:
+        """The URL map's answers (``owners``), completed from MySQL for the URLs it
+        does not hold when a window is on (they may have expired from it)."""
         if self.floor:
             missing = [h for h, o in zip(hashes, owners, strict=True) if o is None]
             older = window.owners_beyond_window(missing)
@@ -175,14 +173,14 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
             if article.doc_id is not None:
                 with transaction.atomic():
                     detach(article)
-        decisions = _decide_batch(todo, todo_probes, config, indexes)
+        decisions, first_urls = _decide_batch(todo, todo_probes, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
         indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
         pipe = redis_store.client().pipeline(transaction=False)
-        for article, _f in todo:
-            pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
+        indexes.urls.add_many(((a.pk, a.url_hash or 0) for (a, _f), first in
+                               zip(todo, first_urls, strict=True) if first), pipe)
         indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
         pipe.execute()
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
@@ -248,11 +246,13 @@ def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]
 def _decide_batch(
     todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
     indexes: Indexes,
-) -> list[Decision | None]:
-    """Decide each article in order against the index and the batch's earlier articles."""
+) -> tuple[list[Decision | None], list[bool]]:
+    """Decide each article in order against the index and the batch's earlier articles.
+    Also says which articles are the first with their URL (the URL map records them)."""
     # the URL hashes, the content buckets and the title buckets: one round trip
     pipe = redis_store.client().pipeline(transaction=False)
-    pipe.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
+    url_lookup = indexes.urls.plan([a.url_hash or 0 for a, _ in todo])
+    url_lookup.queue(pipe)
     content_lookup = indexes.content.plan_probes(
         [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
         config.content_radius)
@@ -263,7 +263,8 @@ def _decide_batch(
     title_lookup.queue(pipe)
     key_lookup.queue(pipe)
     replies = iter(pipe.execute())
-    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], next(replies))
+    in_map = url_lookup.collect(replies)
+    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], list(in_map))
     content_hits = content_lookup.collect(replies)
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
@@ -295,8 +296,13 @@ def _decide_batch(
         if c.is_anchor:
             anchors.setdefault(c.doc_key, []).append(c)
     decisions: list[Decision | None] = []
+    first_urls: list[bool] = []
     for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
                                                              strict=True)):
+        # recorded when the map has not got the URL (new, or known only to MySQL
+        # beyond the window: then later articles find it in Redis again)
+        first_urls.append(bool(article.url_hash) and in_map[n] is None
+                          and (article.url_hash or 0) not in local_urls)
         decision = None
         url_owner = url_hit if url_hit is not None else local_urls.get(article.url_hash or 0)
         owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
@@ -326,7 +332,7 @@ def _decide_batch(
         # what the key index will hold for it: found by later articles of the batch
         for key in stored_keys(feats.keys):
             batch_keys.setdefault(key, []).append(n)
-    return decisions
+    return decisions, first_urls
 
 
 def _new_doc_key(article: Article) -> str:
@@ -538,8 +544,7 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
     matches: dict[str, dict[str, Any]] = {}
     if url:
         hashed = url_hash(url)
-        known = indexes.url_owners(
-            [hashed], [redis_store.client().hget(indexes.urls, _url_field(hashed))])[0]
+        known = indexes.url_owners([hashed], indexes.urls.lookup([hashed]))[0]
         row = (
             Article.objects.filter(pk=int(known), doc__isnull=False)
             .values_list("nid", "doc__doc_id").first() if known is not None else None

@@ -15,6 +15,7 @@ from articles.index import reindex, window
 from articles.models import Article, EngineSettings
 from fingerprints.index import RedisBlockIndex
 from fingerprints.keyindex import RedisKeyIndex
+from fingerprints.urlmap import RedisUrlMap
 from tests.ingest.test_concurrency import start_workers, variant
 
 BODY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
@@ -118,10 +119,11 @@ def test_a_url_older_than_the_window_still_joins_its_doc(client, auth, run_worke
     set_window(30)
     generation = reindex.active_generation()
     names = reindex.namespaces(generation)
-    assert redis_client.hlen(names["u"]) == 1
+    urls = RedisUrlMap(redis_client, namespace=names["u"])
+    assert urls.records() == 1
     while not window.expire(generation, names)["pass_complete"]:
         pass
-    assert redis_client.hlen(names["u"]) == 0  # expired from Redis with the window
+    assert urls.records() == 0  # expired from Redis with the window
     post(client, auth, "again", OTHER, url="https://n.example/story", title="寒潮")
     run_worker()
     again = Article.objects.get(nid="again")

@@ -157,6 +157,7 @@ def main() -> int:
             ix.title.add(next_id, int(local.integers(0, 2**64, dtype=np.uint64)))
             ix.keys.add_many([(next_id, local.integers(0, 2**32, size=STORED_KEYS,
                                                        dtype=np.uint32).tolist())])
+            ix.urls.add_many([(next_id, int(local.integers(1, 2**64, dtype=np.uint64)))])
             next_id += 1
             added[0] += 1
 

@@ -119,6 +119,16 @@ REVIEW_CLAIM_SECONDS = max(1, env_int("REVIEW_CLAIM_SECONDS", 600))
 # An open /review/ page asks this often whether new matches arrived ("N new" banner);
 # 0 turns the polling off.
 REVIEW_POLL_SECONDS = max(0, env_int("REVIEW_POLL_SECONDS", 10))
+# An open /clusters/ page asks this often whether its clusters received new articles ("N
+# new" banner); 0 turns the polling off.
+CLUSTERS_POLL_SECONDS = max(0, env_int("CLUSTERS_POLL_SECONDS", 10))
+# The navigation's review-queue count is refreshed this often on every page (0: once, when
+# the page loads).
+NAV_POLL_SECONDS = max(0, env_int("NAV_POLL_SECONDS", 30))
+# A bulk decision (confirm, mark for review) takes at most this many clusters.
+BULK_MAX_CLUSTERS = max(1, env_int("BULK_MAX_CLUSTERS", 5000))
+# The workers' watchdog records the review queue's size this often for /stats/ (0: never).
+QUEUE_SAMPLE_SECONDS = max(0, env_int("QUEUE_SAMPLE_SECONDS", 300))
 # The Undo button beside a decision's message goes after this long (0: it stays until the
 # page changes); the cluster's history offers Undo after that.
 UNDO_TOAST_SECONDS = max(0, env_int("UNDO_TOAST_SECONDS", 30))

@@ -20,7 +20,7 @@
     var checked = boxes().filter(function (box) { return box.checked; }).length;
     var label = bulkForm.querySelector("[data-selected-count]");
     if (label) {
-      label.textContent = (label.dataset.template || "%s").replace("%s", String(checked));
+      label.textContent = (label.dataset.template || "{n}").replace("{n}", String(checked));
     }
     var pageBox = document.querySelector("[data-select-page]");
     if (pageBox) {

@@ -43,12 +43,8 @@
     var bulkForm = form();
     if (!bulkForm) return;
     var button = bulkForm.querySelector('button[name="action"][value="' + action + '"]');
-    if (!button) return;
-    if (bulkForm.requestSubmit) {
-      bulkForm.requestSubmit(button);
-    } else {
-      button.click();
-    }
+    // A click, not requestSubmit(button): htmx sends the clicked button's name and value.
+    if (button) button.click();
   }
 
   // The row cursor: on /review/ the selected item (review.js moves it), on /clusters/ a

@@ -127,6 +127,9 @@ CLUSTERS_POLL_SECONDS = max(0, env_int("CLUSTERS_POLL_SECONDS", 10))
 NAV_POLL_SECONDS = max(0, env_int("NAV_POLL_SECONDS", 30))
 # A bulk decision (confirm, mark for review) takes at most this many clusters.
 BULK_MAX_CLUSTERS = max(1, env_int("BULK_MAX_CLUSTERS", 5000))
+# /stats/: the system's totals and charts (aggregates over every article) are computed at
+# most once in this many seconds per process (0: on every visit); the desk's part is live.
+STATS_CACHE_SECONDS = max(0, env_int("STATS_CACHE_SECONDS", 60))
 # The workers' watchdog records the review queue's size this often for /stats/ (0: never).
 QUEUE_SAMPLE_SECONDS = max(0, env_int("QUEUE_SAMPLE_SECONDS", 300))
 # The Undo button beside a decision's message goes after this long (0: it stays until the

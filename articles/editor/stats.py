@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour
 from django.http import HttpRequest, HttpResponse
@@ -129,27 +131,52 @@ def queue_size_per_hour(hours: int = 48) -> list[tuple[str, float]]:
             for hour in slots]
 
 
+#: The system's figures are computed at most once in STATS_CACHE_SECONDS per process.
+SYSTEM_CACHE_KEY = "stats:system"
+
+
+def system_figures() -> dict[str, Any]:
+    """The totals and the chart points of the system's part: aggregates over every
+    article, so they are kept STATS_CACHE_SECONDS (Django's cache) and shared by every
+    visit meanwhile; the desk's part of the page is always live (and cheap)."""
+    figures: dict[str, Any] | None = cache.get(SYSTEM_CACHE_KEY)
+    if figures is not None:
+        return figures
+    done = Article.objects.filter(status=ArticleStatus.DONE)
+    figures = {
+        "totals": {
+            "articles": Article.objects.count(),
+            "queued": Article.objects.filter(status=ArticleStatus.QUEUED).count(),
+            "failed": Article.objects.filter(status=ArticleStatus.FAILED).count(),
+            "duplicates": done.filter(matched_by__isnull=False).count(),
+            "docs": Doc.objects.filter(size__gt=0).count(),
+            "review": review.review_queue(review.rules()).count(),
+            "outbox": outbox.outbox_lag(),
+        },
+        "ingest": ingest_per_hour(),
+        "by_day": duplicate_ratio_by_day(),
+        "by_media": duplicate_ratio_by_media(),
+        "distances": distance_histogram(),
+        "sizes": cluster_sizes(),
+        "computed_at": timezone.now(),
+    }
+    if settings.STATS_CACHE_SECONDS:
+        cache.set(SYSTEM_CACHE_KEY, figures, settings.STATS_CACHE_SECONDS)
+    return figures
+
+
 @viewer_required
 def stats(request: HttpRequest) -> HttpResponse:
-    done = Article.objects.filter(status=ArticleStatus.DONE)
-    totals = {
-        "articles": Article.objects.count(),
-        "queued": Article.objects.filter(status=ArticleStatus.QUEUED).count(),
-        "failed": Article.objects.filter(status=ArticleStatus.FAILED).count(),
-        "duplicates": done.filter(matched_by__isnull=False).count(),
-        "docs": Doc.objects.filter(size__gt=0).count(),
-        "review": review.review_queue(review.rules()).count(),
-        "outbox": outbox.outbox_lag(),
-    }
+    figures = system_figures()
     charts = [
-        (_("Articles received per hour (48 h)"), bar_chart(ingest_per_hour(), fmt="{:.0f}")),
-        (_("Duplicate ratio by day"), bar_chart(duplicate_ratio_by_day(), color="#d6762a",
+        (_("Articles received per hour (48 h)"), bar_chart(figures["ingest"], fmt="{:.0f}")),
+        (_("Duplicate ratio by day"), bar_chart(figures["by_day"], color="#d6762a",
                                                 fmt="{:.2f}")),
-        (_("Duplicate ratio by media"), bar_chart(duplicate_ratio_by_media(),
+        (_("Duplicate ratio by media"), bar_chart(figures["by_media"],
                                                   color="#2f9e6e", fmt="{:.2f}")),
-        (_("Hamming distance of content matches"), bar_chart(distance_histogram(),
+        (_("Hamming distance of content matches"), bar_chart(figures["distances"],
                                                              color="#7a4fd6", fmt="{:.0f}")),
-        (_("Cluster sizes (docIds)"), bar_chart(cluster_sizes(), color="#c2410c",
+        (_("Cluster sizes (docIds)"), bar_chart(figures["sizes"], color="#c2410c",
                                                 fmt="{:.0f}")),
     ]
     mine, mine_total = my_decisions_today(request.user)
@@ -160,5 +187,5 @@ def stats(request: HttpRequest) -> HttpResponse:
          bar_chart(queue_size_per_hour(), color="#d6762a", fmt="{:.0f}")),
     ]
     return render(request, "stats/stats.html", {
-        "totals": totals, "charts": charts, "mine": mine, "mine_total": mine_total,
-        "desk": desk, "desk_today": desk_today()})
+        "totals": figures["totals"], "computed_at": figures["computed_at"], "charts": charts,
+        "mine": mine, "mine_total": mine_total, "desk": desk, "desk_today": desk_today()})

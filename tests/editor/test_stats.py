@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 from django.utils import timezone
 
-from articles.editor import actions
+from articles.editor import actions, stats
 from articles.ingest import watchdog
 from articles.models import Article, Decision, QueueSample
 
@@ -105,3 +107,23 @@ def test_the_watchdog_samples_the_queue_size_for_the_chart(client, auth, run_wor
     body = client.get("/stats/").content.decode()
     label = timezone.localtime().strftime("%m-%d %H")
     assert f"<title>{label}: 42</title>" in body
+
+
+def test_the_systems_figures_are_kept_for_a_while_and_the_desk_is_live(
+        client, auth, run_worker, settings):
+    settings.STATS_CACHE_SECONDS = 60
+    post(client, auth, run_worker, ("a", "b"))
+    li = an_editor("li")
+    client.login(username="li", password=PASSWORD)
+    tile = re.compile(r"Articles</span><strong>(\d+)</strong>")
+    assert tile.search(client.get("/stats/").content.decode()).group(1) == "2"
+    post(client, auth, run_worker, ("c",), title="另一条")
+    actions.confirm_doc(Article.objects.get(nid="a").doc, li)
+    body = client.get("/stats/").content.decode()
+    assert tile.search(body).group(1) == "2"  # the system's part: kept
+    assert "My decisions today: 1" in body  # the desk: live
+    settings.STATS_CACHE_SECONDS = 0
+    cache.clear()
+    assert tile.search(client.get("/stats/").content.decode()).group(1) == "3"
+    client.get("/stats/")
+    assert cache.get(stats.SYSTEM_CACHE_KEY) is None  # 0: never kept

@@ -10,9 +10,11 @@ through the API and processed by a real worker, plus two editor decisions.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from articles.editor import actions
 from articles.models import Article, Doc
@@ -49,6 +51,9 @@ def sample(client, auth, run_worker, editor):
 
 def shoot(page, name: str, full_page: bool = False) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    badge = page.locator("nav #nav-review-count")
+    if badge.count():  # loaded after the page
+        expect(badge).to_have_text(re.compile(r"\d"))
     page.screenshot(path=str(OUT / name), full_page=full_page)
 
 

@@ -238,8 +238,12 @@ def clusters_news(request: HttpRequest) -> HttpResponse:
 
 def nav_counts(request: HttpRequest) -> HttpResponse:
     """The navigation's review-queue count (every page loads it, then polls it)."""
+    if not request.user.is_authenticated:
+        return _login_redirect(request)
     if not can_view(request.user):
-        return HttpResponse("")  # nothing to count for this user (and no 403 flash)
+        # Nothing to show this user: 204, which htmx leaves alone (a 403 would flash an
+        # error on every page of an account that may see none of them anyway).
+        return HttpResponse(status=204)
     count = review.review_queue(review.rules())[:REVIEW_COUNT_CAP].count()
     return _render(request, "articles/_nav_counts.html",
                    {"review_count": count, "capped": count >= REVIEW_COUNT_CAP,

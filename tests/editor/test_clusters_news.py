@@ -69,10 +69,15 @@ def test_the_navigation_counts_the_review_queue(editor_client, settings):
     assert "hx-trigger" not in editor_client.get("/nav/counts/").content.decode()
 
 
-def test_the_navigation_count_is_empty_for_users_who_may_not_look(client, db):
+def test_the_navigation_count_is_no_content_for_users_who_may_not_look(client, db):
     from django.contrib.auth.models import User
 
     User.objects.create_user("reader", password=PASSWORD)
     client.login(username="reader", password=PASSWORD)
     response = client.get("/nav/counts/")
-    assert response.status_code == 200 and response.content == b""
+    assert response.status_code == 204 and response.content == b""
+
+
+def test_the_navigation_count_sends_a_stranger_to_the_login_page(client, db):
+    response = client.get("/nav/counts/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]

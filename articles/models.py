@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from cachetools import TLRUCache
@@ -181,9 +182,45 @@ class MatchedBy(models.TextChoices):
     EDITOR = "editor", _("editor")
 
 
+@dataclass(frozen=True)
+class ReviewRules:
+    """When an automatic match is worth a human look (the admin's EngineSettings)."""
+
+    distance: int  # a match at this Hamming distance or more is borderline
+    similarity: float  # a match verified below this similarity is borderline
+    cluster_size: int  # a docId this large deserves a look
+
+
 class ArticleQuerySet(models.QuerySet["Article"]):
     def queued(self) -> ArticleQuerySet:
         return self.filter(status=ArticleStatus.QUEUED)
+
+    def review_queue(self, rules: ReviewRules) -> ArticleQuerySet:
+        """The review queue's items, newest first (articles/editor/review.py explains the
+        rules). Here, below the rooms, so that the worker's watchdog can sample its size.
+
+        Newest first is the order an index serves at any size (a backward scan of the
+        primary key stops after a page of hits); a total order by similarity would read
+        every automatic match."""
+        borderline = (
+            models.Q(distance__gte=rules.distance)
+            | models.Q(matched_by=MatchedBy.TITLE)
+            | models.Q(similarity__lt=rules.similarity)
+            | models.Q(doc__size__gte=rules.cluster_size)
+            | models.Q(doc__status=DocStatus.NEEDS_REVIEW)
+        )
+        return (
+            self.filter(
+                status=ArticleStatus.DONE,
+                pinned=False,
+                matched_by__in=[MatchedBy.TITLE, MatchedBy.CONTENT],
+                doc__isnull=False,
+            )
+            .exclude(doc__status=DocStatus.CONFIRMED)
+            .exclude(doc__representative=models.F("pk"))
+            .filter(borderline)
+            .order_by("-id")
+        )
 
 
 class Article(models.Model):
@@ -320,15 +357,96 @@ class Decision(models.Model):
     undone_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    bulk = models.ForeignKey(
+        "BulkAction", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="decisions", help_text=_("The bulk action it was one cluster of."),
+    )
 
     class Meta:
         indexes = [
             # The message after an action: this editor's latest decision on the docId.
             models.Index(fields=["doc_id", "actor"], name="articles_decision_doc_actor"),
+            # /stats/: what I decided today, newest first.
+            models.Index(fields=["actor", "-created_at"], name="articles_decision_actor_time"),
+            # /stats/: the desk's decisions per hour.
+            models.Index(fields=["created_at"], name="articles_decision_created"),
         ]
 
     def __str__(self) -> str:
         return f"{self.action} {self.doc_id}"
+
+
+class BulkStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+
+
+class BulkAction(models.Model):
+    """One editor's decision over many clusters (articles/editor/bulk.py): confirm them,
+    mark them for review, or undo such an action. One RQ job runs it; each cluster it
+    changes gets its own Decision (``decisions``) and audit entries, so each is undone,
+    audited and version-checked like a single decision."""
+
+    CONFIRM = "confirm"
+    FLAG = "flag_for_review"
+    UNDO = "undo"
+
+    action = models.CharField(max_length=40)
+    actor = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True, default="")
+    # [[doc pk, the version the editor's page showed], ...] in the order shown.
+    targets = models.JSONField(default=list)
+    # How the clusters were chosen: {"scope": "selected"} or {"scope": "filter", "query": ...}
+    selection = models.JSONField(default=dict)
+    undoes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="undos",
+        help_text=_("For an undo: the bulk action it undoes."),
+    )
+    status = models.CharField(max_length=8, choices=BulkStatus.choices,
+                              default=BulkStatus.QUEUED)
+    processed = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    # [{"doc_id", "reason", "who", "what"}, ...]: the clusters left as they were, and why.
+    skipped = models.JSONField(default=list)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"bulk {self.action} of {len(self.targets)}"
+
+    @property
+    def total(self) -> int:
+        return len(self.targets)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (BulkStatus.DONE, BulkStatus.FAILED)
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.targets else min(100, self.processed * 100 // self.total)
+
+
+class QueueSample(models.Model):
+    """The review queue's size, sampled by the workers' watchdog every
+    QUEUE_SAMPLE_SECONDS: /stats/ draws the queue over time from these rows."""
+
+    taken_at = models.DateTimeField(default=timezone.now)
+    size = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            # /stats/: the samples of the last two days; the watchdog: the latest one.
+            models.Index(fields=["taken_at"], name="articles_queuesample_taken"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.taken_at:%Y-%m-%d %H:%M} {self.size}"
 
 
 class ReviewClaim(models.Model):
@@ -548,6 +666,15 @@ class EngineSettings(models.Model):
     def load(cls) -> EngineSettings:
         settings, _created = cls.objects.get_or_create(pk=1)
         return settings
+
+    @classmethod
+    def review_rules(cls) -> ReviewRules:
+        """The admin's review rules (the field defaults until the settings row exists)."""
+        fields = ("review_distance", "review_similarity", "review_cluster_size")
+        row = cls.objects.filter(pk=1).values_list(*fields).first()
+        values = row if row is not None else tuple(
+            cls._meta.get_field(f).get_default() for f in fields)  # type: ignore[union-attr]
+        return ReviewRules(int(values[0]), float(values[1]), int(values[2]))
 
     def parsed_user_words(self) -> tuple[tuple[str, int | None, str | None], ...]:
         words = []

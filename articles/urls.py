@@ -7,6 +7,7 @@ from articles.editor import stats, views
 urlpatterns = [
     path("", views.home, name="home"),
     path("clusters/", views.clusters, name="clusters"),
+    path("clusters/news/", views.clusters_news, name="clusters_news"),
     path("clusters/<str:doc_id>/", views.cluster_detail, name="cluster_detail"),
     path("clusters/<str:doc_id>/confirm/", views.confirm, name="cluster_confirm"),
     path("clusters/<str:doc_id>/split/", views.split, name="cluster_split"),
@@ -19,5 +20,9 @@ urlpatterns = [
     path("review/", views.review_queue, name="review"),
     path("review/take/", views.review_take, name="review_take"),
     path("review/news/", views.review_news, name="review_news"),
+    path("bulk/", views.bulk_start, name="bulk_start"),
+    path("bulk/<int:pk>/", views.bulk_status, name="bulk"),
+    path("bulk/<int:pk>/undo/", views.bulk_undo, name="bulk_undo"),
+    path("nav/counts/", views.nav_counts, name="nav_counts"),
     path("stats/", stats.stats, name="stats"),
 ]

@@ -65,6 +65,16 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
 
 
 @pytest.fixture(autouse=True)
+def _empty_cache():
+    """Django's cache (the /stats/ figures) is per process: every test starts without."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _local_representative_store(settings, tmp_path_factory):
     """Keep the default (local) representative store out of the checkout's var/; start
     every test without remembered API keys."""

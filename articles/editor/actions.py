@@ -20,13 +20,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from articles.models import (
     Article,
     ArticleStatus,
     AuditEntry,
+    BulkAction,
     Decision,
     Doc,
     DocStatus,
@@ -52,6 +53,15 @@ class StaleVersion(EditError):
         self.doc_id = doc.doc_id
         self.expected = expected
         self.current = doc.version
+
+
+#: MySQL's answers when two transactions wait on each other's rows (deadlock, lock wait
+#: timeout): the server rolled this one back, so nothing of it was written.
+LOCK_CONFLICTS = frozenset({1205, 1213})
+
+
+def lock_conflict(exc: OperationalError) -> bool:
+    return bool(exc.args) and exc.args[0] in LOCK_CONFLICTS
 
 
 def _check_version(doc: Doc, expected: int | None) -> None:
@@ -129,11 +139,16 @@ class _Before:
 
 
 def _decision(action: str, doc: Doc, user: Actor, before: _Before,
-              changed: Iterable[Doc]) -> Decision:
+              changed: Iterable[Doc], bulk: BulkAction | None = None) -> Decision:
     return Decision.objects.create(
         action=action, doc_id=doc.doc_id, actor=_signed_in(user), before=before.as_json(),
-        versions={str(d.pk): d.version for d in changed},
+        versions={str(d.pk): d.version for d in changed}, bulk=bulk,
     )
+
+
+def _of_bulk(bulk: BulkAction | None) -> dict[str, Any]:
+    """Audit data naming the bulk action a decision was one cluster of (editor/bulk.py)."""
+    return {"bulk": bulk.pk} if bulk is not None else {}
 
 
 def _audit(user: Actor, action: str, doc: Doc, nid: str = "", note: str = "",
@@ -211,7 +226,10 @@ def _locked(article: Article, version: int | None) -> tuple[Article, Doc]:
     return article, doc
 
 
-def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = None) -> Doc:
+def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = None,
+                bulk: BulkAction | None = None) -> Doc:
+    """Confirm the cluster: status confirmed, every member pinned and must-linked. `bulk`:
+    the bulk action this is one cluster of (named by the decision and its audit entry)."""
     with transaction.atomic():
         doc = Doc.objects.select_for_update().get(pk=doc.pk)
         _check_version(doc, version)
@@ -226,8 +244,9 @@ def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = 
         if nids:
             for nid in nids[1:]:
                 _link(LinkKind.MUST, nids[0], [nid], user, before)
-        decision = _decision("confirm", doc, user, before, [doc])
-        _audit(user, "confirm", doc, note=note, size=doc.size, decision=decision.pk)
+        decision = _decision("confirm", doc, user, before, [doc], bulk)
+        _audit(user, "confirm", doc, note=note, size=doc.size, decision=decision.pk,
+               **_of_bulk(bulk))
     return doc
 
 
@@ -390,6 +409,27 @@ def flag_for_review(doc_ids: Iterable[str], user: Actor, note: str = "") -> int:
     return len(docs)
 
 
+def mark_for_review(doc: Doc, user: Actor, note: str = "", *, version: int | None = None,
+                    bulk: BulkAction | None = None) -> Doc:
+    """An editor's "mark for review": status needs_review, so that every automatic member
+    enters the review queue (reason *flagged*). Unlike the admin's flag it is a decision:
+    version-checked and undoable. A confirmed docId is refused: an editor decided it (undo
+    that decision to review it again)."""
+    with transaction.atomic():
+        doc = Doc.objects.select_for_update().get(pk=doc.pk)
+        _check_version(doc, version)
+        if doc.status == DocStatus.CONFIRMED:
+            raise EditError("the docId is confirmed")
+        before = _Before()
+        before.doc(doc)
+        doc.status = DocStatus.NEEDS_REVIEW
+        _bump(doc)
+        doc.save(update_fields=["status", "version", "updated_at"])
+        decision = _decision("mark_for_review", doc, user, before, [doc], bulk)
+        _audit(user, "mark_for_review", doc, note=note, decision=decision.pk, **_of_bulk(bulk))
+    return doc
+
+
 # --- undo --------------------------------------------------------------------------
 
 
@@ -405,7 +445,7 @@ class UndoRefused(EditError):
 
 
 UNDOABLE = frozenset({"confirm", "split", "move", "merge", "representative",
-                      "representative_released"})
+                      "representative_released", "mark_for_review"})
 
 
 def _check_undoable(decision: Decision, docs: dict[int, Doc]) -> None:
@@ -454,7 +494,8 @@ def _restore_doc(doc: Doc, state: dict[str, Any]) -> None:
     election.refresh(doc)
 
 
-def undo(decision: Decision, user: Actor, note: str = "") -> Decision:
+def undo(decision: Decision, user: Actor, note: str = "", *,
+         bulk: BulkAction | None = None) -> Decision:
     """Put back what `decision` changed: docIds, pins, editor links, the docs' status and
     representative (pushed to the store). Refused (UndoRefused, nothing written) when it
     was undone already or a docId it changed has been decided on since."""
@@ -476,5 +517,5 @@ def undo(decision: Decision, user: Actor, note: str = "") -> Decision:
         decision.save(update_fields=["undone_at", "undone_by"])
         for key in keys:
             _audit(user, "undo", docs[key], note=note, undid=decision.action,
-                   decision=decision.pk)
+                   decision=decision.pk, **_of_bulk(bulk))
     return decision

@@ -114,3 +114,22 @@ class TargetForm(NoteForm):
 
 class MoveForm(TargetForm, MemberForm):
     pass
+
+
+class BulkForm(forms.Form):
+    """A bulk decision from /clusters/ or /review/: the checked clusters (``doc``, each
+    ``<docId>:<version>``, read with getlist) or every cluster of a /clusters/ filter."""
+
+    action = forms.ChoiceField(choices=[("confirm", _("Confirm")),
+                                        ("flag_for_review", _("Mark for review"))],
+                               error_messages={"required": _("Choose an action."),
+                                               "invalid_choice": _("Choose an action.")})
+    scope = forms.ChoiceField(required=False, choices=[("selected", _("the selected clusters")),
+                                                       ("filter", _("every cluster that "
+                                                                    "matches the filter"))])
+    # The /clusters/ query string of the filter (scope "filter").
+    filter = forms.CharField(required=False, max_length=2000)
+    # What the page showed: how many clusters the filter matched, the newest docId it knew.
+    count = forms.IntegerField(required=False, min_value=0)
+    upto = forms.IntegerField(required=False, min_value=0)
+    note = forms.CharField(required=False, max_length=2000, label=_("Note (optional)"))

@@ -22,22 +22,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from articles.models import (
     Article,
-    ArticleStatus,
     DocStatus,
     EngineSettings,
     MatchedBy,
     ReviewClaim,
+    ReviewRules,
 )
 
 NEAR_THRESHOLD = "near_threshold"
@@ -47,23 +45,9 @@ LARGE = "large_cluster"
 FLAGGED = "flagged"
 
 
-@dataclass(frozen=True)
-class ReviewRules:
-    distance: int  # a match at this Hamming distance or more is borderline
-    similarity: float  # a match verified below this similarity is borderline
-    cluster_size: int  # a docId this large deserves a look
-
-
-def _default(field: str) -> Any:
-    return EngineSettings._meta.get_field(field).get_default()  # type: ignore[union-attr]
-
-
 def rules() -> ReviewRules:
     """The admin's review rules (field defaults until the settings row exists)."""
-    fields = ("review_distance", "review_similarity", "review_cluster_size")
-    row = EngineSettings.objects.filter(pk=1).values_list(*fields).first()
-    values = row if row is not None else tuple(_default(f) for f in fields)
-    return ReviewRules(int(values[0]), float(values[1]), int(values[2]))
+    return EngineSettings.review_rules()
 
 
 #: The queue page ranks the newest matches of this many by doubt (see most_doubtful).
@@ -71,31 +55,9 @@ WINDOW = 500
 
 
 def review_queue(rules: ReviewRules) -> QuerySet[Article]:
-    """Queue items, newest first.
-
-    Newest first is the order an index serves at any size (a backward scan of the
-    primary key stops after a page of hits); a total order by similarity would read
-    every automatic match. :func:`most_doubtful` ranks a window of them.
-    """
-    borderline = (
-        Q(distance__gte=rules.distance)
-        | Q(matched_by=MatchedBy.TITLE)
-        | Q(similarity__lt=rules.similarity)
-        | Q(doc__size__gte=rules.cluster_size)
-        | Q(doc__status=DocStatus.NEEDS_REVIEW)
-    )
-    return (
-        Article.objects.filter(
-            status=ArticleStatus.DONE,
-            pinned=False,
-            matched_by__in=[MatchedBy.TITLE, MatchedBy.CONTENT],
-            doc__isnull=False,
-        )
-        .exclude(doc__status=DocStatus.CONFIRMED)
-        .exclude(doc__representative=F("pk"))
-        .filter(borderline)
-        .order_by("-id")
-    )
+    """Queue items, newest first (``Article.objects.review_queue``: the watchdog samples
+    its size, below this room); :func:`most_doubtful` ranks a window of them."""
+    return Article.objects.review_queue(rules)
 
 
 def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[int]:

@@ -1,10 +1,16 @@
-"""/stats/: what the system is doing. Staff only; charts are server-rendered SVG."""
+"""/stats/: what the system and the desk are doing; charts are server-rendered SVG.
+
+Staff and editors see it: on top, the signed-in editor's decisions today and the desk's
+throughput (decisions per hour from the Decision rows; the review queue over time from
+the samples the workers' watchdog writes, QueueSample), then the system's charts."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
-from django.contrib.admin.views.decorators import staff_member_required
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDay, TruncHour
 from django.http import HttpRequest, HttpResponse
@@ -14,7 +20,8 @@ from django.utils.translation import gettext as _
 
 from articles.editor import review
 from articles.editor.charts import bar_chart
-from articles.models import Article, ArticleStatus, Doc, MatchedBy
+from articles.editor.views import viewer_required
+from articles.models import Article, ArticleStatus, Decision, Doc, MatchedBy, QueueSample
 from articles.representatives import outbox
 
 SIZE_BUCKETS = [(1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None)]
@@ -74,27 +81,111 @@ def cluster_sizes() -> list[tuple[str, float]]:
     return points
 
 
-@staff_member_required(login_url="/accounts/login/")
-def stats(request: HttpRequest) -> HttpResponse:
+#: /stats/ lists this many of my decisions today (the count says how many there were).
+MINE_SHOWN = 100
+
+
+def _today_start() -> datetime:
+    return timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def my_decisions_today(user: Any) -> tuple[list[Decision], int]:
+    """The signed-in editor's decisions since midnight (local time), newest first."""
+    mine = Decision.objects.filter(actor=user, created_at__gte=_today_start())
+    return (list(mine.select_related("bulk").order_by("-created_at", "-pk")[:MINE_SHOWN]),
+            mine.count())
+
+
+def desk_today() -> list[tuple[str, int]]:
+    """Decisions per editor since midnight, most first."""
+    rows = (Decision.objects.filter(created_at__gte=_today_start())
+            .values("actor__username").annotate(n=Count("id")).order_by("-n"))
+    return [(row["actor__username"] or "—", row["n"]) for row in rows]
+
+
+def _hours(hours: int) -> tuple[datetime, list[datetime]]:
+    now = timezone.now()
+    start = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours - 1)
+    return start, [start + timedelta(hours=i) for i in range(hours)]
+
+
+def decisions_per_hour(hours: int = 24) -> list[tuple[str, float]]:
+    """The desk's decisions (every editor, bulk ones counted per cluster) per hour."""
+    start, slots = _hours(hours)
+    rows = dict(
+        Decision.objects.filter(created_at__gte=start).annotate(hour=TruncHour("created_at"))
+        .values("hour").annotate(n=Count("id")).values_list("hour", "n"))
+    return [(timezone.localtime(hour).strftime("%H:00"), float(rows.get(hour, 0)))
+            for hour in slots]
+
+
+def queue_size_per_hour(hours: int = 48) -> list[tuple[str, float]]:
+    """The review queue's size at the last sample of each hour (QueueSample, written by
+    the workers' watchdog every QUEUE_SAMPLE_SECONDS); an hour without a sample is empty."""
+    start, slots = _hours(hours)
+    last: dict[datetime, int] = {}
+    for taken_at, size in (QueueSample.objects.filter(taken_at__gte=start)
+                           .order_by("taken_at").values_list("taken_at", "size")):
+        last[taken_at.replace(minute=0, second=0, microsecond=0)] = size
+    return [(timezone.localtime(hour).strftime("%m-%d %H"), float(last.get(hour, 0)))
+            for hour in slots]
+
+
+#: The system's figures are computed at most once in STATS_CACHE_SECONDS per process.
+SYSTEM_CACHE_KEY = "stats:system"
+
+
+def system_figures() -> dict[str, Any]:
+    """The totals and the chart points of the system's part: aggregates over every
+    article, so they are kept STATS_CACHE_SECONDS (Django's cache) and shared by every
+    visit meanwhile; the desk's part of the page is always live (and cheap)."""
+    figures: dict[str, Any] | None = cache.get(SYSTEM_CACHE_KEY)
+    if figures is not None:
+        return figures
     done = Article.objects.filter(status=ArticleStatus.DONE)
-    totals = {
-        "articles": Article.objects.count(),
-        "queued": Article.objects.filter(status=ArticleStatus.QUEUED).count(),
-        "failed": Article.objects.filter(status=ArticleStatus.FAILED).count(),
-        "duplicates": done.filter(matched_by__isnull=False).count(),
-        "docs": Doc.objects.filter(size__gt=0).count(),
-        "review": review.review_queue(review.rules()).count(),
-        "outbox": outbox.outbox_lag(),
+    figures = {
+        "totals": {
+            "articles": Article.objects.count(),
+            "queued": Article.objects.filter(status=ArticleStatus.QUEUED).count(),
+            "failed": Article.objects.filter(status=ArticleStatus.FAILED).count(),
+            "duplicates": done.filter(matched_by__isnull=False).count(),
+            "docs": Doc.objects.filter(size__gt=0).count(),
+            "review": review.review_queue(review.rules()).count(),
+            "outbox": outbox.outbox_lag(),
+        },
+        "ingest": ingest_per_hour(),
+        "by_day": duplicate_ratio_by_day(),
+        "by_media": duplicate_ratio_by_media(),
+        "distances": distance_histogram(),
+        "sizes": cluster_sizes(),
+        "computed_at": timezone.now(),
     }
+    if settings.STATS_CACHE_SECONDS:
+        cache.set(SYSTEM_CACHE_KEY, figures, settings.STATS_CACHE_SECONDS)
+    return figures
+
+
+@viewer_required
+def stats(request: HttpRequest) -> HttpResponse:
+    figures = system_figures()
     charts = [
-        (_("Articles received per hour (48 h)"), bar_chart(ingest_per_hour(), fmt="{:.0f}")),
-        (_("Duplicate ratio by day"), bar_chart(duplicate_ratio_by_day(), color="#d6762a",
+        (_("Articles received per hour (48 h)"), bar_chart(figures["ingest"], fmt="{:.0f}")),
+        (_("Duplicate ratio by day"), bar_chart(figures["by_day"], color="#d6762a",
                                                 fmt="{:.2f}")),
-        (_("Duplicate ratio by media"), bar_chart(duplicate_ratio_by_media(),
+        (_("Duplicate ratio by media"), bar_chart(figures["by_media"],
                                                   color="#2f9e6e", fmt="{:.2f}")),
-        (_("Hamming distance of content matches"), bar_chart(distance_histogram(),
+        (_("Hamming distance of content matches"), bar_chart(figures["distances"],
                                                              color="#7a4fd6", fmt="{:.0f}")),
-        (_("Cluster sizes (docIds)"), bar_chart(cluster_sizes(), color="#c2410c",
+        (_("Cluster sizes (docIds)"), bar_chart(figures["sizes"], color="#c2410c",
                                                 fmt="{:.0f}")),
     ]
-    return render(request, "stats/stats.html", {"totals": totals, "charts": charts})
+    mine, mine_total = my_decisions_today(request.user)
+    desk = [
+        (_("Decisions per hour, the whole desk (24 h)"),
+         bar_chart(decisions_per_hour(), color="#2f9e6e", fmt="{:.0f}")),
+        (_("Review queue size (48 h, sampled by the workers)"),
+         bar_chart(queue_size_per_hour(), color="#d6762a", fmt="{:.0f}")),
+    ]
+    return render(request, "stats/stats.html", {
+        "totals": figures["totals"], "computed_at": figures["computed_at"], "charts": charts,
+        "mine": mine, "mine_total": mine_total, "desk": desk, "desk_today": desk_today()})

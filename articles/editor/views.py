@@ -26,8 +26,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import OperationalError
-from django.db.models import Q
-from django.http import HttpRequest, HttpResponse
+from django.db.models import Q, Subquery
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -39,17 +39,26 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from articles.editor import actions, review
+from articles.editor import actions, bulk, review
 from articles.editor.diff import shared_keywords, word_diff
 from articles.editor.forms import (
     DEFAULT_SORT,
+    BulkForm,
     ClusterFilterForm,
     MemberForm,
     MoveForm,
     NoteForm,
     TargetForm,
 )
-from articles.models import Article, ArticleStatus, AuditEntry, Decision, Doc
+from articles.models import (
+    Article,
+    ArticleStatus,
+    AuditEntry,
+    BulkAction,
+    BulkStatus,
+    Decision,
+    Doc,
+)
 from articles.templatetags.dashboard import action_label, http_url
 from articles.tuning.state import active_config
 from fingerprints.engine import EngineConfig, Features
@@ -66,7 +75,7 @@ View = Callable[..., HttpResponse]
 
 # Columns a listing row needs: never the bodies or the features of the representatives.
 LIST_FIELDS = (
-    "doc_id", "status", "size", "first_seen", "last_seen", "representative_pinned",
+    "doc_id", "status", "version", "size", "first_seen", "last_seen", "representative_pinned",
     "representative__nid", "representative__title", "representative__media",
 )
 MEMBER_FIELDS = (
@@ -182,7 +191,63 @@ def clusters(request: HttpRequest) -> HttpResponse:
     if _fragment(request) == "cluster-rows":
         template += "#cluster-rows"
     sort = (form.cleaned_data.get("sort") if hasattr(form, "cleaned_data") else "") or DEFAULT_SORT
-    return _render(request, template, {"form": form, "page": page, "docs": docs, "sort": sort})
+    return _render(request, template, {
+        "form": form, "page": page, "docs": docs, "sort": sort,
+        "filter_query": _filter_query(request.GET), **_newest_marks(),
+        "poll_seconds": settings.CLUSTERS_POLL_SECONDS,
+    })
+
+
+def _newest_marks() -> dict[str, int]:
+    """The newest docId and article now, in one query: "all N that match" takes no docId
+    newer than the page (``upto``); the "N new" banner counts the clusters that received
+    articles after ``since``."""
+    newest_article = Article.objects.order_by("-pk").values("pk")[:1]
+    row = (Doc.objects.order_by("-pk").annotate(newest_article=Subquery(newest_article))
+           .values_list("pk", "newest_article").first())
+    upto, since = row if row is not None else (0, 0)
+    return {"upto": upto or 0, "since": since or 0}
+
+
+def _filter_query(params: QueryDict) -> str:
+    """The query string of the /clusters/ filter alone (no page, no poll position)."""
+    query = params.copy()
+    for key in ("page", "since"):
+        query.pop(key, None)
+    return query.urlencode()
+
+
+@viewer_required
+def clusters_news(request: HttpRequest) -> HttpResponse:
+    """What an open /clusters/ page polls: how many clusters of its filter received
+    articles after the newest one it knew (a banner that reloads the list on demand)."""
+    since = request.GET.get("since", "")
+    form = ClusterFilterForm(request.GET)
+    form.is_valid()
+    count = 0
+    if since.isdigit():
+        fresh = Article.objects.filter(pk__gt=int(since), status=ArticleStatus.DONE)
+        docs = form.filter(Doc.objects.filter(pk__in=fresh.values("doc_id"))).order_by()
+        count = docs.values("pk")[:REVIEW_COUNT_CAP].count()
+    return _render(request, "articles/_clusters_news.html",
+                   {"since": since if since.isdigit() else "0", "count": count,
+                    "capped": count >= REVIEW_COUNT_CAP,
+                    "filter_query": _filter_query(request.GET),
+                    "poll_seconds": settings.CLUSTERS_POLL_SECONDS})
+
+
+def nav_counts(request: HttpRequest) -> HttpResponse:
+    """The navigation's review-queue count (every page loads it, then polls it)."""
+    if not request.user.is_authenticated:
+        return _login_redirect(request)
+    if not can_view(request.user):
+        # Nothing to show this user: 204, which htmx leaves alone (a 403 would flash an
+        # error on every page of an account that may see none of them anyway).
+        return HttpResponse(status=204)
+    count = review.review_queue(review.rules())[:REVIEW_COUNT_CAP].count()
+    return _render(request, "articles/_nav_counts.html",
+                   {"review_count": count, "capped": count >= REVIEW_COUNT_CAP,
+                    "poll_seconds": settings.NAV_POLL_SECONDS})
 
 
 # --- /clusters/<docId>/ -------------------------------------------------------------
@@ -501,15 +566,6 @@ def _conflict_message(doc_id: str) -> str:
         "who": latest.actor_label or _("system"), "what": action_label(latest.action)}
 
 
-#: MySQL's answers when two transactions wait on each other's rows (deadlock, lock wait
-#: timeout): the server rolled this one back, so nothing of it was written.
-LOCK_CONFLICTS = frozenset({1205, 1213})
-
-
-def _lock_conflict(exc: OperationalError) -> bool:
-    return bool(exc.args) and exc.args[0] in LOCK_CONFLICTS
-
-
 def _busy_message() -> str:
     return _("Another editor was changing this cluster at the same moment. Nothing was "
              "changed: here it is as it is now; check it and try again.")
@@ -536,7 +592,7 @@ def _action(form_class: type[NoteForm],
             except actions.StaleVersion as exc:
                 messages.warning(request, _conflict_message(exc.doc_id))
             except OperationalError as exc:
-                if not _lock_conflict(exc):
+                if not actions.lock_conflict(exc):
                     raise
                 messages.warning(request, _busy_message())
             except actions.EditError as exc:
@@ -645,7 +701,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     except actions.UndoRefused as exc:
         messages.error(request, _undo_refused_message(exc))
     except OperationalError as exc:
-        if not _lock_conflict(exc):
+        if not actions.lock_conflict(exc):
             raise
         messages.warning(request, _busy_message())
     except actions.EditError as exc:
@@ -661,3 +717,100 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     if _is_htmx(request):
         return HttpResponseClientRedirect(next_url)
     return redirect(next_url)
+
+
+# --- bulk decisions -------------------------------------------------------------------
+
+
+def _bulk_targets(request: HttpRequest, data: dict[str, Any]) -> tuple[list[tuple[int, int]],
+                                                                       dict[str, Any]]:
+    if data.get("scope") != "filter":
+        return (bulk.targets_from_selection(request.POST.getlist("doc")),
+                {"scope": "selected"})
+    filters = ClusterFilterForm(QueryDict(data["filter"]))
+    if not filters.is_valid():
+        raise bulk.BulkRefused(" ".join(
+            f"{filters[name].label}: {error}" for name, errors in filters.errors.items()
+            for error in errors))
+    # Only docIds the page knew (newer ones are announced by its banner, not taken unseen).
+    docs = filters.filter(Doc.objects.all()).filter(pk__lte=data["upto"] or 0)
+    return (bulk.targets_from_filter(docs, data["count"] or 0),
+            {"scope": "filter", "query": data["filter"], "count": data["count"]})
+
+
+@editor_required
+def bulk_start(request: HttpRequest) -> HttpResponse:
+    """Confirm, or mark for review, the selected clusters or all that match a filter: one
+    job, whose progress the answer shows (it polls itself)."""
+    assert isinstance(request.user, User)  # editor_required
+    form = BulkForm(request.POST)
+    next_url = _next_url(request) or reverse("clusters")
+    try:
+        if not form.is_valid():
+            raise bulk.BulkRefused(" ".join(
+                str(error) for errors in form.errors.values() for error in errors))
+        targets, selection = _bulk_targets(request, form.cleaned_data)
+        job = bulk.start(request.user, form.cleaned_data["action"], targets,
+                         note=form.cleaned_data["note"], selection={**selection,
+                                                                    "next": next_url})
+    except bulk.BulkRefused as exc:
+        if _is_htmx(request):
+            return _render(request, "articles/_bulk.html", {"refused": str(exc)})
+        messages.error(request, str(exc))
+        return redirect(next_url)
+    if _is_htmx(request):
+        return _bulk_fragment(request, job)
+    return redirect("bulk", pk=job.pk)
+
+
+def _bulk_context(job: BulkAction) -> dict[str, Any]:
+    undo = job.undos.exclude(status=BulkStatus.FAILED).order_by("-pk").first()
+    return {
+        "bulk": job, "undo": undo,
+        "may_undo": (job.action != BulkAction.UNDO and job.status == BulkStatus.DONE
+                     and undo is None and job.changed > 0),
+        "skipped": job.skipped[:BULK_SKIPS_SHOWN],
+        "more_skipped": max(0, len(job.skipped) - BULK_SKIPS_SHOWN),
+        "poll_ms": BULK_POLL_MS,
+    }
+
+
+#: The progress fragment asks again after this long while the job runs.
+BULK_POLL_MS = 700
+BULK_SKIPS_SHOWN = 50
+
+
+def _bulk_fragment(request: HttpRequest, job: BulkAction) -> HttpResponse:
+    response = _render(request, "articles/_bulk.html", _bulk_context(job))
+    if job.finished:
+        # The page reloads its list once the job is done (static/js/bulk.js).
+        response["HX-Trigger"] = "bulkDone"
+    return response
+
+
+@viewer_required
+def bulk_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """A bulk action's progress and result: the fragment the page polls, or a page."""
+    job = get_object_or_404(BulkAction.objects.select_related("actor", "undoes"), pk=pk)
+    if _is_htmx(request):
+        return _bulk_fragment(request, job)
+    return _render(request, "articles/bulk.html", _bulk_context(job))
+
+
+@editor_required
+def bulk_undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Undo a bulk action as a whole (itself a bulk action: one job, with progress)."""
+    assert isinstance(request.user, User)  # editor_required
+    job = get_object_or_404(BulkAction, pk=pk)
+    try:
+        undo_job = bulk.start_undo(job, request.user)
+    except bulk.BulkRefused as exc:
+        if _is_htmx(request):
+            context = _bulk_context(job)
+            context["refused"] = str(exc)
+            return _render(request, "articles/_bulk.html", context)
+        messages.error(request, str(exc))
+        return redirect("bulk", pk=job.pk)
+    if _is_htmx(request):
+        return _bulk_fragment(request, undo_job)
+    return redirect("bulk", pk=undo_job.pk)

@@ -3,8 +3,9 @@
 Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it,
 (2) re-enqueues articles left queued (their job lost with Redis, or never
 run), (3) re-triggers delivery of pending representative pushes, (4) takes a step
-of the index window's expiry pass and (5) clears a few batches of old bodies, when
-the window and body retention are on. Several
+of the index window's expiry pass, (5) clears a few batches of old bodies, when
+the window and body retention are on, and (6) records the review queue's size every
+QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them). Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -33,7 +34,8 @@ def tick() -> dict[str, int]:
     client = redis_store.client()
     if not client.set(redis_store.key("watchdog"), 1, nx=True, ex=max(1, int(period * 0.9))):
         return {}
-    report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0}
+    report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0,
+              "queue_sampled": 0}
     if reindex.active_generation() is None:
         reindex.ensure_index()
         report["rebuilt"] = 1
@@ -54,9 +56,31 @@ def tick() -> dict[str, int]:
         report["expired"] = sum(n for name, n in dropped.items() if name != "pass_complete")
     # Body retention, a few small batches a tick (articles/representatives/retention.py).
     report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
+    report["queue_sampled"] = int(sample_queue())
     if report["rebuilt"] or report["requeued"] or report["pushes"]:
         log.warning("watchdog: %s", report)
     return report
+
+
+#: Queue samples older than this are deleted as new ones are written.
+QUEUE_SAMPLES_KEPT = timedelta(days=14)
+
+
+def sample_queue() -> bool:
+    """Record the review queue's size when the last sample is QUEUE_SAMPLE_SECONDS old
+    (one count a period; the watchdog's lock keeps it to one worker); True when it did."""
+    from articles.models import Article, EngineSettings, QueueSample
+
+    period = settings.QUEUE_SAMPLE_SECONDS
+    if period <= 0:
+        return False
+    now = timezone.now()
+    if QueueSample.objects.filter(taken_at__gt=now - timedelta(seconds=period)).exists():
+        return False
+    size = Article.objects.review_queue(EngineSettings.review_rules()).count()
+    QueueSample.objects.create(taken_at=now, size=size)
+    QueueSample.objects.filter(taken_at__lt=now - QUEUE_SAMPLES_KEPT).delete()
+    return True
 
 
 def run_forever(stop: threading.Event) -> None:

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from django import template
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 register = template.Library()
 
@@ -19,6 +20,7 @@ _ACTION_LABELS = {
     "representative_released": _("released the representative"),
     "undo": _("undid a decision"),
     "flag_for_review": _("flagged for review"),
+    "mark_for_review": _("marked for review"),
 }
 
 _REASON_LABELS = {
@@ -99,3 +101,39 @@ def undo_decision(message: Any) -> str:
         if tag.startswith("undo-") and tag[5:].isdigit():
             return tag[5:]
     return ""
+
+
+_SKIP_REASONS = {
+    "confirmed": _("already confirmed"),
+    "marked": _("already marked for review"),
+    "empty": _("no articles left in it"),
+    "gone": _("deleted"),
+    "busy": _("another editor was changing it at the same moment"),
+    "undone": _("undone already"),
+    "joined": _("new articles joined it since"),
+}
+
+
+@register.filter
+def skip_reason(skip: dict[str, str]) -> str:
+    """Why a bulk action left a cluster alone (a skip of BulkAction.skipped)."""
+    if skip.get("reason") == "changed":
+        if not skip.get("who") and not skip.get("what"):
+            return str(_("changed since it was selected"))
+        return _("changed since it was selected: %(who)s (%(what)s)") % {
+            "who": skip.get("who") or _("system"), "what": action_label(skip.get("what", ""))}
+    reason = skip.get("reason", "")
+    return str(_SKIP_REASONS.get(reason, reason))
+
+
+@register.filter
+def bulk_label(bulk: Any) -> str:
+    """What a bulk action does, in words: "Confirm 200 clusters"."""
+    total = len(bulk.targets)
+    if bulk.action == "confirm":
+        return ngettext("Confirm %(n)s cluster", "Confirm %(n)s clusters", total) % {"n": total}
+    if bulk.action == "flag_for_review":
+        return ngettext("Mark %(n)s cluster for review", "Mark %(n)s clusters for review",
+                        total) % {"n": total}
+    return ngettext("Undo a bulk decision (%(n)s cluster)",
+                    "Undo a bulk decision (%(n)s clusters)", total) % {"n": total}

@@ -66,7 +66,9 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
     var target = event.target;
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
+    // Keys go to text fields; on an item's checkbox (bulk.js) the shortcuts still work.
+    if (target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
+        (target.tagName === "INPUT" && target.type !== "checkbox"))) {
       return;
     }
     if (event.key === "u" && document.querySelector('.messages form[data-action="undo"]')) {

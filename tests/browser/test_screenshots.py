@@ -10,9 +10,11 @@ through the API and processed by a real worker, plus two editor decisions.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from articles.editor import actions
 from articles.models import Article, Doc
@@ -49,6 +51,9 @@ def sample(client, auth, run_worker, editor):
 
 def shoot(page, name: str, full_page: bool = False) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    badge = page.locator("nav #nav-review-count")
+    if badge.count():  # loaded after the page
+        expect(badge).to_have_text(re.compile(r"\d"))
     page.screenshot(path=str(OUT / name), full_page=full_page)
 
 
@@ -166,3 +171,106 @@ def test_review_news_screenshot(page, live_server, sample, editor, language, cli
     run_worker()
     page.locator(".news-banner").wait_for(timeout=15_000)
     shoot(page, f"review-news-{language}.png")
+
+
+def _chinese(page, live_server, language: str) -> None:
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_bulk_screenshots(page, live_server, sample, editor, language):
+    """A bulk confirm of every cluster on /clusters/: under way, then done with one cluster
+    skipped because another editor split it between the selection and the job's turn."""
+    import threading
+
+    from django.contrib.auth.models import User
+    from django.db import connection, transaction
+
+    from articles.editor import bulk
+    from articles.models import BulkAction
+
+    _chinese(page, live_server, language)
+    log_in(page, "editor")
+    page.check("input[name=scope][value=filter]")
+    page.locator("#bulk-form button[value=confirm]").click()
+    page.locator("#bulk-status progress").wait_for()
+    job = BulkAction.objects.get(action="confirm", status="queued")
+    targets = [pk for pk, _version in job.targets]
+    assert len(targets) >= 4, "the sample made too few clusters"
+    wang = User.objects.create_user("wang", password="x" * 12)
+    member = Article.objects.filter(doc_id=targets[-1]).exclude(
+        pk=Doc.objects.get(pk=targets[-1]).representative_id).first()
+    actions.split_article(member, wang, "another event")  # in another browser, meanwhile
+
+    def work() -> None:
+        try:
+            bulk.run(job.pk)
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        Doc.objects.select_for_update().get(pk=targets[2])  # the job waits there a moment
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        page.locator("#bulk-status[data-running] progress[value='2']").wait_for(timeout=20_000)
+        shoot(page, f"bulk-progress-{language}.png")
+    worker.join(30)
+    page.locator("#bulk-status [data-action=bulk-undo]").wait_for(timeout=20_000)
+    page.locator("table.clusters .badge.status-confirmed").first.wait_for()
+    shoot(page, f"bulk-done-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_clusters_news_screenshot(page, live_server, sample, editor, language, client, auth,
+                                  run_worker, settings):
+    """/clusters/ open while a copy of a listed story arrives: the banner, not a new order."""
+    import json
+
+    settings.CLUSTERS_POLL_SECONDS = 1
+    _chinese(page, live_server, language)
+    log_in(page, "editor")
+    shown = sample.representative
+    response = client.post("/api/v1/articles", content_type="application/json", **auth,
+                           data=json.dumps({"nid": "late-copy", "url": "https://late.example/2",
+                                            "title": shown.title + "（转载）",
+                                            "content": shown.content}))
+    assert response.status_code in (200, 202)
+    run_worker()
+    page.locator(".news-banner").wait_for(timeout=15_000)
+    shoot(page, f"clusters-news-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_stats_desk_screenshot(page, live_server, sample, editor, language):
+    """The desk on /stats/: my decisions today, the desk's throughput, the queue sampled
+    over two days (decisions and samples backdated over the day, as a day's work)."""
+    import random
+    from datetime import timedelta
+
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+
+    from articles.editor import bulk
+    from articles.models import Decision, QueueSample
+
+    _chinese(page, live_server, language)
+    editor.is_staff = True
+    editor.save()
+    docs = list(Doc.objects.filter(size__gt=1).exclude(status="confirmed").order_by("id"))
+    job = bulk.start(editor, "confirm", [(d.pk, d.version) for d in docs[1:]])
+    bulk.run(job.pk)
+    wang = User.objects.create_user("wang", password="x" * 12)
+    actions.mark_for_review(docs[0], wang, "two stories?")
+    rng = random.Random(19)
+    now = timezone.now()
+    for decision in Decision.objects.all():
+        decision.created_at = now - timedelta(minutes=rng.randint(0, min(600, now.hour * 60)))
+        decision.save(update_fields=["created_at"])
+    size = 260
+    for n in range(48 * 12):
+        size = max(40, size + rng.randint(-12, 14))
+        QueueSample.objects.create(taken_at=now - timedelta(minutes=5 * n), size=size)
+    log_in(page, "editor", "/stats/")
+    page.locator(".desk").screenshot(path=str(OUT / f"stats-desk-{language}.png"))

@@ -54,3 +54,15 @@ def test_polling_off(editor_client, settings):
     settings.REVIEW_POLL_SECONDS = 0
     html = editor_client.get("/review/").content.decode()
     assert 'id="review-news"' not in html
+
+
+
+@pytest.mark.mysql
+def test_mysql_sessions_run_without_index_merge_intersections(db):
+    """settings.py turns them off: with them MariaDB sorted every review-queue item instead
+    of reading (pinned, id) backwards up to the LIMIT (bench/dashboard.py: /nav/counts/)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT @@optimizer_switch")
+        assert "index_merge_intersection=off" in cursor.fetchone()[0]

@@ -415,6 +415,10 @@ class BulkAction(models.Model):
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When it was last queued or made progress. A queued or running action silent for
+    # BULK_STALE_SECONDS lost its job (a worker died): the watchdog queues it again and
+    # the job resumes after the last cluster recorded (articles/editor/bulk.py).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"bulk {self.action} of {len(self.targets)}"

@@ -133,6 +133,9 @@ CLUSTERS_POLL_SECONDS = max(0, env_int("CLUSTERS_POLL_SECONDS", 10))
 NAV_POLL_SECONDS = max(0, env_int("NAV_POLL_SECONDS", 30))
 # A bulk decision (confirm, mark for review) takes at most this many clusters.
 BULK_MAX_CLUSTERS = max(1, env_int("BULK_MAX_CLUSTERS", 5000))
+# A bulk action queued or running with no progress for this long lost its job (a worker
+# died): the watchdog queues it again and it resumes where it stopped.
+BULK_STALE_SECONDS = max(10, env_int("BULK_STALE_SECONDS", 300))
 # /stats/: the system's totals and charts (aggregates over every article) are computed at
 # most once in this many seconds per process (0: on every visit); the desk's part is live.
 STATS_CACHE_SECONDS = max(0, env_int("STATS_CACHE_SECONDS", 60))

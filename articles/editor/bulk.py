@@ -96,7 +96,7 @@ def start(user: User, action: str, targets: list[tuple[int, int]], *, note: str 
                           % {"max": settings.BULK_MAX_CLUSTERS})
     bulk = BulkAction.objects.create(
         action=action, actor=user, note=note[:2000], selection=selection or {},
-        targets=[[pk, version] for pk, version in targets])
+        targets=[[pk, version] for pk, version in targets], heartbeat_at=timezone.now())
     transaction.on_commit(lambda: _enqueue(bulk.pk))
     return bulk
 
@@ -119,7 +119,8 @@ def start_undo(bulk: BulkAction, user: User, note: str = "") -> BulkAction:
             raise BulkRefused(_("Nothing of it is left to undo."))
         undo = BulkAction.objects.create(
             action=BulkAction.UNDO, actor=user, note=note[:2000], undoes=bulk,
-            selection={"scope": "undo"}, targets=[[pk, 0] for pk in decisions])
+            selection={"scope": "undo"}, targets=[[pk, 0] for pk in decisions],
+            heartbeat_at=timezone.now())
         transaction.on_commit(lambda: _enqueue(undo.pk))
     return undo
 
@@ -140,33 +141,43 @@ def _enqueue(pk: int) -> None:
 def run(pk: int) -> int:
     """The RQ job: apply a bulk action cluster by cluster; returns how many it changed.
 
-    Idempotent: the job claims the row with a conditional UPDATE (queued -> running), so
-    a second delivery does nothing."""
+    The job claims the row with a conditional UPDATE (queued -> running), so a second
+    delivery does nothing, and resumes after the last cluster the row records (a job
+    whose worker died is queued again by the watchdog:
+    ``articles.ingest.watchdog.resume_bulk_actions``). Each
+    progress UPDATE names the heartbeat the job last wrote: when the watchdog handed the
+    action to another job meanwhile, this one stops."""
+    beat = timezone.now()
     if not BulkAction.objects.filter(pk=pk, status=BulkStatus.QUEUED).update(
-            status=BulkStatus.RUNNING):
+            status=BulkStatus.RUNNING, heartbeat_at=beat):
         return 0
     bulk = BulkAction.objects.select_related("actor").get(pk=pk)
     step = _undo_one if bulk.action == BulkAction.UNDO else _decide_one
-    changed, skipped = 0, []
+    changed, skipped = bulk.changed, list(bulk.skipped)
     try:
-        for index, (target, version) in enumerate(bulk.targets, start=1):
+        for index in range(bulk.processed, len(bulk.targets)):
+            target, version = bulk.targets[index]
             skip = step(bulk, int(target), int(version))
             if skip is None:
                 changed += 1
             else:
                 skipped.append(skip)
             # Progress for the page: one small UPDATE a cluster (the skips as they come).
-            fields: dict[str, Any] = {"processed": index, "changed": changed}
+            now = timezone.now()
+            fields: dict[str, Any] = {"processed": index + 1, "changed": changed,
+                                      "heartbeat_at": now}
             if skip is not None:
                 fields["skipped"] = skipped
-            BulkAction.objects.filter(pk=pk).update(**fields)
+            if not BulkAction.objects.filter(pk=pk, heartbeat_at=beat).update(**fields):
+                return changed  # handed to another job by the watchdog: it goes on
+            beat = now
     except Exception as exc:
-        BulkAction.objects.filter(pk=pk).update(
+        BulkAction.objects.filter(pk=pk, heartbeat_at=beat).update(
             status=BulkStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:500],
             finished_at=timezone.now(), skipped=skipped)
         raise
-    BulkAction.objects.filter(pk=pk).update(status=BulkStatus.DONE,
-                                            finished_at=timezone.now())
+    BulkAction.objects.filter(pk=pk, heartbeat_at=beat).update(
+        status=BulkStatus.DONE, finished_at=timezone.now())
     return changed
 
 
@@ -182,6 +193,8 @@ def _decide_one(bulk: BulkAction, doc_pk: int, version: int) -> Skip | None:
     doc = Doc.objects.filter(pk=doc_pk).first()
     if doc is None:
         return {"doc_id": "", "reason": "gone"}
+    if bulk.decisions.filter(doc_id=doc.doc_id).exists():
+        return None  # decided by an earlier job of this action that died before its UPDATE
     if doc.version != version:
         return _changed_by(doc.doc_id)
     if doc.size == 0:
@@ -209,6 +222,9 @@ def _undo_one(bulk: BulkAction, decision_pk: int, _version: int) -> Skip | None:
     decision = Decision.objects.filter(pk=decision_pk).first()
     if decision is None:
         return {"doc_id": "", "reason": "gone"}
+    if (decision.undone_at is not None and decision.undone_at >= bulk.created_at
+            and decision.undone_by_id == bulk.actor_id):
+        return None  # undone by an earlier job of this undo that died before its UPDATE
     try:
         actions.undo(decision, bulk.actor, bulk.note, bulk=bulk)
     except actions.UndoRefused as exc:

@@ -5,7 +5,8 @@ Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it,
 run), (3) re-triggers delivery of pending representative pushes, (4) takes a step
 of the index window's expiry pass, (5) clears a few batches of old bodies, when
 the window and body retention are on, and (6) records the review queue's size every
-QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them). Several
+QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them), and (7)
+queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS). Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -35,7 +36,7 @@ def tick() -> dict[str, int]:
     if not client.set(redis_store.key("watchdog"), 1, nx=True, ex=max(1, int(period * 0.9))):
         return {}
     report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0,
-              "queue_sampled": 0}
+              "queue_sampled": 0, "bulk_resumed": 0}
     if reindex.active_generation() is None:
         reindex.ensure_index()
         report["rebuilt"] = 1
@@ -57,7 +58,8 @@ def tick() -> dict[str, int]:
     # Body retention, a few small batches a tick (articles/representatives/retention.py).
     report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
     report["queue_sampled"] = int(sample_queue())
-    if report["rebuilt"] or report["requeued"] or report["pushes"]:
+    report["bulk_resumed"] = resume_bulk_actions()
+    if report["rebuilt"] or report["requeued"] or report["pushes"] or report["bulk_resumed"]:
         log.warning("watchdog: %s", report)
     return report
 
@@ -81,6 +83,30 @@ def sample_queue() -> bool:
     QueueSample.objects.create(taken_at=now, size=size)
     QueueSample.objects.filter(taken_at__lt=now - QUEUE_SAMPLES_KEPT).delete()
     return True
+
+
+#: The job of a bulk action (named by its path: the editor's room is above this one).
+BULK_JOB = "articles.editor.bulk.run"
+
+
+def resume_bulk_actions(now: datetime | None = None) -> int:
+    """Queue again the bulk actions whose job is lost: queued or running with no
+    progress for BULK_STALE_SECONDS (a worker died mid-job, or the enqueue never reached
+    Redis). The job resumes after the last cluster it recorded; a job of the old worker
+    still alive stops at its next progress UPDATE (articles/editor/bulk.py)."""
+    from articles.models import BulkAction, BulkStatus
+    from dedupsite import redis_store
+
+    now = now or timezone.now()
+    stale = {"status__in": [BulkStatus.QUEUED, BulkStatus.RUNNING],
+             "heartbeat_at__lt": now - timedelta(seconds=settings.BULK_STALE_SECONDS)}
+    resumed = 0
+    for pk in BulkAction.objects.filter(**stale).values_list("pk", flat=True)[:50]:
+        if BulkAction.objects.filter(pk=pk, **stale).update(status=BulkStatus.QUEUED,
+                                                            heartbeat_at=now):
+            redis_store.queue("default").enqueue(BULK_JOB, pk, job_timeout=3600)
+            resumed += 1
+    return resumed
 
 
 def run_forever(stop: threading.Event) -> None:

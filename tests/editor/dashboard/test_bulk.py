@@ -242,3 +242,77 @@ def test_the_progress_page_works_without_javascript(client, corpus, editor):
     html = client.get(response["Location"]).content.decode()
     assert "http-equiv" not in html and "1 cluster confirmed" in html
 
+
+
+class WorkerDied(BaseException):
+    """A worker's death as the job sees it: nothing after it runs, no except clause."""
+
+
+def test_a_bulk_job_whose_worker_died_is_resumed_by_the_watchdog_and_loses_nothing(
+        corpus, editor, monkeypatch, settings, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from articles.ingest import watchdog
+
+    docs = [corpus[k] for k in AUTO]
+    job = bulk.start(editor, "confirm", [(d.pk, d.version) for d in docs])
+    decide, calls = bulk._decide_one, []
+
+    def dies_after_the_second(action, doc_pk, version):
+        calls.append(doc_pk)
+        skip = decide(action, doc_pk, version)
+        if len(calls) == 2:  # the second cluster is decided; its progress is never written
+            raise WorkerDied
+        return skip
+
+    monkeypatch.setattr(bulk, "_decide_one", dies_after_the_second)
+    with pytest.raises(WorkerDied):
+        bulk.run(job.pk)
+    monkeypatch.setattr(bulk, "_decide_one", decide)
+    job.refresh_from_db()
+    assert (job.status, job.processed, job.changed) == (BulkStatus.RUNNING, 1, 1)
+    assert watchdog.resume_bulk_actions() == 0  # not silent for long enough yet
+    later = timezone.now() + timedelta(seconds=settings.BULK_STALE_SECONDS + 1)
+    with django_capture_on_commit_callbacks(execute=True):  # as the commit would
+        assert watchdog.resume_bulk_actions(now=later) == 1
+    job.refresh_from_db()
+    assert job.status == BulkStatus.QUEUED
+    assert watchdog.resume_bulk_actions(now=later) == 0  # queued again once
+    _run_worker()  # the queued job, through RQ
+    job.refresh_from_db()
+    assert (job.status, job.processed, job.changed, job.skipped) == (
+        BulkStatus.DONE, 4, 4, [])
+    assert all(Doc.objects.get(pk=d.pk).status == DocStatus.CONFIRMED for d in docs)
+    assert job.decisions.count() == 4  # the second cluster decided once, not twice
+
+
+def test_a_job_the_watchdog_handed_on_stops_at_its_next_step(corpus, editor):
+    docs = [corpus[k] for k in AUTO]
+    job = bulk.start(editor, "confirm", [(d.pk, d.version) for d in docs])
+    seen = []
+
+    def handed_on(action, doc_pk, version):
+        seen.append(doc_pk)
+        # meanwhile the watchdog gave the action to another job, which claimed it
+        BulkAction.objects.filter(pk=action.pk).update(heartbeat_at=timezone_now())
+        return None
+
+    import articles.editor.bulk as module
+
+    original = module._decide_one
+    module._decide_one = handed_on
+    try:
+        assert bulk.run(job.pk) == 1
+    finally:
+        module._decide_one = original
+    assert len(seen) == 1  # stopped after the step whose progress it could not write
+    job.refresh_from_db()
+    assert (job.status, job.processed) == (BulkStatus.RUNNING, 0)
+
+
+def timezone_now():
+    from django.utils import timezone
+
+    return timezone.now()

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .boilerplate import clauses, hashed_clauses
-from .index import EXPIRE_LUA, expire_records
+from .index import expire_records, get_many, is_cluster, scan_step, take_many
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -133,15 +133,13 @@ class PendingKeyLookup:
         self.groups = [list(g) for g in groups]
         buckets = sorted({index.bucket(k) for g in self.groups for k in g})
         self.buckets = buckets
-        self.queued = False
+        self.queued = 0
 
     def queue(self, pipe: Any) -> None:
-        if self.buckets:
-            pipe.mget([self.index.bucket_key(b) for b in self.buckets])
-            self.queued = True
+        self.queued = get_many(pipe, [self.index.bucket_key(b) for b in self.buckets])
 
     def collect(self, replies: Any) -> list[set[int]]:
-        values = next(replies) if self.queued else []
+        values = take_many(replies, self.queued)
         records: dict[int, npt.NDArray[Any]] = {}
         for bucket, value in zip(self.buckets, values, strict=True):
             if value:
@@ -162,14 +160,16 @@ class PendingKeyLookup:
 
 class RedisKeyIndex:
     """The key index in Redis, shared by every worker: bucket
-    ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``."""
+    ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``.
+    Every command names one bucket, so it runs on a Redis Cluster as it is (pipelines
+    grouped by node; expiry node by node)."""
 
     def __init__(self, client: Any, namespace: str = "dd:x", *, floor: int = 0) -> None:
         self.client = client
         self.namespace = namespace
         self.floor = floor  # item ids below it are out of the time window: not returned
         self._remove_script: Any = None
-        self._expire_script: Any = None
+        self.cluster = is_cluster(client)
 
     @staticmethod
     def bucket(key: int) -> int:
@@ -237,16 +237,15 @@ class RedisKeyIndex:
 
     def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
         """Drop the records of items below ``floor`` from about ``count`` buckets from
-        ``cursor`` on (:func:`fingerprints.index.expire_scan`)."""
-        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.namespace}:*",
-                                        count=count)
-        return int(cursor), self.expire_keys(keys, floor)
+        ``cursor`` on (:func:`fingerprints.index.scan_step`)."""
+        cursor, found = scan_step(self.client, cursor, f"{self.namespace}:*", count)
+        return cursor, sum(self.expire_keys(keys, floor, node) for node, keys in found)
 
-    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
-        """Drop the records below ``floor`` from these bucket keys; records dropped."""
-        if self._expire_script is None:
-            self._expire_script = self.client.register_script(EXPIRE_LUA)
-        return expire_records(self._expire_script, keys, floor, RECORD_DTYPE.itemsize, 4)
+    def expire_keys(self, keys: Sequence[Any], floor: int, node: Any = None) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped.
+        ``node``: on a cluster, the node holding the keys."""
+        return expire_records(node if node is not None else self.client, keys, floor,
+                              RECORD_DTYPE.itemsize, 4, one_key_per_call=self.cluster)
 
     def clear(self) -> None:
         batch = []

@@ -39,8 +39,9 @@ from django.utils import timezone
 from articles.models import Article, ArticleStatus, EngineSettings
 from articles.tuning.state import active_config
 from dedupsite import redis_store
-from fingerprints.index import RedisBlockIndex
+from fingerprints.index import RedisBlockIndex, scan_step
 from fingerprints.keyindex import RedisKeyIndex
+from fingerprints.urlmap import RedisUrlMap
 
 #: URL-map fields an expiry step scans per index key it scans
 URL_FIELDS_PER_KEY = 6
@@ -96,12 +97,14 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
     whose buckets go to their index's expiry script, and an ``HSCAN`` of
     :data:`URL_FIELDS_PER_KEY` times as many URL fields. Returns the records dropped
     per namespace, and ``pass_complete`` = 1 when both scans came back to their start.
-    Where the scans stand is kept in Redis; the next pass starts again, so records
-    that fall below a later floor go too."""
+    Where the scans stand is kept in the queue Redis; the next pass starts again, so
+    records that fall below a later floor go too. On a Redis Cluster the scans go node
+    by node (``scan_step``) and sub-hash by sub-hash of the URL map."""
     value = floor()
     if not value:
         return {}
-    client = redis_store.client()
+    client = redis_store.index_client()
+    state = redis_store.client()
     config = active_config()
     indexes: dict[str, Any] = {
         "c": RedisBlockIndex(client, k=config.k, namespace=names["c"]),
@@ -110,27 +113,23 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
     }
     prefixes = {name: f"{names[name]}:".encode() for name in indexes}
     cursor_key = redis_store.key("expiry", generation, "keys")
-    cursor = int(client.get(cursor_key) or 0)
+    cursor = int(state.get(cursor_key) or 0)
     # the three namespaces differ in one letter before the generation: one scan
     pattern = names["c"][: -len(generation) - 2] + "?:" + generation + ":*"
-    cursor, keys = client.scan(cursor=cursor, match=pattern, count=keys_per_step)
-    found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
-    client.set(cursor_key, int(cursor), ex=7 * 86400)
-    dropped: dict[str, int] = {}
-    for name, index in indexes.items():
-        mine = [key for key in found if key.startswith(prefixes[name])]
-        dropped[name] = index.expire_keys(mine, value) if mine else 0
+    cursor, scanned = scan_step(client, cursor, pattern, keys_per_step)
+    state.set(cursor_key, cursor, ex=7 * 86400)
+    dropped = dict.fromkeys(indexes, 0)
+    for node, keys in scanned:
+        found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
+        for name, index in indexes.items():
+            mine = [key for key in found if key.startswith(prefixes[name])]
+            dropped[name] += index.expire_keys(mine, value, node) if mine else 0
     url_cursor_key = redis_store.key("expiry", generation, "u")
-    url_cursor = int(client.get(url_cursor_key) or 0)
+    url_cursor = int(state.get(url_cursor_key) or 0)
     # one URL field per article but ~0.16 bucket keys per article: a wider URL step keeps
     # both passes about as long
-    url_cursor, fields = client.hscan(names["u"], cursor=url_cursor,
-                                      count=keys_per_step * URL_FIELDS_PER_KEY)
-    pairs: dict[Any, Any] = fields  # type: ignore[assignment]  # HSCAN: field -> value
-    old = [field for field, article in pairs.items() if int(article) < value]
-    if old:
-        client.hdel(names["u"], *old)
-    dropped["u"] = len(old)
-    client.set(url_cursor_key, int(url_cursor), ex=7 * 86400)
+    url_cursor, dropped["u"] = RedisUrlMap(client, names["u"]).expire_step(
+        url_cursor, value, keys_per_step * URL_FIELDS_PER_KEY)
+    state.set(url_cursor_key, url_cursor, ex=7 * 86400)
     dropped["pass_complete"] = int(cursor == 0 and url_cursor == 0)
     return dropped

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles.index import reindex, window
+from articles.index import markers, reindex, window
 from articles.index.locks import StaleValue, multi_lock
 from articles.ingest import boilerplate
 from articles.lib.bulksql import (
@@ -51,11 +51,10 @@ from fingerprints.ids import make_doc_id, splitmix64_finalize, url_hash
 from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
 from fingerprints.keyindex import RedisKeyIndex, query_keys, stored_keys
 from fingerprints.simhash import hamming
+from fingerprints.urlmap import RedisUrlMap
 from fingerprints.verify import verify
 
 log = logging.getLogger(__name__)
-
-_url_field = reindex.url_field
 
 
 class IndexUnavailable(RuntimeError):
@@ -67,27 +66,27 @@ class Indexes:
     content: RedisBlockIndex
     title: RedisBlockIndex
     keys: RedisKeyIndex
-    urls: str
+    urls: RedisUrlMap
     generation: str
 
     floor: int = 0  # the time window (articles/index/window.py): older ids are not found
 
     @classmethod
     def open(cls, config: EngineConfig, generation: str) -> Indexes:
-        client = redis_store.client()
+        client = redis_store.index_client()
         names = reindex.namespaces(generation)
         floor = window.live_floor()
         return cls(
             content=RedisBlockIndex(client, k=config.k, namespace=names["c"], floor=floor),
             title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"], floor=floor),
             keys=RedisKeyIndex(client, namespace=names["x"], floor=floor),
-            urls=names["u"], generation=generation, floor=floor,
+            urls=RedisUrlMap(client, names["u"]), generation=generation, floor=floor,
         )
 
     def url_owners(self, hashes: Sequence[int], replies: Sequence[Any]) -> list[int | None]:
-        """The URL map's answers (``HMGET`` ``replies``), completed from MySQL for the
-        URLs it does not hold when a window is on (they may have expired from it)."""
-        owners = [int(v) if v is not None else None for v in replies]
+        """The URL map's answers (``replies``), completed from MySQL for the URLs it
+        does not hold when a window is on (they may have expired from it)."""
+        owners = list(replies)
         if self.floor:
             missing = [h for h, o in zip(hashes, owners, strict=True) if o is None]
             older = window.owners_beyond_window(missing)
@@ -180,11 +179,17 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
         indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
-        pipe = redis_store.client().pipeline(transaction=False)
-        for article, _f in todo:
-            pipe.hsetnx(indexes.urls, _url_field(article.url_hash or 0), article.pk)
+        pipe = indexes.content.client.pipeline(transaction=False)
+        indexes.urls.add_many(((a.url_hash or 0, a.pk) for a, _f in todo), pipe)
         indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
-        pipe.execute()
+        # An index Redis of its own: its markers, read after this batch's writes on each
+        # node. One missing: that node restarted empty, maybe before this batch's lookups.
+        checks = markers.queue_check(pipe, indexes.generation)
+        replies = pipe.execute()
+        if checks and not markers.all_present(iter(replies[-checks:]), checks):
+            reindex.forget_generation(indexes.generation)
+            raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
+                                   "batch will retry")
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
     # Outside the lock and after the commit: each new story's clauses are counted once.
     # An article whose body is not about its title counts as a story of its own even
@@ -250,9 +255,11 @@ def _decide_batch(
     indexes: Indexes,
 ) -> list[Decision | None]:
     """Decide each article in order against the index and the batch's earlier articles."""
-    # the URL hashes, the content buckets and the title buckets: one round trip
-    pipe = redis_store.client().pipeline(transaction=False)
-    pipe.hmget(indexes.urls, [_url_field(a.url_hash or 0) for a, _ in todo])
+    # the URL hashes, the content buckets and the title buckets: one round trip (on a
+    # cluster, one per node, sent together)
+    pipe = indexes.content.client.pipeline(transaction=False)
+    url_lookup = indexes.urls.plan([a.url_hash or 0 for a, _ in todo])
+    url_lookup.queue(pipe)
     content_lookup = indexes.content.plan_probes(
         [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
         config.content_radius)
@@ -263,7 +270,8 @@ def _decide_batch(
     title_lookup.queue(pipe)
     key_lookup.queue(pipe)
     replies = iter(pipe.execute())
-    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], next(replies))
+    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo],
+                                  url_lookup.collect(replies))
     content_hits = content_lookup.collect(replies)
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
@@ -538,8 +546,7 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
     matches: dict[str, dict[str, Any]] = {}
     if url:
         hashed = url_hash(url)
-        known = indexes.url_owners(
-            [hashed], [redis_store.client().hget(indexes.urls, _url_field(hashed))])[0]
+        known = indexes.url_owners([hashed], indexes.urls.owners([hashed]))[0]
         row = (
             Article.objects.filter(pk=int(known), doc__isnull=False)
             .values_list("nid", "doc__doc_id").first() if known is not None else None

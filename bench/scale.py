@@ -2,6 +2,7 @@
 pass while ingest goes on.
 
     REDIS_URL=redis://127.0.0.1:6379/13 .venv/bin/python bench/scale.py [--articles 10000000]
+    INDEX_REDIS_URL=redis+cluster://h:7000,h:7001,h:7002 .venv/bin/python bench/scale.py ...
 
 Synthetic features (random 64-bit content and title fingerprints, 4 random 32-bit keys
 and a URL hash per article; ids in arrival order) are loaded into the real index
@@ -14,7 +15,8 @@ articles. Printed: bytes per article, the lookup a worker makes per article (con
 fingerprint + 28 probes, title, 16 keys and the URL: one pipeline) p50/p99 before and
 during expiry, the expiry pass's time and how much it freed. Only the ``bench:scale``
 keys are touched. Baseline: the same lookups with the window off (floor 0) in the same
-run.
+run. With ``INDEX_REDIS_URL`` naming a Redis Cluster the same runs there (the URL map in
+its sub-hashes, memory summed over the primaries).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fingerprints.index import RedisBlockIndex  # noqa: E402
 from fingerprints.keyindex import RECORD_DTYPE, STORED_KEYS, RedisKeyIndex  # noqa: E402
+from fingerprints.urlmap import RedisUrlMap, url_field  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import table  # noqa: E402
@@ -46,7 +49,7 @@ class Indexes:
         self.content = RedisBlockIndex(client, 3, namespace=f"{NS}:c")
         self.title = RedisBlockIndex(client, 3, namespace=f"{NS}:t")
         self.keys = RedisKeyIndex(client, namespace=f"{NS}:x")
-        self.urls = f"{NS}:u"
+        self.urls = RedisUrlMap(client, f"{NS}:u")
 
     def set_floor(self, floor: int) -> None:
         self.content.floor = self.title.floor = self.keys.floor = floor
@@ -57,6 +60,9 @@ class Indexes:
 
 
 def memory(client: Any) -> int:
+    if hasattr(client, "get_primaries"):  # a cluster: every primary's
+        return sum(int(client.get_redis_connection(node).info("memory")["used_memory"])
+                   for node in client.get_primaries())
     return int(client.info("memory")["used_memory"])
 
 
@@ -73,9 +79,13 @@ def load(ix: Indexes, n: int, rng: np.random.Generator, chunk: int = 1_000_000) 
         pipe = ix.client.pipeline(transaction=False)
         urls = rng.integers(0, 2**63, size=len(ids), dtype=np.int64)
         for start in range(0, len(ids), 20_000):
-            pipe.hset(ix.urls, mapping={int(u).to_bytes(8, "big"): int(i) for u, i in
-                                        zip(urls[start:start + 20_000],
-                                            ids[start:start + 20_000], strict=True)})
+            mappings: dict[str, dict[bytes, int]] = {}
+            for u, i in zip(urls[start:start + 20_000].tolist(),
+                            ids[start:start + 20_000].tolist(), strict=True):
+                mappings.setdefault(ix.urls.key_of(u), {})[url_field(u)] = i
+            for key, mapping in mappings.items():
+                pipe.hset(key, mapping=mapping)
+            pipe.execute()
         pipe.execute()
         print(f"  loaded {hi - 1:,}", file=sys.stderr, flush=True)
 
@@ -86,7 +96,8 @@ def lookup(ix: Indexes, rng: np.random.Generator) -> float:
     group = [fp] + [fp ^ (1 << int(b)) for b in rng.choice(64, size=28, replace=False)]
     start = time.perf_counter()
     pipe = ix.client.pipeline(transaction=False)
-    pipe.hmget(ix.urls, [int(rng.integers(0, 2**63)).to_bytes(8, "big")])
+    u = ix.urls.plan([int(rng.integers(0, 2**63))])
+    u.queue(pipe)
     c = ix.content.plan_probes([group], 8)
     t = ix.title.plan_many([int(rng.integers(0, 2**64, dtype=np.uint64))], 8)
     k = ix.keys.plan([rng.integers(0, 2**32, size=16, dtype=np.uint32).tolist()])
@@ -94,7 +105,7 @@ def lookup(ix: Indexes, rng: np.random.Generator) -> float:
     t.queue(pipe)
     k.queue(pipe)
     replies = iter(pipe.execute())
-    next(replies)
+    u.collect(replies)
     c.collect(replies)
     t.collect(replies)
     k.collect(replies)
@@ -120,11 +131,8 @@ def expire_all(ix: Indexes, floor: int, step_keys: int) -> tuple[float, int, int
                 break
     cursor = 0
     while True:
-        cursor, fields = ix.client.hscan(ix.urls, cursor=cursor, count=step_keys)
-        old = [f for f, v in fields.items() if int(v) < floor]
-        if old:
-            ix.client.hdel(ix.urls, *old)
-        dropped += len(old)
+        cursor, n = ix.urls.expire_step(cursor, floor, step_keys)
+        dropped += n
         steps += 1
         if cursor == 0:
             break
@@ -140,7 +148,16 @@ def main() -> int:
     parser.add_argument("--lookups", type=int, default=5_000)
     parser.add_argument("--step-keys", type=int, default=5_000)
     args = parser.parse_args()
-    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"))
+    url = os.environ.get("INDEX_REDIS_URL") or os.environ.get("REDIS_URL",
+                                                               "redis://127.0.0.1:6379/13")
+    client: Any
+    if url.startswith("redis+cluster://"):
+        from redis.cluster import ClusterNode, RedisCluster
+
+        nodes = [part.rsplit(":", 1) for part in url.removeprefix("redis+cluster://").split(",")]
+        client = RedisCluster(startup_nodes=[ClusterNode(h, int(p)) for h, p in nodes])
+    else:
+        client = redis.Redis.from_url(url)
     client.ping()
     rng = np.random.default_rng(11)
     ix = Indexes(client)

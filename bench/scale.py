@@ -2,6 +2,7 @@
 pass while ingest goes on.
 
     REDIS_URL=redis://127.0.0.1:6379/13 .venv/bin/python bench/scale.py [--articles 10000000]
+    INDEX_REDIS_URL=redis+cluster://h:7000,h:7001,h:7002 .venv/bin/python bench/scale.py ...
 
 Synthetic features (random 64-bit content and title fingerprints, 4 random 32-bit keys
 and a URL hash per article; ids in arrival order) are loaded into the real index
@@ -14,7 +15,8 @@ articles. Printed: bytes per article, the lookup a worker makes per article (con
 fingerprint + 28 probes, title, 16 keys and the URL: one pipeline) p50/p99 before and
 during expiry, the expiry pass's time and how much it freed. Only the ``bench:scale``
 keys are touched. Baseline: the same lookups with the window off (floor 0) in the same
-run.
+run. With ``INDEX_REDIS_URL`` naming a Redis Cluster the same runs there (memory summed
+over the primaries).
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class Indexes:
 
 
 def memory(client: Any) -> int:
+    if hasattr(client, "get_primaries"):  # a cluster: every primary's
+        return sum(int(client.get_redis_connection(node).info("memory")["used_memory"])
+                   for node in client.get_primaries())
     return int(client.info("memory")["used_memory"])
 
 
@@ -126,7 +131,16 @@ def main() -> int:
     parser.add_argument("--lookups", type=int, default=5_000)
     parser.add_argument("--step-keys", type=int, default=5_000)
     args = parser.parse_args()
-    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13"))
+    url = os.environ.get("INDEX_REDIS_URL") or os.environ.get("REDIS_URL",
+                                                               "redis://127.0.0.1:6379/13")
+    client: Any
+    if url.startswith("redis+cluster://"):
+        from redis.cluster import ClusterNode, RedisCluster
+
+        nodes = [part.rsplit(":", 1) for part in url.removeprefix("redis+cluster://").split(",")]
+        client = RedisCluster(startup_nodes=[ClusterNode(h, int(p)) for h, p in nodes])
+    else:
+        client = redis.Redis.from_url(url)
     client.ping()
     rng = np.random.default_rng(11)
     ix = Indexes(client)

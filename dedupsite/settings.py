@@ -105,6 +105,10 @@ EMBEDDED_REDIS = env_str("REDIS_URL") == ""
 REDIS_URL = env_str("REDIS_URL") or (
     f"unix://{VAR_DIR / 'redis.sock'}?db=0&client_name=dedupsite-{os.getpid()}")
 REDIS_PREFIX = env_str("REDIS_PREFIX", "dd")
+# The Redis indexes (content, title, key index, URL map) on a Redis of their own or on a
+# Redis Cluster: redis+cluster://host:port[,host:port...]. Queues, locks, counters and
+# the generation pointer stay on REDIS_URL (dedupsite/redis_store.py).
+INDEX_REDIS_URL = env_str("INDEX_REDIS_URL") or REDIS_URL
 
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 600}

@@ -6,7 +6,8 @@ Split the 64 bits into ``k + 1`` blocks: two fingerprints within Hamming distanc
 query reads its ``k + 1`` buckets and keeps the items within distance ``k``.
 
 Two implementations behind one protocol: :class:`MemoryBlockIndex` (tests, batch
-work) and :class:`RedisBlockIndex` (the online index shared by every worker).
+work) and :class:`RedisBlockIndex` (the online index shared by every worker), on one
+Redis or on a Redis Cluster (redis-py's ``RedisCluster``: buckets spread over its slots).
 """
 
 from __future__ import annotations
@@ -223,6 +224,60 @@ class MemoryBlockIndex:
         return len(self._items)
 
 
+def is_cluster(client: Any) -> bool:
+    """Is ``client`` (or pipeline) redis-py's cluster client? Duck-typed: the engine
+    imports no Redis. On a cluster a command or script may only name keys of one slot,
+    and a cluster pipeline takes neither ``MGET`` nor scripts: its commands are grouped
+    by node, one round trip per node."""
+    return callable(getattr(client, "get_primaries", None))
+
+
+def get_many(pipe: Any, keys: Sequence[Any]) -> int:
+    """Queue the reads of ``keys`` on ``pipe``: ``MGET`` in chunks of
+    :attr:`PendingLookup.CHUNK` on one Redis, one ``GET`` per key on a cluster (whose
+    pipeline groups them by node). Returns the commands queued (for :func:`take_many`)."""
+    if is_cluster(pipe):
+        for key in keys:
+            pipe.get(key)
+        return -len(keys)
+    for start in range(0, len(keys), PendingLookup.CHUNK):
+        pipe.mget(keys[start:start + PendingLookup.CHUNK])
+    return -(-len(keys) // PendingLookup.CHUNK)
+
+
+def take_many(replies: Iterator[Any], queued: int) -> list[Any]:
+    """The values read by :func:`get_many` (``queued``: what it returned)."""
+    if queued < 0:
+        return [next(replies) for _ in range(-queued)]
+    values: list[Any] = []
+    for _ in range(queued):
+        values += next(replies)
+    return values
+
+
+def scan_step(client: Any, cursor: int, match: str, count: int
+              ) -> tuple[int, list[tuple[Any, list[Any]]]]:
+    """One ``SCAN`` step of a pass over every key matching ``match``: on one Redis its
+    cursor; on a cluster the pass visits each primary in turn (by name), and the cursor
+    holds both, ``node number << 64 | node's cursor``. Returns the next cursor (0: the
+    pass is complete) and ``[(client of the node, keys)]``: scripts over those keys run
+    on that node (:func:`expire_records`)."""
+    if not is_cluster(client):
+        cursor, keys = client.scan(cursor=cursor, match=match, count=count)
+        return int(cursor), [(client, keys)]
+    nodes = sorted(client.get_primaries(), key=lambda node: node.name)
+    number, node_cursor = divmod(int(cursor), 1 << 64)
+    if number >= len(nodes):  # the cluster lost a primary since: start the pass again
+        number, node_cursor = 0, 0
+    node = client.get_redis_connection(nodes[number])
+    node_cursor, keys = node.scan(cursor=node_cursor, match=match, count=count)
+    if int(node_cursor) == 0:
+        number += 1
+        if number == len(nodes):
+            return 0, [(node, keys)]
+    return number << 64 | int(node_cursor), [(node, keys)]
+
+
 class PendingLookup:
     """Bucket reads planned by :meth:`RedisBlockIndex.plan_many` or
     :meth:`~RedisBlockIndex.plan_probes`: :meth:`queue` adds their MGETs to a pipeline
@@ -238,15 +293,10 @@ class PendingLookup:
         self.commands = 0
 
     def queue(self, pipe: Any) -> None:
-        for start in range(0, len(self.keys), self.CHUNK):
-            pipe.mget(self.keys[start:start + self.CHUNK])
-        self.commands = -(-len(self.keys) // self.CHUNK)
+        self.commands = get_many(pipe, self.keys)
 
     def collect(self, replies: Iterator[Any]) -> list[list[tuple[int, int, int]]]:
-        values: list[bytes | None] = []
-        for _ in range(self.commands):
-            values += next(replies)
-        return self.finish(values)
+        return self.finish(take_many(replies, self.commands))
 
 
 # Redis layout, for namespace "dd:c" and k=3:
@@ -267,14 +317,17 @@ return #KEYS - 1
 """
 
 # Remove every record equal to ARGV[1] from each bucket KEYS[1..n-1] (KEYS[n] is the
-# meta hash); records are 12-byte aligned, so only aligned matches count. Returns how
-# many buckets changed.
+# meta hash; with ARGV[2] = '0' there is none: a cluster, whose scripts name one slot);
+# records are 12-byte aligned, so only aligned matches count. Returns how many buckets
+# changed.
 _REMOVE_LUA = """
 local record = ARGV[1]
 local size = string.len(record)
 local changed = 0
-local meta = KEYS[#KEYS]
-for i = 1, #KEYS - 1 do
+local last = #KEYS
+if ARGV[2] == '0' then last = #KEYS + 1 end
+local meta = KEYS[last]
+for i = 1, last - 1 do
   local key = KEYS[i]
   local data = redis.call('GET', key)
   if data then
@@ -291,7 +344,7 @@ for i = 1, #KEYS - 1 do
     end
   end
 end
-if changed > 0 then redis.call('HINCRBY', meta, 'count', -1) end
+if changed > 0 and meta then redis.call('HINCRBY', meta, 'count', -1) end
 return changed
 """
 
@@ -327,29 +380,31 @@ return dropped
 """
 
 
-def expire_records(script: Any, keys: Sequence[Any], floor: int, record_size: int,
-                   id_offset: int) -> int:
-    """Drop the records below ``floor`` from the buckets ``keys`` (:data:`EXPIRE_LUA`,
-    :data:`EXPIRE_KEYS_PER_CALL` buckets a call: Redis serves nothing else while a
-    script runs). Returns the records dropped."""
+def expire_records(client: Any, keys: Sequence[Any], floor: int, record_size: int,
+                   id_offset: int, *, one_key_per_call: bool = False) -> int:
+    """Drop the records below ``floor`` from the buckets ``keys`` (:data:`EXPIRE_LUA`):
+    :data:`EXPIRE_KEYS_PER_CALL` buckets a call (Redis serves nothing else while a script
+    runs). On a cluster (``one_key_per_call``), ``client`` is the node that holds the
+    keys (:func:`scan_step`) and a script may name one key only: the calls go to that
+    node in one pipeline. Returns the records dropped."""
+    if not keys:
+        return 0
+    script = client.register_script(EXPIRE_LUA)
+    args = [floor, record_size, id_offset]
+    if one_key_per_call:
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            script(keys=[key], args=args, client=pipe)
+        return sum(int(n) for n in pipe.execute())
     dropped = 0
     for start in range(0, len(keys), EXPIRE_KEYS_PER_CALL):
-        dropped += int(script(keys=keys[start:start + EXPIRE_KEYS_PER_CALL],
-                              args=[floor, record_size, id_offset]))
+        dropped += int(script(keys=keys[start:start + EXPIRE_KEYS_PER_CALL], args=args))
     return dropped
 
 
-def expire_scan(client: Any, script: Any, cursor: int, match: str, floor: int,
-                record_size: int, id_offset: int, count: int) -> tuple[int, int]:
-    """One step of an incremental expiry pass: ``SCAN`` about ``count`` keys matching
-    ``match`` from ``cursor`` and drop their records below ``floor``. Returns the next
-    cursor (0: the pass is complete) and the records dropped."""
-    cursor, keys = client.scan(cursor=cursor, match=match, count=count)
-    return int(cursor), expire_records(script, keys, floor, record_size, id_offset)
-
-
 def unlink_matching(client: Any, match: str, batch: int = 5000) -> None:
-    """Delete every key matching ``match`` (SCAN and UNLINK: Redis is never blocked)."""
+    """Delete every key matching ``match`` (SCAN and UNLINK: Redis is never blocked; on
+    a cluster redis-py scans every primary and splits the UNLINK by slot)."""
     found = []
     for key in client.scan_iter(match=match, count=10_000):
         found.append(key)
@@ -362,28 +417,26 @@ def unlink_matching(client: Any, match: str, batch: int = 5000) -> None:
 
 class RecordBuckets:
     """What the key index and the URL map share: buckets ``{namespace}:{hex}`` holding
-    fixed-size records whose item id is a little-endian uint32 at ``ID_OFFSET``;
-    expired by :data:`EXPIRE_LUA` and cleared by pattern."""
+    fixed-size records whose item id is a little-endian uint32 at ``ID_OFFSET``,
+    expired by :data:`EXPIRE_LUA` (node by node on a cluster) and cleared by pattern."""
 
     RECORD_SIZE: int
     ID_OFFSET: int
     client: Any
     namespace: str
-    _expire_script: Any
+    cluster: bool
 
     def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
         """Drop the records of items below ``floor`` from about ``count`` buckets from
-        ``cursor`` on (:func:`expire_scan`); (next cursor, records dropped)."""
-        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.namespace}:*",
-                                        count=count)
-        return int(cursor), self.expire_keys(keys, floor)
+        ``cursor`` on (:func:`scan_step`); (next cursor, records dropped)."""
+        cursor, found = scan_step(self.client, cursor, f"{self.namespace}:*", count)
+        return cursor, sum(self.expire_keys(keys, floor, node) for node, keys in found)
 
-    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
-        """Drop the records below ``floor`` from these bucket keys; records dropped."""
-        if self._expire_script is None:
-            self._expire_script = self.client.register_script(EXPIRE_LUA)
-        return expire_records(self._expire_script, keys, floor, self.RECORD_SIZE,
-                              self.ID_OFFSET)
+    def expire_keys(self, keys: Sequence[Any], floor: int, node: Any = None) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped.
+        ``node``: on a cluster, the node holding the keys (:func:`scan_step`)."""
+        return expire_records(node if node is not None else self.client, keys, floor,
+                              self.RECORD_SIZE, self.ID_OFFSET, one_key_per_call=self.cluster)
 
     def clear(self) -> None:
         unlink_matching(self.client, f"{self.namespace}:*")
@@ -398,6 +451,12 @@ class RedisBlockIndex:
     atomically. Item ids must fit in 32 bits. ``len()`` reads a counter kept in the meta
     hash: approximate (adding an item twice counts it twice; ``rebuild`` resets it).
     The client is only used when a method is called: nothing connects at import time.
+
+    On a Redis Cluster the buckets spread over its slots (no hash tags) and every
+    multi-key call becomes per-key commands in a pipeline grouped by node: adds are
+    then not atomic across buckets, which nothing needs, since the writers of a bucket
+    hold its lock stripe (``articles/ingest/assign.py``) and each ``APPEND`` and each
+    script still changes its one bucket atomically.
     """
 
     def __init__(self, client: Any, k: int = 3, namespace: str = "dd:c", *,
@@ -407,12 +466,12 @@ class RedisBlockIndex:
         # Item ids below the floor are out of the time window: never returned, and
         # dropped from the buckets by :meth:`expire_step`.
         self.floor = floor
-        self._expire_script: Any = None
         self.namespace = namespace
         self.prefix = f"{namespace}:k{k}"
         self.meta_key = f"{self.prefix}:meta"
         self._remove_script: Any = None
         self._append_script: Any = None
+        self.cluster = is_cluster(client)
 
     def bucket_key(self, number: int, value: int) -> str:
         return f"{self.prefix}:b{number}:{value:x}"
@@ -435,7 +494,7 @@ class RedisBlockIndex:
     def add_many(self, items: Iterable[tuple[int, int]], batch: int = 2_000) -> None:
         """Append records: one script call per ``batch`` items (keys computed in NumPy),
         so a batch of articles costs one round trip and one command to parse."""
-        if self._append_script is None:
+        if self._append_script is None and not self.cluster:
             self._append_script = self.client.register_script(_APPEND_LUA)
         pending: list[tuple[int, int]] = []
         for item in items:
@@ -451,6 +510,13 @@ class RedisBlockIndex:
         blocks = block_values([fp for _i, fp in items], self.k).tolist()
         keys = [self.bucket_key(number, v) for row in blocks for number, v in enumerate(row)]
         args = [record for record in records for _ in range(self.k + 1)]
+        if self.cluster:  # one APPEND a bucket, each sent to its node
+            pipe = self.client.pipeline(transaction=False)
+            for key, record in zip(keys, args, strict=True):
+                pipe.append(key, record)
+            pipe.hincrby(self.meta_key, "count", len(items))
+            pipe.execute()
+            return
         self._append_script(keys=[*keys, self.meta_key], args=[*args, len(items)])
 
     def bulk_load(
@@ -494,12 +560,21 @@ class RedisBlockIndex:
     def remove(self, item_id: int, fp: int) -> None:
         if self._remove_script is None:
             self._remove_script = self.client.register_script(_REMOVE_LUA)
-        self._remove_script(keys=[*self._keys(fp), self.meta_key], args=[self._record(item_id, fp)])
+        record = self._record(item_id, fp)
+        if self.cluster:  # a script per bucket (one slot each), then the count
+            changed = sum(int(self._remove_script(keys=[key], args=[record, "0"]))
+                          for key in self._keys(fp))
+            if changed:
+                self.client.hincrby(self.meta_key, "count", -1)
+            return
+        self._remove_script(keys=[*self._keys(fp), self.meta_key], args=[record, "1"])
 
     def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]:
         """One ``MGET`` of the ``k + 1`` buckets; see :meth:`MemoryBlockIndex.query`."""
         radius = _radius(self.k, max_distance)
-        return self._hits(self.client.mget(self._keys(fp)), fp, radius)
+        keys = self._keys(fp)
+        values = self.client.mget_nonatomic(keys) if self.cluster else self.client.mget(keys)
+        return self._hits(values, fp, radius)
 
     def query_many(self, fps: Sequence[int], max_distance: int | None = None
                    ) -> list[list[tuple[int, int, int]]]:
@@ -591,15 +666,16 @@ class RedisBlockIndex:
 
     def expire_step(self, cursor: int, floor: int, count: int = 1000) -> tuple[int, int]:
         """Drop the records of items below ``floor`` from about ``count`` buckets from
-        ``cursor`` on (:func:`expire_scan`); the meta count follows."""
-        cursor, keys = self.client.scan(cursor=cursor, match=f"{self.prefix}:b*", count=count)
-        return int(cursor), self.expire_keys(keys, floor)
+        ``cursor`` on (:func:`scan_step`: on a cluster, node by node); the meta count
+        follows. Returns the next cursor (0: the pass is complete) and records dropped."""
+        cursor, found = scan_step(self.client, cursor, f"{self.prefix}:b*", count)
+        return cursor, sum(self.expire_keys(keys, floor, node) for node, keys in found)
 
-    def expire_keys(self, keys: Sequence[Any], floor: int) -> int:
-        """Drop the records below ``floor`` from these bucket keys; records dropped."""
-        if self._expire_script is None:
-            self._expire_script = self.client.register_script(EXPIRE_LUA)
-        dropped = expire_records(self._expire_script, keys, floor, _RECORD_DTYPE.itemsize, 8)
+    def expire_keys(self, keys: Sequence[Any], floor: int, node: Any = None) -> int:
+        """Drop the records below ``floor`` from these bucket keys; records dropped.
+        ``node``: on a cluster, the node holding the keys (:func:`scan_step`)."""
+        dropped = expire_records(node if node is not None else self.client, keys, floor,
+                                 _RECORD_DTYPE.itemsize, 8, one_key_per_call=self.cluster)
         if dropped:
             self.client.hincrby(self.meta_key, "expired_records", dropped)
         return dropped

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .boilerplate import split_clauses
-from .index import RecordBuckets
+from .index import RecordBuckets, get_many, is_cluster, take_many
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
@@ -132,15 +132,13 @@ class PendingKeyLookup:
         self.groups = [list(g) for g in groups]
         buckets = sorted({index.bucket(k) for g in self.groups for k in g})
         self.buckets = buckets
-        self.queued = False
+        self.queued = 0
 
     def queue(self, pipe: Any) -> None:
-        if self.buckets:
-            pipe.mget([self.index.bucket_key(b) for b in self.buckets])
-            self.queued = True
+        self.queued = get_many(pipe, [self.index.bucket_key(b) for b in self.buckets])
 
     def collect(self, replies: Any) -> list[set[int]]:
-        values = next(replies) if self.queued else []
+        values = take_many(replies, self.queued)
         records: dict[int, npt.NDArray[Any]] = {}
         for bucket, value in zip(self.buckets, values, strict=True):
             if value:
@@ -161,7 +159,9 @@ class PendingKeyLookup:
 
 class RedisKeyIndex(RecordBuckets):
     """The key index in Redis, shared by every worker: bucket
-    ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``."""
+    ``{namespace}:{top bits hex}`` = appended 8-byte records ``<I key><I item id>``.
+    Every command names one bucket, so it runs on a Redis Cluster as it is (pipelines
+    grouped by node; expiry node by node)."""
 
     RECORD_SIZE = RECORD_DTYPE.itemsize
     ID_OFFSET = 4
@@ -171,7 +171,7 @@ class RedisKeyIndex(RecordBuckets):
         self.namespace = namespace
         self.floor = floor  # item ids below it are out of the time window: not returned
         self._remove_script: Any = None
-        self._expire_script: Any = None
+        self.cluster = is_cluster(client)
 
     @staticmethod
     def bucket(key: int) -> int:

@@ -11,7 +11,8 @@ articles (hash table encoding), a record in a bucket string 12 bytes plus its sh
 the bucket key (measured by ``bench/engine.py``). A writer appends a record only for
 a URL the map did not answer (the URL's first article); two writers racing on one new
 URL hold the same lock stripe (``articles.ingest.assign``), and a duplicate record is
-harmless anyway (the smaller id wins).
+harmless anyway (the smaller id wins). On a Redis Cluster the buckets spread over the
+slots like the other indexes' (reads one ``GET`` per bucket, grouped by node).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .index import RecordBuckets
+from .index import RecordBuckets, get_many, is_cluster, take_many
 
 BUCKET_BITS = 20
 RECORD_DTYPE = np.dtype([("url", "<u8"), ("id", "<u4")])
@@ -43,17 +44,15 @@ class PendingUrlLookup:
         self.urls = urls
         self.hashes = [h & MASK64 for h in hashes]
         self.buckets = sorted({bucket(h) for h in self.hashes if h})
-        self.queued = False
+        self.queued = 0
 
     def queue(self, pipe: Any) -> None:
-        if self.buckets:
-            pipe.mget([self.urls.bucket_key(b) for b in self.buckets])
-            self.queued = True
+        self.queued = get_many(pipe, [self.urls.bucket_key(b) for b in self.buckets])
 
     def collect(self, replies: Iterator[Any]) -> list[int | None]:
         """The first article id of each URL hash, None where the map has none (a zero
         hash, for no URL, never matches)."""
-        values = next(replies) if self.queued else []
+        values = take_many(replies, self.queued)
         records = {b: np.frombuffer(v, dtype=RECORD_DTYPE)
                    for b, v in zip(self.buckets, values, strict=True) if v}
         out: list[int | None] = []
@@ -79,7 +78,7 @@ class RedisUrlMap(RecordBuckets):
         self.client = client
         self.namespace = namespace
         self.floor = floor  # article ids below it are out of the time window
-        self._expire_script: Any = None
+        self.cluster = is_cluster(client)
 
     def bucket_key(self, number: int) -> str:
         return f"{self.namespace}:{number:05x}"

@@ -18,6 +18,11 @@ A server is only started when its variable is unset or empty:
                     (under $TMPDIR or /tmp); database `dedupsite`, user dedupsite/dedupsite
                     with ALL PRIVILEGES ON *.* (so Django can create/drop test_dedupsite).
     REDIS_URL    -> redis-server on a free 127.0.0.1 port, no persistence.
+    INDEX_REDIS_CLUSTER_URL -> only with TESTENV_REDIS_CLUSTER=1: a Redis Cluster of three
+                    `redis-server --cluster-enabled yes` nodes on free ports, joined with
+                    `redis-cli --cluster create` (no replicas, no persistence), exported as
+                    redis+cluster://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c. The tests that need
+                    a cluster start their own through this module when it is unset.
 The system services on 3306 / 6379 are never touched.
 
 The first run caches a freshly bootstrapped datadir as $TMPDIR/dedupsite-testenv-datadir-*
@@ -206,6 +211,27 @@ def redis_ready(port: int) -> bool:
         return False
 
 
+def cluster_state_ok(port: int) -> bool:
+    """Does the cluster node on ``port`` report ``cluster_state:ok`` (every slot served)?"""
+    try:
+        with socket.create_connection((HOST, port), timeout=1.0) as s:
+            s.settimeout(1.0)
+            s.sendall(b"CLUSTER INFO\r\n")
+            reply = b""
+            while b"cluster_state:" not in reply or not reply.endswith(b"\r\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+            return b"cluster_state:ok" in reply
+    except OSError:
+        return False
+
+
+def cluster_url(ports: list[int]) -> str:
+    return "redis+cluster://" + ",".join(f"{HOST}:{port}" for port in ports)
+
+
 @dataclass
 class Server:
     name: str
@@ -214,6 +240,7 @@ class Server:
     marker: str  # must appear in /proc/PID/cmdline before `stop` kills a PID from the state file
     proc: subprocess.Popen[bytes] | None = None
     pid: int = 0
+    argv: list[str] = field(default_factory=list)  # to start it again (a drill's restart)
 
     def alive(self) -> bool:
         if self.proc is not None:
@@ -297,7 +324,9 @@ class TestEnv:
         t0 = time.monotonic()
         want_db = not environ.get("DATABASE_URL")
         want_redis = not environ.get("REDIS_URL")
-        if not (want_db or want_redis):
+        want_cluster = (environ.get("TESTENV_REDIS_CLUSTER", "") not in ("", "0")
+                        and not environ.get("INDEX_REDIS_CLUSTER_URL"))
+        if not (want_db or want_redis or want_cluster):
             return
         mysql = self._mysql_account() if want_db else None
         self.base = self._make_base(mysql)
@@ -306,6 +335,8 @@ class TestEnv:
         if redis is not None:
             self._wait_ready(redis, redis_ready, t0)
             self.exports["REDIS_URL"] = f"redis://{HOST}:{redis.port}/0"
+        if want_cluster:
+            self.exports["INDEX_REDIS_CLUSTER_URL"] = self.start_redis_cluster()
         if db is not None:
             self.exports["DATABASE_URL"] = (
                 f"mysql://{DB_USER}:{DB_PASSWORD}@{HOST}:{db.port}/{DB_NAME}"
@@ -337,6 +368,76 @@ class TestEnv:
         srv.pid = srv.proc.pid
         self.servers.append(srv)
         return srv
+
+    def start_redis_cluster(self, nodes: int = 3, *, appendonly: bool = False,
+                            name: str = "redis-cluster") -> str:
+        """A Redis Cluster of ``nodes`` primaries (no replicas) on free ports, every slot
+        assigned; returns its ``redis+cluster://`` URL. With ``appendonly`` each node keeps
+        an AOF in its directory, so a node restarted with :meth:`restart` keeps its data.
+        A short node timeout lets a restarted node be taken back within seconds."""
+        if self.base is None:
+            self.base = self._make_base(None)
+        t0 = time.monotonic()
+        exe = find_program("redis-server")
+        started = []
+        for number in range(nodes):
+            d = self.base / f"{name}-{number}"
+            d.mkdir()
+            port = free_port()
+            srv = Server(f"{name}-{number}", port, d / "redis.log", f"{HOST}:{port}")
+            srv.argv = [
+                exe,
+                "--port", str(port),
+                "--bind", HOST,
+                "--cluster-enabled", "yes",
+                "--cluster-config-file", str(d / "nodes.conf"),
+                # the bus on a free port of its own (the default, port + 10000, may be taken)
+                "--cluster-port", str(free_port()),
+                "--cluster-node-timeout", "2000",
+                "--save", "",
+                "--appendonly", "yes" if appendonly else "no",
+                "--dir", str(d),
+                "--daemonize", "no",
+                "--logfile", "",
+            ]  # fmt: skip
+            srv.proc = self._popen(srv.argv, srv.log)
+            srv.pid = srv.proc.pid
+            self.servers.append(srv)
+            started.append(srv)
+        for srv in started:
+            self._wait_ready(srv, redis_ready, t0)
+        create = subprocess.run(
+            [find_program("redis-cli"), "--cluster", "create",
+             *(f"{HOST}:{srv.port}" for srv in started),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True, text=True, timeout=START_TIMEOUT, check=False,
+        )  # fmt: skip
+        if create.returncode != 0:
+            raise TestEnvError(
+                f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}")
+        self.wait_cluster_ok([srv.port for srv in started], t0)
+        log(f"started a {nodes}-node Redis Cluster in {time.monotonic() - t0:.1f}s")
+        return cluster_url([srv.port for srv in started])
+
+    def wait_cluster_ok(self, ports: list[int], t0: float | None = None) -> None:
+        """Wait until every node on ``ports`` reports ``cluster_state:ok``."""
+        deadline = (t0 if t0 is not None else time.monotonic()) + START_TIMEOUT
+        delay = 0.02
+        while not all(cluster_state_ok(port) for port in ports):
+            if time.monotonic() > deadline:
+                raise TestEnvError(f"the Redis Cluster on {ports} did not reach "
+                                   f"cluster_state:ok within {START_TIMEOUT:.0f}s")
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.2)
+
+    def restart(self, srv: Server) -> None:
+        """Start ``srv`` again with its command line (a Redis Cluster node: same port, same
+        directory); wait until it answers."""
+        if srv.alive():
+            raise TestEnvError(f"{srv.name} is still running")
+        srv.proc = self._popen(srv.argv, srv.log)
+        srv.pid = srv.proc.pid
+        self._wait_ready(srv, redis_ready, time.monotonic())
 
     def _start_mariadb(self, mysql: pwd.struct_passwd | None) -> Server:
         assert self.base is not None

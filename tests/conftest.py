@@ -1,7 +1,10 @@
 """Shared fixtures: real Redis (REDIS_URL), real RQ workers, API keys.
 
 `make test` runs the suite inside scripts/testenv.py, which sets DATABASE_URL
-and REDIS_URL to throwaway MariaDB and Redis servers when they are not set.
+and REDIS_URL to throwaway MariaDB and Redis servers when they are not set. The tests
+of the index on a Redis Cluster use INDEX_REDIS_CLUSTER_URL when it is set
+(`TESTENV_REDIS_CLUSTER=1`), else start a 3-node cluster of their own through the same
+script, once per session and only when such a test runs.
 """
 
 from __future__ import annotations
@@ -32,6 +35,41 @@ def redis_client() -> Iterator[redis.Redis]:
     redis_store.reset_client()
     yield client
     client.flushdb()
+    redis_store.reset_client()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """A Redis Cluster of three nodes, flushed by the tests that use it."""
+    given = os.environ.get("INDEX_REDIS_CLUSTER_URL", "")
+    if given:
+        yield given
+        return
+    from tests.drills.stack import load_testenv
+
+    servers = load_testenv().TestEnv()
+    try:
+        yield servers.start_redis_cluster()
+    finally:
+        servers.stop()
+
+
+@pytest.fixture
+def index_cluster(redis_cluster_url: str, redis_client: redis.Redis, settings):
+    """INDEX_REDIS_URL on the cluster (queues, locks and counters stay on REDIS_URL);
+    the cluster's client, every node emptied before and after the test."""
+    from redis.cluster import RedisCluster
+
+    from dedupsite import redis_store
+
+    settings.INDEX_REDIS_URL = redis_cluster_url
+    redis_store.reset_client()
+    cluster = redis_store.index_client()
+    assert isinstance(cluster, RedisCluster)
+    cluster.flushall(target_nodes=RedisCluster.PRIMARIES)
+    yield cluster
+    cluster.flushall(target_nodes=RedisCluster.PRIMARIES)
+    cluster.close()
     redis_store.reset_client()
 
 

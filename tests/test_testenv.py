@@ -160,3 +160,85 @@ def test_existing_urls_are_passed_through_and_exit_code_kept(clean_env):
     assert proc.returncode == 7, proc.stderr
     assert proc.stdout.split() == ["mysql://u:p@127.0.0.1:1/x", "redis://127.0.0.1:1/0"]
     assert list(tmp.iterdir()) == []
+
+
+INNER_CLUSTER = r"""
+import json, os
+
+from redis.cluster import ClusterNode, RedisCluster
+
+url = os.environ["INDEX_REDIS_CLUSTER_URL"]
+assert url.startswith("redis+cluster://")
+nodes = [ClusterNode(h, int(p)) for h, p in
+         (part.rsplit(":", 1) for part in url.removeprefix("redis+cluster://").split(","))]
+client = RedisCluster(startup_nodes=nodes)
+primaries = client.get_primaries()
+for n in range(300):
+    client.set(f"probe:{n}", n)
+holding = [client.get_redis_connection(node).dbsize() for node in primaries]
+print(json.dumps({"ports": [node.port for node in primaries], "holding": holding,
+                  "state": client.cluster_info()["cluster_state"]}), flush=True)
+"""
+
+
+def test_a_cluster_is_started_only_when_asked_for_and_stopped(clean_env):
+    env, tmp = clean_env
+    # the shared servers are given: only the cluster is started
+    env = {**env, "DATABASE_URL": "mysql://u:p@127.0.0.1:1/x", "REDIS_URL": "redis://127.0.0.1:1/0"}
+    plain = subprocess.run(
+        [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c",
+         "import os; print(os.environ.get('INDEX_REDIS_CLUSTER_URL', 'none'))"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.strip() == "none"  # not asked for: no cluster
+    proc = subprocess.run(
+        [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER_CLUSTER],
+        env={**env, "TESTENV_REDIS_CLUSTER": "1"}, capture_output=True, text=True,
+        timeout=60, check=False,
+    )
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["state"] == "ok"
+    assert len(report["ports"]) == 3
+    assert all(n > 30 for n in report["holding"])  # 300 keys spread over the three
+    assert sum(report["holding"]) == 300
+    assert "3-node Redis Cluster" in proc.stderr
+    for port in report["ports"]:
+        assert not is_listening(port)
+    assert leftovers(tmp) == []
+
+
+def test_a_cluster_node_restarted_with_its_append_only_file_keeps_its_keys(clean_env):
+    import importlib.util
+
+    from redis.cluster import RedisCluster
+
+    env, tmp = clean_env
+    spec = importlib.util.spec_from_file_location("testenv_under_test", TESTENV)
+    assert spec is not None and spec.loader is not None
+    testenv = importlib.util.module_from_spec(spec)
+    sys.modules["testenv_under_test"] = testenv
+    spec.loader.exec_module(testenv)
+    servers = testenv.TestEnv()
+    servers.base = Path(tempfile.mkdtemp(dir=tmp))
+    try:
+        url = servers.start_redis_cluster(appendonly=True)
+        host, port = url.removeprefix("redis+cluster://").split(",")[0].rsplit(":", 1)
+        client = RedisCluster(host=host, port=int(port))
+        for n in range(100):
+            client.set(f"probe:{n}", n)
+        node = servers.servers[0]
+        kept = client.get_redis_connection(client.get_node(host, node.port)).dbsize()
+        assert kept > 0
+        node.proc.kill()
+        node.proc.wait(timeout=10)
+        assert not is_listening(node.port)
+        servers.restart(node)
+        servers.wait_cluster_ok([s.port for s in servers.servers])
+        client = RedisCluster(host=host, port=int(port))
+        assert [client.get(f"probe:{n}") for n in range(100)] == [
+            str(n).encode() for n in range(100)]
+    finally:
+        servers.stop()
+    assert not any(is_listening(s.port) for s in servers.servers)

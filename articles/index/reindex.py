@@ -1,9 +1,12 @@
 """Building the Redis indexes from MySQL, in generations, with an atomic switch.
 
-Every index key lives under its generation ({prefix}:c:{gen}:..., :t:, :u:).
-`{prefix}:gen` in Redis and `IndexState.generation` in MySQL name the active
-one; a mismatch (Redis restarted empty, or pointed at another database) means
-the index is missing, and workers rebuild it before handing out any docId.
+Every index key lives under its generation ({prefix}:c:{gen}:..., :t:, :u:, :x:),
+on the index Redis (``INDEX_REDIS_URL``: one Redis or a Redis Cluster).
+`{prefix}:gen` on the queue Redis and `IndexState.generation` in MySQL name the
+active one; a mismatch (Redis restarted empty, or pointed at another database)
+means the index is missing, and workers rebuild it before handing out any docId.
+An index Redis of its own that lost the index is noticed by its presence markers
+(markers.py), which then drop `{prefix}:gen`.
 
 A rebuild or a reindex after a settings change builds a *new* generation
 while the old one keeps serving; then it sets the pause gate (new batches
@@ -26,7 +29,7 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from articles.index import window
+from articles.index import markers, window
 from articles.index.locks import multi_lock
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
 from articles.tuning.boilerplate import active_boilerplate
@@ -79,9 +82,23 @@ def active_generation(state: Any = _READ) -> str | None:
     return state
 
 
+# Delete the generation pointer KEYS[1] only while it still names ARGV[1].
+_FORGET = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def forget_generation(generation: str) -> bool:
+    """The index Redis lost ``generation`` (markers.py): drop the generation pointer, if
+    it still names it, so that the next batch or watchdog tick rebuilds the index."""
+    script = redis_store.client().register_script(_FORGET)
+    return bool(script(keys=[generation_key()], args=[generation]))
+
+
 def _drop_generation(generation: str) -> None:
-    client = redis_store.client()
-    for prefix in namespaces(generation).values():
+    client = redis_store.index_client()
+    for prefix in [*namespaces(generation).values(), markers.prefix(generation)]:
         unlink_matching(client, f"{prefix}*")
 
 
@@ -89,7 +106,7 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
           since_time: datetime | None = None,
           progress: Callable[[int], object] | None = None) -> tuple[int, int]:
     """Index done articles into `generation`; return (count, last id seen)."""
-    client = redis_store.client()
+    client = redis_store.index_client()
     names = namespaces(generation)
     content = RedisBlockIndex(client, k=config.k, namespace=names["c"])
     title = RedisBlockIndex(client, k=config.title_k, namespace=names["t"])
@@ -199,6 +216,7 @@ def build(config: EngineConfig | None = None, *, recompute: bool = False,
             progress(n)
 
     try:
+        markers.write(generation)  # first: a node that loses them during the fill is seen
         count, last_id = _fill(generation, config, recompute, progress=advance)
         client.set(gate_key(), generation, ex=600)
         try:

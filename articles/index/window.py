@@ -40,7 +40,7 @@ from django.utils import timezone
 from articles.models import Article, ArticleStatus, EngineSettings
 from articles.tuning.state import active_config
 from dedupsite import redis_store
-from fingerprints.index import RedisBlockIndex
+from fingerprints.index import RedisBlockIndex, scan_step
 from fingerprints.keyindex import RedisKeyIndex
 from fingerprints.urlmap import RedisUrlMap
 
@@ -95,12 +95,14 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
     ``reindex.namespaces(generation)``): one ``SCAN`` of about ``keys_per_step`` keys
     whose buckets go to their index's expiry script (content, title, key index and URL
     map alike). Returns the records dropped per namespace, and ``pass_complete`` = 1
-    when the scan came back to its start. Where the scan stands is kept in Redis; the
-    next pass starts again, so records that fall below a later floor go too."""
+    when the scan came back to its start. Where the scan stands is kept in the queue
+    Redis; the next pass starts again, so records that fall below a later floor go too.
+    On a Redis Cluster the scan goes node by node (``scan_step``)."""
     value = floor()
     if not value:
         return {}
-    client = redis_store.client()
+    client = redis_store.index_client()
+    state = redis_store.client()
     config = active_config()
     indexes: dict[str, Any] = {
         "c": RedisBlockIndex(client, k=config.k, namespace=names["c"]),
@@ -110,15 +112,16 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
     }
     prefixes = {name: f"{names[name]}:".encode() for name in indexes}
     cursor_key = redis_store.key("expiry", generation, "keys")
-    cursor = int(client.get(cursor_key) or 0)
+    cursor = int(state.get(cursor_key) or 0)
     # the four namespaces differ in one letter before the generation: one scan
     pattern = names["c"][: -len(generation) - 2] + "?:" + generation + ":*"
-    cursor, keys = client.scan(cursor=cursor, match=pattern, count=keys_per_step)
-    found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
-    client.set(cursor_key, int(cursor), ex=7 * 86400)
-    dropped: dict[str, int] = {}
-    for name, index in indexes.items():
-        mine = [key for key in found if key.startswith(prefixes[name])]
-        dropped[name] = index.expire_keys(mine, value) if mine else 0
+    cursor, scanned = scan_step(client, cursor, pattern, keys_per_step)
+    state.set(cursor_key, cursor, ex=7 * 86400)
+    dropped = dict.fromkeys(indexes, 0)
+    for node, keys in scanned:
+        found = [key if isinstance(key, bytes) else str(key).encode() for key in keys]
+        for name, index in indexes.items():
+            mine = [key for key in found if key.startswith(prefixes[name])]
+            dropped[name] += index.expire_keys(mine, value, node) if mine else 0
     dropped["pass_complete"] = int(cursor == 0)
     return dropped

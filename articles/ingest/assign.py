@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles.index import reindex, window
+from articles.index import markers, reindex, window
 from articles.index.locks import StaleValue, multi_lock
 from articles.ingest import boilerplate
 from articles.lib.bulksql import (
@@ -56,6 +56,7 @@ from fingerprints.verify import verify
 
 log = logging.getLogger(__name__)
 
+
 class IndexUnavailable(RuntimeError):
     """The Redis indexes are missing or stale and are being rebuilt."""
 
@@ -72,7 +73,7 @@ class Indexes:
 
     @classmethod
     def open(cls, config: EngineConfig, generation: str) -> Indexes:
-        client = redis_store.client()
+        client = redis_store.index_client()
         names = reindex.namespaces(generation)
         floor = window.live_floor()
         return cls(
@@ -178,11 +179,18 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
         indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
-        pipe = redis_store.client().pipeline(transaction=False)
+        pipe = indexes.content.client.pipeline(transaction=False)
         indexes.urls.add_many(((a.pk, a.url_hash or 0) for (a, _f), first in
                                zip(todo, first_urls, strict=True) if first), pipe)
         indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
-        pipe.execute()
+        # An index Redis of its own: its markers, read after this batch's writes on each
+        # node. One missing: that node restarted empty, maybe before this batch's lookups.
+        checks = markers.queue_check(pipe, indexes.generation)
+        replies = pipe.execute()
+        if checks and not markers.all_present(iter(replies[-checks:]), checks):
+            reindex.forget_generation(indexes.generation)
+            raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
+                                   "batch will retry")
         _save_batch(todo, decisions, active_version(), features_written=prewritten)
     # Outside the lock and after the commit: each new story's clauses are counted once.
     # An article whose body is not about its title counts as a story of its own even
@@ -249,8 +257,9 @@ def _decide_batch(
 ) -> tuple[list[Decision | None], list[bool]]:
     """Decide each article in order against the index and the batch's earlier articles.
     Also says which articles are the first with their URL (the URL map records them)."""
-    # the URL hashes, the content buckets and the title buckets: one round trip
-    pipe = redis_store.client().pipeline(transaction=False)
+    # the URL hashes, the content buckets and the title buckets: one round trip (on a
+    # cluster, one per node, sent together)
+    pipe = indexes.content.client.pipeline(transaction=False)
     url_lookup = indexes.urls.plan([a.url_hash or 0 for a, _ in todo])
     url_lookup.queue(pipe)
     content_lookup = indexes.content.plan_probes(

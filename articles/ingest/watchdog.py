@@ -1,6 +1,7 @@
 """A worker's watchdog thread: recovery that must not wait for new traffic.
 
-Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it,
+Every WATCHDOG_SECONDS it (1) rebuilds the Redis index if Redis lost it (an index
+Redis of its own, or a node of a Redis Cluster, by its markers: articles/index/markers.py),
 (2) re-enqueues articles left queued (their job lost with Redis, or never
 run), (3) re-triggers delivery of pending representative pushes, (4) takes a step
 of the index window's expiry pass, (5) clears a few batches of old bodies, when
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def tick() -> dict[str, int]:
-    from articles.index import reindex, window
+    from articles.index import markers, reindex, window
     from articles.ingest.intake import requeue_stale
     from articles.models import OutboxStatus, RepresentativeOutbox
     from articles.representatives import outbox, retention
@@ -37,6 +38,9 @@ def tick() -> dict[str, int]:
         return {}
     report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0,
               "queue_sampled": 0, "bulk_resumed": 0}
+    live = reindex.active_generation()
+    if live is not None and not markers.present(live):  # an index Redis that lost it
+        reindex.forget_generation(live)
     if reindex.active_generation() is None:
         reindex.ensure_index()
         report["rebuilt"] = 1

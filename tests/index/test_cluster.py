@@ -17,7 +17,7 @@ from articles.models import Article
 from dedupsite import redis_store
 from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, is_cluster
 from fingerprints.keyindex import RedisKeyIndex
-from fingerprints.urlmap import CLUSTER_SHARDS, RedisUrlMap
+from fingerprints.urlmap import RedisUrlMap
 from tests.drills import corpus
 from tests.index.test_window import age, set_window
 
@@ -96,21 +96,20 @@ def test_the_key_index_and_url_map_work_on_the_cluster(index_cluster, redis_clie
     assert keys.query_many([[11 * 7919]]) == [set()]
     assert whole_pass(lambda c: keys.expire_step(c, 100, count=50)) == 98 * 2 + 1
     assert keys.query_many([[99 * 7919], [100 * 7919 % 2**32]]) == [set(), {100}]
-    # the URL map: sub-hashes spread over the nodes on a cluster, one hash on one Redis
-    urls = RedisUrlMap(index_cluster, "t:u")
-    assert urls.shards == CLUSTER_SHARDS
-    assert RedisUrlMap(redis_client, "t:u").keys() == ["t:u"]
+    # the URL map: its buckets spread over the nodes like the other indexes'
+    urls = RedisUrlMap(index_cluster, namespace="t:u")
+    assert urls.cluster and not RedisUrlMap(redis_client, namespace="t:u").cluster
     hashes = [int(h) for h in np.random.default_rng(7).integers(
         1, 2**64 - 1, size=500, dtype=np.uint64)]
     pipe = index_cluster.pipeline(transaction=False)
-    urls.add_many(((h, n + 1) for n, h in enumerate(hashes)), pipe)
-    urls.add_many([(hashes[0], 999)], pipe)  # the first article of a URL stays
+    urls.add_many(((n + 1, h) for n, h in enumerate(hashes)), pipe)
+    urls.add_many([(999, hashes[0])], pipe)  # a later article: the first one still owns it
     pipe.execute()
-    assert urls.owners([*hashes[:3], 12345]) == [1, 2, 3, None]
-    assert len({urls.key_of(h) for h in hashes}) > 300
+    assert urls.lookup([*hashes[:3], 12345]) == [1, 2, 3, None]
+    assert len(urls.bucket_keys(hashes)) > 300
     assert all(n > 100 for n in keys_per_node(index_cluster))
     assert whole_pass(lambda c: urls.expire_step(c, 251, 64)) == 250
-    assert urls.owners([hashes[249], hashes[250]]) == [None, 251]
+    assert urls.lookup([hashes[249], hashes[250], hashes[0]]) == [None, 251, 999]
 
 
 def ingest(client, auth, run_worker, articles) -> dict[str, str]:
@@ -218,8 +217,8 @@ def test_window_expiry_visits_every_node(client, auth, run_worker, index_cluster
             break
     assert steps > 3  # several steps: node by node, a few keys at a time
     assert dropped["c"] == 12 * 4 and dropped["u"] == 12 and dropped["x"] > 0
-    urls = RedisUrlMap(index_cluster, names["u"])
+    urls = RedisUrlMap(index_cluster, namespace=names["u"])
     old = Article.objects.filter(nid__in=[f"{n}-0" for n in range(12)])
     late = Article.objects.filter(nid__startswith="late-")
-    assert urls.owners([a.url_hash for a in old]) == [None] * 12
-    assert urls.owners([a.url_hash for a in late]) == [a.pk for a in late]
+    assert urls.lookup([a.url_hash for a in old]) == [None] * 12
+    assert urls.lookup([a.url_hash for a in late]) == [a.pk for a in late]

@@ -45,7 +45,7 @@ test-mysql:
 
 # The database-independent part again on SQLite.
 test-sqlite:
-	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser and not drill" tests/articles tests/api/test_ingest_api.py tests/ingest tests/index tests/lib tests/editor tests/representatives tests/commands tests/fingerprints tests/tuning tests/security
+	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser and not drill and not redis_cluster" tests/articles tests/api/test_ingest_api.py tests/ingest tests/index tests/lib tests/editor tests/representatives tests/commands tests/fingerprints tests/tuning tests/security
 
 # Reliability drills, the slow ones included (tests marked `drill`; see docs/reliability.md).
 drills: install spark system-deps

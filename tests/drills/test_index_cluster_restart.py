@@ -207,8 +207,8 @@ def recorded(drill: dict[str, Any]) -> dict[str, Any]:
               f"{kept['down_s']:.1f} s, then SIGKILL of node {emptied['node']}, restarted "
               f"without its data after {emptied['down_s']:.1f} s; a crawler retrying",
         system_did=f"batches touching the down node failed and were retried (RQ back-off); "
-                   f"the restarted node kept {kept['keys_after_restart']} of "
-                   f"{kept['keys_before']} keys; the emptied node "
+                   f"the node restarted on its AOF had {kept['keys_before']} keys before "
+                   f"the kill and {kept['keys_after_restart']} after the restart; the emptied node "
                    f"({emptied['keys_before']} keys before, {emptied['keys_after_restart']} "
                    f"after) was noticed by the presence markers and the index rebuilt from "
                    f"MySQL ({faulted['rebuilds_logged']} rebuild(s)); "

@@ -21,6 +21,8 @@ from fingerprints.urlmap import RedisUrlMap
 from tests.drills import corpus
 from tests.index.test_window import age, set_window
 
+pytestmark = [pytest.mark.redis_cluster]
+
 
 def keys_per_node(cluster: RedisCluster) -> list[int]:
     return [cluster.get_redis_connection(node).dbsize() for node in cluster.get_primaries()]

@@ -20,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
+from redis.exceptions import RedisClusterException
 
 from articles.api.schemas import (
     ArticleBatchIn,
@@ -429,6 +430,12 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
                            "failedJobs": queue.failed_job_registry.count}
     except redis.RedisError as exc:
         report["redis"] = down(exc)
+    if redis_store.index_is_separate():  # INDEX_REDIS_URL: the indexes' own Redis or cluster
+        try:
+            redis_store.index_client().ping()
+            report["indexRedis"] = {"ok": True}
+        except (redis.RedisError, RedisClusterException) as exc:
+            report["indexRedis"] = down(exc)
     try:
         outbox.store().ping()
         report["hbase"] = {"ok": True, "backend": "hbase" if settings.HBASE_URL

@@ -224,3 +224,19 @@ def test_window_expiry_visits_every_node(client, auth, run_worker, index_cluster
     late = Article.objects.filter(nid__startswith="late-")
     assert urls.lookup([a.url_hash for a in old]) == [None] * 12
     assert urls.lookup([a.url_hash for a in late]) == [a.pk for a in late]
+
+
+@pytest.mark.django_db
+def test_health_reports_the_index_redis_when_it_is_separate(client, index_cluster, settings):
+    from dedupsite import redis_store
+
+    assert client.get("/api/v1/health").json()["indexRedis"] == {"ok": True}
+    settings.INDEX_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    redis_store.index_client.cache_clear()
+    response = client.get("/api/v1/health")
+    assert response.status_code == 503
+    assert response.json()["indexRedis"] == {"ok": False}  # no reason for a stranger
+    assert response.json()["redis"]["ok"]  # the queue Redis is fine
+    settings.INDEX_REDIS_URL = settings.REDIS_URL  # one Redis for all: not reported apart
+    redis_store.index_client.cache_clear()
+    assert "indexRedis" not in client.get("/api/v1/health").json()

@@ -40,6 +40,11 @@ class EngineConfig:
     # 379 pairs; 0.6 gives 11 and 19)
     cjk_containment: float = 0.7
     cjk_jaccard: float = 0.0  # ... and at least this Jaccard
+    # alphabetic bodies (word 5-gram sketches on both sides): a Jaccard this high is a
+    # copy whatever copy_containment says (it implies containment >= 2J/(1+J), 0.75 at
+    # 0.6); independent write-ups do not share 60 % of their five-word sequences
+    # (docs/engine.md: cnndm and bbc band recall)
+    word_jaccard: float = 0.6
     short_shingles: int = 30
     short_jaccard: float = 0.9
     short_edit: float = 0.8  # short bodies kept whole: character edit similarity
@@ -79,6 +84,7 @@ class EngineConfig:
             )
         for name in (
             "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
+            "word_jaccard",
             "short_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",

@@ -12,7 +12,9 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 3. *Copy*: Jaccard >= ``jaccard`` and containment >= ``copy_containment`` -> match
    (a repost with light edits, a new byline, a changed header or footer). The second
    condition rejects rewrites of one event that share many phrases but keep less than
-   80% of either text.
+   80% of either text. Two alphabetic bodies (word 5-gram sketches) of at least
+   ``containment_min_shingles`` shingles are a copy at Jaccard >= ``word_jaccard``
+   alone: independent write-ups do not share 60 % of their five-word sequences.
 4. *Cut or padded copy*: containment of the smaller text in the larger >=
    ``containment`` and the smaller is at least ``containment_min_shingles`` long ->
    match (the shorter article's main body is inside the longer).
@@ -124,6 +126,9 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
     if (small >= config.containment_min_shingles and a.char_shingles and b.char_shingles
             and ov.containment >= config.cjk_containment and ov.jaccard >= config.cjk_jaccard):
         return _guarded(a, b, config, result, "contained")
+    if (small >= config.containment_min_shingles and not a.char_shingles
+            and not b.char_shingles and ov.jaccard >= config.word_jaccard):
+        return _guarded(a, b, config, result, "copy")
     return result(False, "dissimilar")
 
 

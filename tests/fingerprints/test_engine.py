@@ -204,3 +204,31 @@ def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containmen
     # English texts are word-shingled: the rule does not apply to them
     english = extract("", "The council approved the new budget on Monday after a long debate.")
     assert not english.char_shingles
+
+
+def _english_words(start: int, count: int) -> str:
+    """``count`` distinct made-up English words (one shingle unit each)."""
+    return " ".join(f"wordform{i}" for i in range(start, start + count))
+
+
+def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccard() -> None:
+    body = _english_words(0, 150)
+    repost = extract("", _english_words(1000, 45) + ". " + body)
+    original = extract("", body + ". " + _english_words(2000, 45))
+    assert not repost.char_shingles and not original.char_shingles
+    result = verify(repost, original, EngineConfig())
+    # under the copy rule's containment (0.8), above word_jaccard (0.6)
+    assert result.ok and result.reason == "copy"
+    assert result.similarity >= 0.6 and result.containment < 0.8
+    assert not verify(repost, original, EngineConfig(word_jaccard=0.7)).ok
+    # two texts sharing fewer of their five-word sequences stay apart
+    shared = _english_words(0, 110)
+    one = extract("", _english_words(3000, 75) + ". " + shared)
+    two = extract("", shared + ". " + _english_words(4000, 75))
+    refused = verify(one, two, EngineConfig())
+    assert not refused.ok and refused.similarity < 0.6
+
+
+def test_word_jaccard_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="word_jaccard must be between 0 and 1"):
+        EngineConfig(word_jaccard=1.5)

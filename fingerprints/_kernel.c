@@ -449,7 +449,8 @@ static Py_ssize_t put_utf8(unsigned char *out, uint32_t cp) {
     return 4;
 }
 
-/* sketch(text, keep_table) -> (level, shingles, samples_bytes), or None when the text
+/* sketch(text, keep_table) -> (level, shingles, samples_bytes, char_shingled), the last
+ * being sketch.char_shingled(text), or None when the text
  * takes a path left to Python (no kept character, or a CJK share that is >= 30 % only
  * by sketch.Sketch.from_text's rule: short or borderline texts).
  *
@@ -489,6 +490,9 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
             cjk += is_cjk(cp);
         }
     }
+    /* sketch.char_shingled: any kept character and >= 30 % of them CJK (its float
+     * mean, a division; the shingle choice below multiplies, as sketch_many does) */
+    int char_kind = m > 0 && (double)cjk / (double)m >= 0.3;
     Py_ssize_t units = 0, width = CJK_SHINGLE;
     if (m >= CJK_SHINGLE && (double)cjk >= 0.3 * (double)m) {
         units = m; /* character shingles over the kept code points */
@@ -513,7 +517,8 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         }
         width = WORD_SHINGLE;
         if (units == 0) {
-            result = Py_BuildValue("(iny#)", 0, (Py_ssize_t)0, "", (Py_ssize_t)0);
+            result = Py_BuildValue("(iny#O)", 0, (Py_ssize_t)0, "", (Py_ssize_t)0,
+                                   char_kind ? Py_True : Py_False);
             goto done;
         }
         if (units < width) width = units; /* a text shorter than one shingle is one */
@@ -549,7 +554,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         out[4 * i + 2] = (values[i] >> 16) & 0xFF;
         out[4 * i + 3] = values[i] >> 24;
     }
-    result = Py_BuildValue("(inN)", level, distinct, samples);
+    result = Py_BuildValue("(inNO)", level, distinct, samples, char_kind ? Py_True : Py_False);
 
 done:
     PyMem_Free(cps);
@@ -728,12 +733,157 @@ done:
     return result;
 }
 
+/* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
+ * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
+ * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
+ * is within `radius` of a fingerprint whose bucket holds it; items come out in the
+ * order the Python loop finds them (fingerprints, then blocks, then bucket order). */
+#define MAX_BLOCKS 16
+static PyObject *query_union(PyObject *self, PyObject *args) {
+    PyObject *fps, *layout, *buckets;
+    int radius;
+    if (!PyArg_ParseTuple(args, "OOO!i", &fps, &layout, &PyList_Type, &buckets, &radius))
+        return NULL;
+    PyObject *fps_seq = PySequence_Fast(fps, "fps must be a sequence");
+    if (!fps_seq) return NULL;
+    PyObject *layout_seq = PySequence_Fast(layout, "layout must be a sequence");
+    PyObject *found = NULL;
+    if (!layout_seq) goto fail;
+    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(layout_seq);
+    if (blocks > MAX_BLOCKS || blocks != PyList_GET_SIZE(buckets)) {
+        PyErr_SetString(PyExc_ValueError, "layout and buckets must have one entry per block");
+        goto fail;
+    }
+    int shifts[MAX_BLOCKS];
+    uint64_t masks[MAX_BLOCKS];
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        int shift, width;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(layout_seq, b), "ii", &shift, &width))
+            goto fail;
+        if (shift < 0 || width < 1 || shift + width > 64) {
+            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
+            goto fail;
+        }
+        shifts[b] = shift;
+        masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
+        if (!PyDict_Check(PyList_GET_ITEM(buckets, b))) {
+            PyErr_SetString(PyExc_TypeError, "buckets must be dicts");
+            goto fail;
+        }
+    }
+    found = PyDict_New();
+    if (!found) goto fail;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fps_seq);
+    for (Py_ssize_t f = 0; f < count; f++) {
+        PyObject *fp_obj = PySequence_Fast_GET_ITEM(fps_seq, f);
+        uint64_t fp = PyLong_Check(fp_obj) ? PyLong_AsUnsignedLongLong(fp_obj) : 0;
+        if (!PyLong_Check(fp_obj) || (fp == (uint64_t)-1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         "fingerprint must be an unsigned 64-bit integer, not %R", fp_obj);
+            goto fail;
+        }
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            PyObject *key = PyLong_FromUnsignedLongLong((fp >> shifts[b]) & masks[b]);
+            if (!key) goto fail;
+            PyObject *bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
+            Py_DECREF(key);
+            if (!bucket) {
+                if (PyErr_Occurred()) goto fail;
+                continue;
+            }
+            if (!PyDict_Check(bucket)) {
+                PyErr_SetString(PyExc_TypeError, "a bucket must be a dict");
+                goto fail;
+            }
+            Py_ssize_t pos = 0;
+            PyObject *item, *other;
+            while (PyDict_Next(bucket, &pos, &item, &other)) {
+                int seen = PyDict_Contains(found, item);
+                if (seen < 0) goto fail;
+                if (seen) continue;
+                uint64_t value = PyLong_AsUnsignedLongLong(other);
+                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
+                if (__builtin_popcountll(fp ^ value) <= radius &&
+                    PyDict_SetItem(found, item, other) < 0)
+                    goto fail;
+            }
+        }
+    }
+    Py_DECREF(fps_seq);
+    Py_DECREF(layout_seq);
+    return found;
+
+fail:
+    Py_DECREF(fps_seq);
+    Py_XDECREF(layout_seq);
+    Py_XDECREF(found);
+    return NULL;
+}
+
+/* observe(slots, hashes, slots_log2, min_docs) -> [promoted clause hashes]: one story's
+ * clauses counted in a slot table (boilerplate.MemoryCounter.observe, the arithmetic of
+ * RedisCounter's script). slots: a writable buffer of 2**slots_log2 uint32 slots, each
+ * check << 16 | count. A clause's slot is its low slots_log2 bits, its check the top 16
+ * bits of its 64-bit hash (1 when those are 0): an empty slot takes it, the same check
+ * counts up (to 0xFFFF), another check counts the holder down and takes the slot when
+ * that reaches 0. A clause is promoted when its count reaches min_docs just now. */
+static PyObject *observe(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *hashes;
+    int slots_log2, min_docs;
+    if (!PyArg_ParseTuple(args, "w*Oii", &view, &hashes, &slots_log2, &min_docs)) return NULL;
+    PyObject *promoted = NULL, *seq = NULL;
+    if (slots_log2 < 1 || slots_log2 > 30 ||
+        view.len != (Py_ssize_t)(4 * ((size_t)1 << slots_log2))) {
+        PyErr_SetString(PyExc_ValueError, "slots must hold 2**slots_log2 uint32 values");
+        goto done;
+    }
+    seq = PySequence_Fast(hashes, "hashes must be a sequence");
+    if (!seq) goto done;
+    promoted = PyList_New(0);
+    if (!promoted) goto done;
+    uint32_t *slots = view.buf;
+    uint64_t mask = ((uint64_t)1 << slots_log2) - 1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        uint64_t clause = PyLong_AsUnsignedLongLong(item);
+        if (clause == (uint64_t)-1 && PyErr_Occurred()) {
+            Py_CLEAR(promoted);
+            goto done;
+        }
+        uint32_t check = (uint32_t)(clause >> 48) & 0xFFFF;
+        if (!check) check = 1;
+        uint32_t *slot = &slots[clause & mask];
+        uint32_t value = *slot, count = value & 0xFFFF, updated;
+        if (count == 0) updated = check << 16 | 1;
+        else if (value >> 16 == check) updated = count == 0xFFFF ? value : value + 1;
+        else updated = count == 1 ? (check << 16 | 1) : value - 1;
+        *slot = updated;
+        if (updated >> 16 == check && (int)(updated & 0xFFFF) == min_docs &&
+            PyList_Append(promoted, item) < 0) {
+            Py_CLEAR(promoted);
+            goto done;
+        }
+    }
+
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&view);
+    return promoted;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"observe", observe, METH_VARARGS,
+     "Count one story's clause hashes in a slot table; the clauses promoted just now."},
+    {"query_union", query_union, METH_VARARGS,
+     "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
     {"sketch", sketch, METH_VARARGS,
      "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
     {NULL, NULL, 0, NULL},

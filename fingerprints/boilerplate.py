@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 import mmh3
+import numpy as np
 
 from .kernel import kernel
 
@@ -210,23 +211,37 @@ class Observation:
 
 
 class MemoryCounter:
-    """The slot table in a Python list (batch runs and tests). Same arithmetic as the
-    Redis script of :class:`RedisCounter`."""
+    """The slot table in process memory (batch runs, benchmarks and tests): a NumPy
+    array of ``2**slots_log2`` uint32 slots counted by the C kernel when it is built.
+    Same arithmetic as the Redis script of :class:`RedisCounter`."""
 
     def __init__(self, min_docs: int, slots_log2: int = DEFAULT_SLOTS_LOG2) -> None:
         if min_docs < 2:
             raise ValueError(f"min_docs must be at least 2, not {min_docs!r}")
+        if not 1 <= slots_log2 <= 30:
+            raise ValueError(f"slots_log2 must be from 1 to 30, not {slots_log2!r}")
         self.min_docs = min_docs
         self.slots_log2 = slots_log2
-        self._slots: dict[int, int] = {}  # sparse: slot index -> check << 16 | count
+        self._slots = np.zeros(1 << slots_log2, dtype=np.uint32)  # check << 16 | count
 
     def observe(self, hashes: Sequence[int]) -> Observation:
         """Count one new story's clauses; return those that became boilerplate."""
+        if kernel is not None:
+            return Observation(kernel.observe(self._slots, hashes, self.slots_log2,
+                                              self.min_docs))
         promoted = []
         for clause in hashes:
+            # an empty slot takes the clause, the same check counts up (to 0xFFFF),
+            # another check counts the holder down and takes the slot at 0
             index, check = _slot_of(clause, self.slots_log2)
-            value = self._slots.get(index, 0)
-            new = _step(value, check)
+            value = int(self._slots[index])
+            count = value & 0xFFFF
+            if count == 0:
+                new = check << 16 | 1
+            elif value >> 16 == check:
+                new = value if count == 0xFFFF else value + 1
+            else:
+                new = check << 16 | 1 if count == 1 else value - 1
             self._slots[index] = new
             if new >> 16 == check and (new & 0xFFFF) == self.min_docs:
                 promoted.append(clause)
@@ -237,19 +252,8 @@ class MemoryCounter:
 
     def count(self, clause: int) -> int:
         index, check = _slot_of(clause, self.slots_log2)
-        value = self._slots.get(index, 0)
+        value = int(self._slots[index])
         return value & 0xFFFF if value >> 16 == check else 0
-
-
-def _step(value: int, check: int) -> int:
-    """One clause arriving at a slot holding ``value``."""
-    count = value & 0xFFFF
-    if count == 0:
-        return check << 16 | 1
-    if value >> 16 == check:
-        return value if count == 0xFFFF else value + 1
-    count -= 1
-    return check << 16 | 1 if count == 0 else (value & 0xFFFF0000) | count
 
 
 # KEYS[1] = the slot table (a string of 4-byte big-endian slots); ARGV = min_docs,

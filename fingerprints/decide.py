@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .config import EngineConfig
 from .features import Features
@@ -183,8 +184,10 @@ def _accepted_verification(
     return v
 
 
+@lru_cache(maxsize=64)
 def _strict(config: EngineConfig) -> EngineConfig:
-    """Thresholds for a member whose doc anchor was not supplied."""
+    """Thresholds for a member whose doc anchor was not supplied (made once per
+    configuration: ``dataclasses.replace`` re-runs the validation)."""
 
     return replace(
         config,

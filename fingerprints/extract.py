@@ -31,7 +31,7 @@ from .keyindex import body_keys
 from .normalize import normalize
 from .shorttext import dictionary, name_words
 from .simhash import FEATURE_SEED, _append, _prepend, _run_starts
-from .sketch import char_shingled, sketch_many, sketch_one
+from .sketch import char_shingled, sketch_and_kind, sketch_many
 from .stopwords import build_stopwords, is_punctuation_or_space
 from .tokenize import Segmenter, get_segmenter
 
@@ -519,12 +519,13 @@ def _extract_compiled(
         if title_count < config.title_min_tokens:
             title_fp = 0
     short = short_key(body, stripped.clauses)
+    sketch, char_kind = sketch_and_kind(body)
     return Features(
-        title_fp, content_fp, token_count, sketch_one(body), numbers, number_count,
+        title_fp, content_fp, token_count, sketch, numbers, number_count,
         weak_bits=weak, title_key=text_key(head), short_text=short,
         keys=body_keys(body, short, (stripped.clauses, stripped.hashes)),
         off_title=off_title(head_tokens, body, token_count, vocab.stopwords),
-        char_shingles=char_shingled(body),
+        char_shingles=char_kind,
     )
 
 

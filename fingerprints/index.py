@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .kernel import kernel
 from .simhash import _append, _run_starts
 
 MAX_K = 8
@@ -149,6 +150,26 @@ def _finish(found: dict[int, int], fp: int, k: int) -> list[tuple[int, int, int]
     return hits
 
 
+def _query_union(fps: Sequence[int], layout: Sequence[tuple[int, int]],
+                 buckets_of: Sequence[dict[int, dict[int, int]]], radius: int
+                 ) -> dict[int, int]:
+    """:meth:`MemoryBlockIndex.query_union`'s loop (the C kernel's ``query_union``
+    computes the same dict, in the same order)."""
+    blocks = [(shift, (1 << width) - 1, buckets)
+              for (shift, width), buckets in zip(layout, buckets_of, strict=True)]
+    found: dict[int, int] = {}
+    for fp in fps:
+        if not 0 <= fp <= MASK64:
+            raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
+        for shift, mask, buckets in blocks:
+            bucket = buckets.get((fp >> shift) & mask)
+            if bucket:
+                for item, other in bucket.items():
+                    if item not in found and (fp ^ other).bit_count() <= radius:
+                        found[item] = other
+    return found
+
+
 class MemoryBlockIndex:
     """Dict-of-buckets index in process memory. Not shared between processes."""
 
@@ -201,19 +222,10 @@ class MemoryBlockIndex:
         its probes): an item counts when it is within the radius of a fingerprint whose
         bucket holds it. One call instead of one :meth:`query` per probe."""
         radius = _radius(self.k, max_distance)
-        blocks = [(shift, (1 << width) - 1, buckets)
-                  for (shift, width), buckets in zip(self._layout, self._buckets, strict=True)]
-        found: dict[int, int] = {}
-        for fp in fps:
-            if not 0 <= fp <= MASK64:
-                raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
-            for shift, mask, buckets in blocks:
-                bucket = buckets.get((fp >> shift) & mask)
-                if bucket:
-                    for item, other in bucket.items():
-                        if item not in found and (fp ^ other).bit_count() <= radius:
-                            found[item] = other
-        return found
+        if kernel is not None:
+            found: dict[int, int] = kernel.query_union(fps, self._layout, self._buckets, radius)
+            return found
+        return _query_union(fps, self._layout, self._buckets, radius)
 
     def clear(self) -> None:
         for buckets in self._buckets:

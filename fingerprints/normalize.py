@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from functools import lru_cache
 
 # Script and style bodies are code, not article text: drop them with their tags.
 _SCRIPT_STYLE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -40,11 +41,14 @@ def strip_html(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=512)
 def normalize(text: str) -> str:
     """NFKC, HTML removed, lower case, every run of white space collapsed to one space.
 
     NFKC folds full-width letters, digits and punctuation (``２０１５`` -> ``2015``,
     ``（`` -> ``(``), so reposts that differ only in character width normalize alike.
+    The last results are kept: a worker normalizes a new story's body for its features
+    and again, after the decision, to count its clauses.
     """
     if not text:
         return ""

@@ -77,13 +77,25 @@ def content_probes(features: Features, config: EngineConfig = EngineConfig()) ->
 def _probes(fp: int, weak_bits: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
     """:func:`content_probes`, remembered: a worker computes an article's probes for
     its lookup and again in :func:`decide`."""
+    block_of = _block_of_bit(k)
+    per_block: list[list[int]] = [[] for _ in range(k + 1)]
+    for b in weak_bits:  # one pass: each block's first probe_bits weak bits, in order
+        bits = per_block[block_of[b]]
+        if len(bits) < probe_bits:
+            bits.append(1 << b)
     probes: list[int] = []
-    for mask in _block_masks(k):
-        bits = [1 << b for b in weak_bits if (1 << b) & mask][:probe_bits]
+    for bits in per_block:
         for size in range(1, len(bits) + 1):
             for subset in combinations(bits, size):
                 probes.append(fp ^ sum(subset))
     return tuple(probes)
+
+
+@lru_cache(maxsize=16)
+def _block_of_bit(k: int) -> tuple[int, ...]:
+    """The pigeonhole block of each of the 64 bit positions."""
+    masks = _block_masks(k)
+    return tuple(next(i for i, mask in enumerate(masks) if (1 << b) & mask) for b in range(64))
 
 
 def content_reach(new: Features, other_fp: int, config: EngineConfig,

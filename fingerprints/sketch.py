@@ -195,11 +195,18 @@ def sketch_one(text: str) -> Sketch:
     """The sketch of one normalized text: through the C kernel when it is built (the
     bytes :func:`sketch_many` gives, character or word shingles), else
     :meth:`Sketch.from_text`."""
+    return sketch_and_kind(text)[0]
+
+
+def sketch_and_kind(text: str) -> tuple[Sketch, bool]:
+    """(:func:`sketch_one`, :func:`char_shingled`) of one normalized text, in one pass
+    over it when the C kernel is built."""
     if kernel is not None:
         found = kernel.sketch(text, _KEEP)
         if found is not None:
-            return Sketch(*found)
-    return Sketch.from_text(text)
+            level, shingles, samples, kind = found
+            return Sketch(level, shingles, samples), kind
+    return Sketch.from_text(text), char_shingled(text)
 
 
 def sketch_many(texts: list[str]) -> list[Sketch]:

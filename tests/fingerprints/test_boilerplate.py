@@ -172,3 +172,26 @@ def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
     # the guard counts: with it off (min conflicts above what differs) they would match
     loose = EngineConfig(name_guard_min_conflicts=50)
     assert verify(nanjing, hangzhou, loose).ok
+
+
+def test_the_python_count_matches_the_kernel_count(monkeypatch) -> None:
+    import random
+
+    from fingerprints import boilerplate
+
+    rng = random.Random(11)
+    pool = [rng.getrandbits(64) for _ in range(300)]
+    stories = [list(dict.fromkeys(rng.sample(pool[:30], 4) + rng.sample(pool, 6)))
+               for _ in range(300)]
+    compiled = MemoryCounter(3, slots_log2=6)  # 64 slots: collisions all the time
+    assert boilerplate.kernel is not None
+    expected = [compiled.observe(story).promoted for story in stories]
+    with pytest.raises(ValueError, match=r"2\*\*slots_log2"):
+        boilerplate.kernel.observe(bytearray(12), [1], 2, 3)
+    monkeypatch.setattr(boilerplate, "kernel", None)
+    python = MemoryCounter(3, slots_log2=6)
+    assert [python.observe(story).promoted for story in stories] == expected
+    assert any(expected)
+    assert [python.count(c) for c in pool] == [compiled.count(c) for c in pool]
+    with pytest.raises(ValueError, match="slots_log2"):
+        MemoryCounter(3, slots_log2=31)

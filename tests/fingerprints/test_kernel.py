@@ -12,7 +12,7 @@ import pytest
 from fingerprints import extract as extraction
 from fingerprints.engine import EngineConfig, extract, extract_many
 from fingerprints.kernel import kernel
-from fingerprints.sketch import _KEEP, Sketch, sketch_many, sketch_one
+from fingerprints.sketch import _KEEP, Sketch, char_shingled, sketch_many, sketch_one
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CORPORA = {
@@ -81,7 +81,8 @@ def test_sketches_match_the_vectorized_ones() -> None:
                  "two words", "naïve café – ünïcödé wörds ½ ² ٣ 𝟘 here", "abc 中 def ghi jkl mno",
                  "words_with_underscores and-dashes 123 4.5", "x"):
         found = kernel.sketch(text, _KEEP)
-        assert found is not None and Sketch(*found) == Sketch.from_text(text), text
+        assert found is not None and Sketch(*found[:3]) == Sketch.from_text(text), text
+        assert found[3] is char_shingled(text), text
     assert kernel.sketch("一二三四", _KEEP) is None  # short CJK: left to Python
     for empty in ("", " ,.", "_ _ __ ___"):  # nothing kept: left to Python (empty)
         assert kernel.sketch(empty, _KEEP) is None
@@ -201,3 +202,39 @@ def test_clauses_match_the_regular_expressions() -> None:
         assert kernel.clauses(text, MIN_CLAUSE, CLAUSE_SEED) == (found, hashed_clauses(found))
     assert kernel.clauses("第一句话很长很长。第二句\\n第三句 中 文", 4, 7)[0] == [
         "第一句话很长很长", "第二句", "第三句", "中", "文"]
+
+
+@pytest.mark.parametrize("k", [0, 3, 8])
+def test_query_union_matches_the_python_loop(k: int) -> None:
+    # crowded buckets: fingerprints drawn near a few centres, probes and radii as a
+    # worker uses them; the C loop must give the same items, fingerprints and order
+    from fingerprints.index import MemoryBlockIndex, _query_union
+
+    assert kernel is not None
+    rng = np.random.default_rng(k)
+    centres = rng.integers(0, 2**63, size=8, dtype=np.uint64).tolist()
+    index = MemoryBlockIndex(k)
+
+    def near(centre: int, flips: int) -> int:
+        for bit in rng.choice(64, size=flips, replace=False).tolist():
+            centre ^= 1 << bit
+        return centre
+
+    for item in range(3000):
+        index.add(item, near(centres[item % 8], int(rng.integers(0, 12))))
+    for radius in (k, 8, 64):
+        hits = 0
+        for trial in range(40):
+            fp = near(centres[trial % 8], int(rng.integers(0, 10)))
+            fps = [fp, *(fp ^ (1 << int(b)) for b in rng.choice(64, size=6, replace=False))]
+            fast = kernel.query_union(fps, index._layout, index._buckets, radius)
+            slow = _query_union(fps, index._layout, index._buckets, radius)
+            assert list(fast.items()) == list(slow.items())
+            hits += len(fast)
+        assert hits > (0 if radius < 8 else 40)  # the centres' neighbourhoods are crowded
+    with pytest.raises(ValueError, match="unsigned 64-bit"):
+        index.query_union([-1])
+    with pytest.raises(ValueError, match="unsigned 64-bit"):
+        index.query_union([1 << 64])
+    with pytest.raises(ValueError, match="one entry per block"):
+        kernel.query_union([1], index._layout, index._buckets[:-1], 3)

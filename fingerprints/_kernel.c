@@ -24,6 +24,9 @@
 #define MAX_SAMPLES 192
 #define MAX_NUMBERS 48
 
+static uint32_t murmur3_32(const unsigned char *data, Py_ssize_t len, uint32_t seed);
+static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t seed);
+
 static inline uint64_t mix64(uint64_t h) {
     h ^= h >> 30;
     h *= 0xBF58476D1CE4E5B9ULL;
@@ -127,6 +130,10 @@ typedef struct {
     PyObject_HEAD
     Py_buffer views[N_VIEWS];
     int n_views;
+    /* the weight of a plain token the table does not hold (-1: such tokens go back to
+     * the caller), and the seed of the feature hashes */
+    long long default_weight;
+    unsigned long seed;
 } Tables;
 
 static void tables_dealloc(Tables *self) {
@@ -143,9 +150,23 @@ static int tables_init(Tables *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "Tables takes positional arguments only");
         return -1;
     }
-    if (PyTuple_GET_SIZE(args) != N_VIEWS) {
-        PyErr_Format(PyExc_TypeError, "Tables takes %d arrays", N_VIEWS);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    if (nargs != N_VIEWS && nargs != N_VIEWS + 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "Tables takes %d arrays, then optionally default_weight and seed",
+                     N_VIEWS);
         return -1;
+    }
+    self->default_weight = -1;
+    self->seed = 0;
+    if (nargs == N_VIEWS + 2) {
+        self->default_weight = PyLong_AsLongLong(PyTuple_GET_ITEM(args, N_VIEWS));
+        self->seed = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(args, N_VIEWS + 1));
+        if (PyErr_Occurred()) return -1;
+        if (self->seed > 0xFFFFFFFFUL) {
+            PyErr_SetString(PyExc_ValueError, "seed must fit in 32 bits");
+            return -1;
+        }
     }
     static const int itemsize[N_VIEWS] = {8, 8, 8, 8, 1, 1, 8, 1, 8};
     for (int i = 0; i < N_VIEWS; i++) {
@@ -172,11 +193,55 @@ static PyTypeObject TablesType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* A plain token: lower-case ASCII letters and digits only (an English word, a number,
+ * "10px" after normalization). When the vocabulary holds every plain word whose
+ * columns are not the default ones (stopwords, IDF words, names, months: what
+ * extract._Vocabulary.enable_defaults preloads), a plain token it does not hold has
+ * the default columns: not skipped, the default weight, its mmh3 feature hash, and a
+ * number (with its mmh3 number hash) when it is all digits. */
+typedef struct {
+    uint64_t key, hash;
+    int64_t weight;
+    uint64_t number_hash;
+    uint8_t number;
+} Extra;
+
+static int is_plain(PyObject *token) {
+    if (PyUnicode_KIND(token) != PyUnicode_1BYTE_KIND) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(token);
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= '0' && c[i] <= '9'))) return 0;
+    return 1;
+}
+
+#define NUMBER_MASK 0x7FFF /* extract.NUMBER_MASK */
+
+static void describe_plain(PyObject *token, uint64_t key, const Tables *tab, Extra *out) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    const unsigned char *c = PyUnicode_1BYTE_DATA(token);
+    uint32_t seed = (uint32_t)tab->seed;
+    int digits = 1;
+    for (Py_ssize_t i = 0; i < n; i++) digits &= c[i] >= '0' && c[i] <= '9';
+    out->key = key;
+    out->hash = murmur3_64(c, n, seed);
+    out->weight = tab->default_weight;
+    out->number = (uint8_t)digits;
+    out->number_hash = 0;
+    if (digits) { /* leading zeros dropped, "0" for zeros only */
+        Py_ssize_t z = 0;
+        while (z < n - 1 && c[z] == '0') z++;
+        out->number_hash = murmur3_32(c + z, n - z, seed) & NUMBER_MASK;
+    }
+}
+
 /* fingerprint(tokens, tables, use_tf, weak_bits, with_numbers)
  *
  * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes); or the list of
- * the tokens not in the vocabulary yet (the caller adds them and calls again); or None
- * while the hash table is being replaced (the caller retries under its lock). */
+ * the tokens not in the vocabulary yet (the caller adds them and calls again; plain
+ * tokens never are when the tables have a default weight); or None while the hash
+ * table is being replaced (the caller retries under its lock). */
 static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
         PyErr_SetString(PyExc_TypeError,
@@ -185,7 +250,8 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *tokens = args[0];
-    Py_buffer *v = ((Tables *)args[1])->views;
+    const Tables *tab = (const Tables *)args[1];
+    const Py_buffer *v = tab->views;
     int use_tf = PyObject_IsTrue(args[2]);
     int with_numbers = PyObject_IsTrue(args[4]);
     long weak_long = PyLong_AsLong(args[3]);
@@ -195,6 +261,10 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
     int64_t *ids = NULL;
     int64_t *uniq = NULL;
     uint32_t *numbers = NULL, *tmp = NULL;
+    Extra *extras = NULL; /* plain tokens the table does not hold: ids vocab_len + i */
+    int64_t *extra_slots = NULL;
+    Py_ssize_t n_extras = 0;
+    uint64_t extra_mask = 0;
 
     const uint64_t *table_keys = v[0].buf;
     const int64_t *table_ids = v[1].buf;
@@ -250,7 +320,28 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
             if (found == 0) break;
             slot = (slot + 1) & mask;
         }
-        if (id < 0 || id >= vocab_len) { /* new token (or one being added right now) */
+        if (id < 0 && tab->default_weight >= 0 && is_plain(token)) {
+            if (!extras) { /* a local hash table: key -> extra, load <= 1/2 */
+                uint64_t size = 2;
+                while (size < 2 * (uint64_t)n) size *= 2;
+                extras = PyMem_Malloc((size_t)n * sizeof(Extra));
+                extra_slots = PyMem_Malloc((size_t)size * sizeof(int64_t));
+                if (!extras || !extra_slots) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                memset(extra_slots, 0xFF, (size_t)size * sizeof(int64_t));
+                extra_mask = size - 1;
+            }
+            uint64_t s = key & extra_mask;
+            while (extra_slots[s] >= 0 && extras[extra_slots[s]].key != key)
+                s = (s + 1) & extra_mask;
+            if (extra_slots[s] < 0) {
+                describe_plain(token, key, tab, &extras[n_extras]);
+                extra_slots[s] = n_extras++;
+            }
+            id = vocab_len + extra_slots[s];
+        } else if (id < 0 || id >= vocab_len) { /* new token (or one being added now) */
             if (!unknown && !(unknown = PyList_New(0))) goto done;
             if (PyList_Append(unknown, token) < 0) goto done;
         }
@@ -261,7 +352,14 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         unknown = NULL;
         goto done;
     }
-    if (ensure_seen(vocab_len) < 0) {
+#define EXTRA(id) (extras[(id) - vocab_len])
+#define WEIGHT(id) ((id) < vocab_len ? weights[id] : EXTRA(id).weight)
+#define HASH(id) ((id) < vocab_len ? hashes[id] : EXTRA(id).hash)
+#define SKIP(id) ((id) < vocab_len ? skip[id] : 0)
+#define IS_NUMBER(id) ((id) < vocab_len ? is_number[id] : EXTRA(id).number)
+#define NUMBER_HASH(id) ((id) < vocab_len ? number_hash[id] : EXTRA(id).number_hash)
+#define MONTH(id) ((id) < vocab_len ? month[id] : 0)
+    if (ensure_seen(vocab_len + n_extras) < 0) {
         PyErr_NoMemory();
         goto done;
     }
@@ -269,7 +367,7 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t informative = 0, n_uniq = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t id = ids[i];
-        if (weights[id] > 0) {
+        if (WEIGHT(id) > 0) {
             informative++;
             if (seen[id]++ == 0) uniq[n_uniq++] = id;
         }
@@ -286,9 +384,9 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         int64_t id = uniq[u];
         int64_t tf = seen[id];
         seen[id] = 0;
-        int64_t w = weights[id];
+        int64_t w = WEIGHT(id);
         if (use_tf) w *= tf_factor[tf < tf_len ? tf : tf_len - 1];
-        uint64_t h = hashes[id];
+        uint64_t h = HASH(id);
         total += w;
         if (w > INT32_MAX) { /* never with jieba's IDF table; kept exact anyway */
             for (int b = 0; b < 64; b++)
@@ -350,10 +448,10 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         int64_t prev = -1;
         for (Py_ssize_t i = 0; i < n; i++) {
             int64_t id = ids[i];
-            if (skip[id]) continue;
-            if (is_number[id] && !(prev >= 0 && month[prev])) {
-                uint64_t context = prev >= 0 ? hashes[prev] >> 48 : 0;
-                numbers[n_numbers++] = (uint32_t)((context << 16) | (number_hash[id] & 0xFFFF));
+            if (SKIP(id)) continue;
+            if (IS_NUMBER(id) && !(prev >= 0 && MONTH(prev))) {
+                uint64_t context = prev >= 0 ? HASH(prev) >> 48 : 0;
+                numbers[n_numbers++] = (uint32_t)((context << 16) | (NUMBER_HASH(id) & 0xFFFF));
             }
             prev = id;
         }
@@ -372,9 +470,18 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     result = Py_BuildValue("(KnNny#)", (unsigned long long)fp, informative, number_bytes,
                            n_numbers, weak, n_weak);
+#undef EXTRA
+#undef WEIGHT
+#undef HASH
+#undef SKIP
+#undef IS_NUMBER
+#undef NUMBER_HASH
+#undef MONTH
 
 done:
     Py_XDECREF(unknown);
+    PyMem_Free(extras);
+    PyMem_Free(extra_slots);
     PyMem_Free(ids);
     PyMem_Free(uniq);
     PyMem_Free(numbers);

@@ -136,6 +136,9 @@ class _Vocabulary:
         self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
         self.lock = threading.Lock()
         self._tables: object | None = None  # kernel.Tables over the arrays above
+        # the weight the kernel gives a plain token it does not find (-1: it hands such
+        # tokens back instead): set by enable_defaults
+        self.default_weight = -1
 
     def _describe(self, tokens: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
         """The per-id columns of ``tokens``: skip (white space or punctuation), number
@@ -197,6 +200,20 @@ class _Vocabulary:
             before = self.size
             self._add_missing(tokens, keys, self._find(keys))
             return self.size - before
+
+    def enable_defaults(self) -> None:
+        """Let the kernel describe *plain* tokens (lower-case ASCII letters and digits:
+        English words, numbers, ``10px``) it does not find, instead of handing them back
+        to be added: such a token has the default columns (not skipped, the default
+        IDF weight, its mmh3 hash, a number when all digits) unless it is a stopword,
+        an IDF word, a name or a month, so those plain words are added first. A fresh
+        English text then never leaves the kernel."""
+        plain = [w for w in chain(self.stopwords, self.idf, self.names, _MONTHS)
+                 if _PLAIN.fullmatch(w)]
+        self.preload(plain)
+        with self.lock:
+            self.default_weight = max(1, round(self.default_idf * WEIGHT_SCALE))
+            self._tables = None
 
     def _add_missing(self, tokens: Sequence[str], keys: npt.NDArray[np.uint64],
                      ids: npt.NDArray[np.int64]) -> None:
@@ -263,6 +280,7 @@ class _Vocabulary:
             tables = self._tables = kernel.Tables(
                 self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
                 self.number, self.number_hash, self.month, _TF_FACTOR,
+                self.default_weight, FEATURE_SEED,
             )
         return tables
 
@@ -320,6 +338,7 @@ _MONTHS = frozenset(
     }
 )
 
+_PLAIN = re.compile(r"[a-z0-9]+")  # what the kernel's is_plain accepts
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
 
 
@@ -328,6 +347,7 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
     if vocab is None:
         vocab = _Vocabulary(build_stopwords(extra_stopwords))
         vocab.preload(start_vocabulary())
+        vocab.enable_defaults()
         vocab = _vocabularies.setdefault(extra_stopwords, vocab)
     return vocab
 
@@ -335,11 +355,15 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
 @lru_cache(maxsize=1)
 def start_vocabulary() -> tuple[str, ...]:
     """What a vocabulary knows before its first text: jieba's dictionary (the
-    segmenter's words, HMM off), the CJK unified ideographs it splits unknown words
-    into, and the numbers 0-9999 (years, counts, scores)."""
+    segmenter's words, HMM off), every character of the Basic Multilingual Plane but
+    NUL and the surrogates (the segmenter splits unknown words into ideographs and hands
+    punctuation and symbols over one by one) and the numbers 0-9999 (years, counts,
+    scores). Plain English words and longer numbers are described by the kernel
+    itself (:meth:`_Vocabulary.enable_defaults`)."""
     words, _names = dictionary()
-    ideographs = tuple(map(chr, range(0x4E00, 0xA000)))
-    return words + ideographs + tuple(map(str, range(10_000)))
+    # NUL separates tokens in _token_keys (normalization removes it from texts)
+    characters = tuple(chr(cp) for cp in range(1, 0x10000) if not 0xD800 <= cp < 0xE000)
+    return words + characters + tuple(map(str, range(10_000)))
 
 
 # --- extraction ---------------------------------------------------------------------

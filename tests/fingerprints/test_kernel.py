@@ -160,8 +160,15 @@ def test_preloaded_vocabulary_changes_no_feature_and_keeps_fresh_text_in_the_ker
     items = [(title, content) for title, content in EDGE_CASES if content.strip()]
     items.append(("海量网络文本去重系统", "计算机应用与软件：海量网络文本去重系统实验测试，"
                   "这是一段测试文本的内容。北京时间2019年3月5日，新华社记者报道。"))
+    # plain tokens the kernel describes itself: unseen words, numbers with leading zeros,
+    # repeated ones (term frequency), next to stopwords, IDF words and months it must
+    # find in the table instead
+    items.append(("zqxv quarterly wombatz", "the zqxv company reported 0042 widgets and "
+                  "000 gadgets on may 12345678, zqxv zqxv 10px 0 00 007 march 3 "
+                  "the of and wombatz iphone ibm"))
     preloaded = extraction._vocabulary(frozenset())
-    assert preloaded.size >= len(extraction.start_vocabulary()) - 1_000  # a few repeat
+    # single-character dictionary words are ideographs too: count each word once
+    assert preloaded.size >= len(set(extraction.start_vocabulary()))
     empty = extraction._Vocabulary(preloaded.stopwords)
     assert empty.size == 0
     segmenter = extraction.get_segmenter(EngineConfig().segmenter)
@@ -171,9 +178,12 @@ def test_preloaded_vocabulary_changes_no_feature_and_keeps_fresh_text_in_the_ker
             assert (empty.fingerprint(tokens, True, extraction.WEAK_BITS, True)
                     == preloaded.fingerprint(tokens, True, extraction.WEAK_BITS, True))
     assert empty.size > 0
-    # a fresh text of dictionary words, single ideographs and numbers adds nothing
+    assert preloaded.default_weight > 0 and empty.default_weight == -1
+    # a fresh text of dictionary words, single ideographs, numbers and unseen English
+    # words adds nothing
     before = preloaded.size
-    extract_many([("从未见过的标题", "一段从未出现过的正文，讲述2031年某地的麒麟与饕餮。")])
+    extract_many([("从未见过的标题", "一段从未出现过的正文，讲述2031年某地的麒麟与饕餮。"
+                   "qwzx 9876543210 blorptastic")])
     assert preloaded.size == before
 
 

@@ -738,6 +738,15 @@ static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_
     return i;
 }
 
+/* boilerplate.clause_hash of the letters and digits buf[0:len] (utf8: scratch of 4 * len
+ * bytes; letters and digits are never surrogates). */
+static uint64_t clause_key_hash(const Py_UCS4 *buf, Py_ssize_t len, unsigned char *utf8,
+                                uint32_t seed) {
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < len; i++) size += put_utf8(utf8 + size, buf[i]);
+    return murmur3_64(utf8, size, seed);
+}
+
 /* Append the clause buf[0:len] (and its hash, 0 when shorter than min_clause). */
 static int flush_clause(PyObject *found, PyObject *hashes, const Py_UCS4 *buf, Py_ssize_t len,
                         unsigned char *utf8, Py_ssize_t min_clause, uint32_t seed) {
@@ -747,28 +756,7 @@ static int flush_clause(PyObject *found, PyObject *hashes, const Py_UCS4 *buf, P
     int failed = PyList_Append(found, clause) < 0;
     Py_DECREF(clause);
     if (failed) return -1;
-    uint64_t h = 0;
-    if (len >= min_clause) {
-        Py_ssize_t size = 0; /* UTF-8 of letters and digits (never surrogates) */
-        for (Py_ssize_t i = 0; i < len; i++) {
-            Py_UCS4 c = buf[i];
-            if (c < 0x80) utf8[size++] = (unsigned char)c;
-            else if (c < 0x800) {
-                utf8[size++] = (unsigned char)(0xC0 | (c >> 6));
-                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
-            } else if (c < 0x10000) {
-                utf8[size++] = (unsigned char)(0xE0 | (c >> 12));
-                utf8[size++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
-            } else {
-                utf8[size++] = (unsigned char)(0xF0 | (c >> 18));
-                utf8[size++] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-                utf8[size++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                utf8[size++] = (unsigned char)(0x80 | (c & 0x3F));
-            }
-        }
-        h = murmur3_64(utf8, size, seed);
-    }
+    uint64_t h = len >= min_clause ? clause_key_hash(buf, len, utf8, seed) : 0;
     PyObject *value = PyLong_FromUnsignedLongLong(h);
     if (!value) return -1;
     failed = PyList_Append(hashes, value) < 0;
@@ -981,6 +969,134 @@ done:
     return promoted;
 }
 
+/* rebuild(body, boilerplate, min_clause, seed) -> str: boilerplate._rebuild. The body is
+ * cut into pieces at the matches of boilerplate._BREAK (runs of clause punctuation, a
+ * literal backslash-n or backslash-r, a space between two CJK characters); a piece whose
+ * letters and digits (>= min_clause of them) hash into `boilerplate` (a set of ints) is
+ * removed, and so is a short non-empty piece right before or after a removed one. The
+ * break after a removed piece, and a space break, become a space; the result's white
+ * space is collapsed as " ".join(text.split()). The body itself comes back when no
+ * piece is removed. */
+static PyObject *rebuild(PyObject *self, PyObject *args) {
+    PyObject *body, *boilerplate;
+    Py_ssize_t min_clause;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "UOnk", &body, &boilerplate, &min_clause, &seed)) return NULL;
+    if (!PyAnySet_Check(boilerplate)) {
+        PyErr_SetString(PyExc_TypeError, "boilerplate must be a set or frozenset");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(body);
+    const void *data = PyUnicode_DATA(body);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(body);
+    /* breaks: [bstart[j], bend[j]); piece j runs from bend[j-1] (0) to bstart[j] (n) */
+    Py_ssize_t *bstart = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *bend = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_UCS4 *key = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    Py_UCS4 *out = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = PyMem_Malloc((size_t)(n ? n : 1) * 4);
+    char *removed = PyMem_Malloc((size_t)(n + 1));
+    char *drop = PyMem_Malloc((size_t)(n + 1));
+    Py_ssize_t *key_len = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    PyObject *result = NULL;
+    if (!bstart || !bend || !key || !out || !utf8 || !removed || !drop || !key_len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t breaks = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        Py_ssize_t end = i;
+        if (is_clause_break(ch)) {
+            end = i + 1;
+            while (end < n && is_clause_break(PyUnicode_READ(kind, data, end))) end++;
+        } else if (ch == '\\' && i + 1 < n) {
+            Py_UCS4 next = PyUnicode_READ(kind, data, i + 1);
+            if (next == 'n' || next == 'r') end = i + 2;
+        } else if (ch == ' ' && i > 0 && i + 1 < n &&
+                   is_cjk(PyUnicode_READ(kind, data, i - 1)) &&
+                   is_cjk(PyUnicode_READ(kind, data, i + 1))) {
+            end = i + 1;
+        }
+        if (end > i) {
+            bstart[breaks] = i;
+            bend[breaks++] = end;
+            i = end;
+        } else {
+            i++;
+        }
+    }
+    Py_ssize_t pieces = breaks + 1;
+    int any = 0;
+    for (Py_ssize_t p = 0; p < pieces; p++) {
+        Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n, len = 0;
+        for (Py_ssize_t i = from; i < to; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+            if (Py_UNICODE_ISALNUM(ch)) key[len++] = ch;
+        }
+        key_len[p] = len;
+        removed[p] = 0;
+        if (len >= min_clause) {
+            PyObject *h = PyLong_FromUnsignedLongLong(
+                clause_key_hash(key, len, utf8, (uint32_t)seed));
+            if (!h) goto done;
+            int in = PySet_Contains(boilerplate, h);
+            Py_DECREF(h);
+            if (in < 0) goto done;
+            removed[p] = (char)in;
+            any |= in;
+        }
+    }
+    if (!any) {
+        result = Py_NewRef(body);
+        goto done;
+    }
+    for (Py_ssize_t p = 0; p < pieces; p++)
+        drop[p] = removed[p] || (key_len[p] > 0 && key_len[p] < min_clause &&
+                                 ((p > 0 && removed[p - 1]) ||
+                                  (p + 1 < pieces && removed[p + 1])));
+    /* the kept text, its white space collapsed on the way (str.split semantics) */
+    Py_ssize_t size = 0;
+    int pending_space = 0;
+#define EMIT(c)                                                                        \
+    do {                                                                               \
+        Py_UCS4 c_ = (c);                                                              \
+        if (Py_UNICODE_ISSPACE(c_)) {                                                  \
+            pending_space = size > 0;                                                  \
+        } else {                                                                       \
+            if (pending_space) out[size++] = ' ';                                      \
+            pending_space = 0;                                                         \
+            out[size++] = c_;                                                          \
+        }                                                                              \
+    } while (0)
+    for (Py_ssize_t p = 0; p < pieces; p++) {
+        Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n;
+        if (!drop[p])
+            for (Py_ssize_t i = from; i < to; i++) EMIT(PyUnicode_READ(kind, data, i));
+        if (p < breaks) {
+            int space = drop[p] || (bend[p] - bstart[p] == 1 &&
+                                    PyUnicode_READ(kind, data, bstart[p]) == ' ');
+            if (space) EMIT(' ');
+            else
+                for (Py_ssize_t i = bstart[p]; i < bend[p]; i++)
+                    EMIT(PyUnicode_READ(kind, data, i));
+        }
+    }
+#undef EMIT
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, size);
+
+done:
+    PyMem_Free(bstart);
+    PyMem_Free(bend);
+    PyMem_Free(key);
+    PyMem_Free(out);
+    PyMem_Free(utf8);
+    PyMem_Free(removed);
+    PyMem_Free(drop);
+    PyMem_Free(key_len);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
@@ -991,6 +1107,8 @@ static PyMethodDef methods[] = {
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
     {"query_union", query_union, METH_VARARGS,
      "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
+    {"rebuild", rebuild, METH_VARARGS,
+     "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},
     {"sketch", sketch, METH_VARARGS,
      "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
     {NULL, NULL, 0, NULL},

@@ -162,6 +162,15 @@ def strip(body: str, boilerplate: frozenset[int] | set[int]) -> str:
 
 
 def _rebuild(body: str, boilerplate: frozenset[int] | set[int]) -> str:
+    """:func:`strip`'s work once a boilerplate clause was found: in one pass through the
+    C kernel when it is built (identical results: tested), else :func:`_rebuild_py`."""
+    if kernel is not None:
+        rebuilt: str = kernel.rebuild(body, boilerplate, MIN_CLAUSE, CLAUSE_SEED)
+        return rebuilt
+    return _rebuild_py(body, boilerplate)
+
+
+def _rebuild_py(body: str, boilerplate: frozenset[int] | set[int]) -> str:
     pieces: list[str] = []
     breaks: list[str] = []
     last = 0

@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 
 from fingerprints.boilerplate import (
+    CLAUSE_SEED,
+    MIN_CLAUSE,
     MemoryCounter,
     RedisCounter,
     clause_hash,
@@ -195,3 +197,32 @@ def test_the_python_count_matches_the_kernel_count(monkeypatch) -> None:
     assert [python.count(c) for c in pool] == [compiled.count(c) for c in pool]
     with pytest.raises(ValueError, match="slots_log2"):
         MemoryCounter(3, slots_log2=31)
+
+
+def test_the_kernel_rebuilds_bodies_as_the_python_does() -> None:
+    import random
+
+    from fingerprints import boilerplate
+    from fingerprints.kernel import kernel
+
+    assert kernel is not None
+    learned = _bp(3)
+    body = normalize(STORIES[0] + DISCLAIMER)
+    assert kernel.rebuild(body, learned, MIN_CLAUSE, CLAUSE_SEED) == normalize(STORIES[0])
+    # random texts of the characters the rules turn on: breaks, CJK spaces, literal
+    # backslash-n, NUL, underscores, other white space; half their clauses boilerplate
+    rng = random.Random(5)
+    atoms = ["中文", "字", " ", "  ", "a", "bc", ".", "。", "\\", "n", "r", ",", "、", "\x00",
+             "_", "12", "x y", "\t", "·", "特别声明", "以上内容仅代表作者观点"]
+    changed = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 25)))
+        found = {clause_hash(k) for k in clauses(text) if len(k) >= MIN_CLAUSE}
+        chosen = {h for h in found if rng.random() < 0.5}
+        for kept in (chosen, frozenset(chosen)):
+            expected = boilerplate._rebuild_py(text, kept)
+            assert kernel.rebuild(text, kept, MIN_CLAUSE, CLAUSE_SEED) == expected, text
+        changed += expected != text
+    assert changed > 300
+    with pytest.raises(TypeError, match="set or frozenset"):
+        kernel.rebuild("正文", [1], MIN_CLAUSE, CLAUSE_SEED)

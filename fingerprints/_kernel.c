@@ -1097,14 +1097,157 @@ done:
     return result;
 }
 
+/* probes(fp, weak_bits, block_of, probe_bits) -> tuple: probes._probes. weak_bits:
+ * bit positions, least confident first; block_of: 64 bytes, the pigeonhole block of each
+ * bit position. Per block (in order), its first probe_bits weak bits, and fp with every
+ * non-empty subset of them flipped, subsets in itertools.combinations order (by size,
+ * then lexicographically). */
+static PyObject *probes(PyObject *self, PyObject *args) {
+    unsigned long long fp;
+    Py_buffer weak, block_of;
+    int probe_bits;
+    if (!PyArg_ParseTuple(args, "Ky*y*i", &fp, &weak, &block_of, &probe_bits)) return NULL;
+    PyObject *result = NULL;
+    if (block_of.len != 64 || probe_bits < 0 || probe_bits > 8) {
+        PyErr_SetString(PyExc_ValueError, "block_of must have 64 entries, probe_bits 0-8");
+        goto done;
+    }
+    const unsigned char *blocks = block_of.buf, *bits_in = weak.buf;
+    int n_blocks = 0;
+    for (int b = 0; b < 64; b++) {
+        if (blocks[b] >= 64) {
+            PyErr_SetString(PyExc_ValueError, "a block number must be below 64");
+            goto done;
+        }
+        if (blocks[b] + 1 > n_blocks) n_blocks = blocks[b] + 1;
+    }
+    uint64_t chosen[64][8];
+    int count[64] = {0};
+    for (Py_ssize_t i = 0; i < weak.len; i++) {
+        int bit = bits_in[i];
+        if (bit >= 64) {
+            PyErr_SetString(PyExc_ValueError, "a weak bit must be below 64");
+            goto done;
+        }
+        int block = blocks[bit];
+        if (count[block] < probe_bits) chosen[block][count[block]++] = 1ULL << bit;
+    }
+    Py_ssize_t total = 0;
+    for (int block = 0; block < n_blocks; block++) total += (1 << count[block]) - 1;
+    result = PyTuple_New(total);
+    if (!result) goto done;
+    Py_ssize_t at = 0;
+    for (int block = 0; block < n_blocks; block++) {
+        int m = count[block];
+        for (int size = 1; size <= m; size++) {
+            int idx[8];
+            for (int i = 0; i < size; i++) idx[i] = i;
+            for (;;) { /* one combination: idx[0] < ... < idx[size - 1] */
+                uint64_t flip = 0;
+                for (int i = 0; i < size; i++) flip |= chosen[block][idx[i]];
+                PyObject *value = PyLong_FromUnsignedLongLong(fp ^ flip);
+                if (!value) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+                PyTuple_SET_ITEM(result, at++, value);
+                int i = size - 1; /* the next combination, lexicographic */
+                while (i >= 0 && idx[i] == m - size + i) i--;
+                if (i < 0) break;
+                idx[i]++;
+                for (int j = i + 1; j < size; j++) idx[j] = idx[j - 1] + 1;
+            }
+        }
+    }
+
+done:
+    PyBuffer_Release(&weak);
+    PyBuffer_Release(&block_of);
+    return result;
+}
+
+/* number_conflicts(a_numbers, a_count, b_numbers, b_count, names) -> (conflicts, shared):
+ * verify.number_conflicts over two Features' numbers in context (little-endian uint32
+ * values context << 16 | value hash, a name's hash carrying 0x8000; each side keeps
+ * its smallest values, a_count/b_count are how many it had). names: compare the names
+ * instead of the numbers. */
+static PyObject *number_conflicts(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    Py_ssize_t a_count, b_count;
+    int names;
+    if (!PyArg_ParseTuple(args, "y*ny*np", &a, &a_count, &b, &b_count, &names)) return NULL;
+    PyObject *result = NULL;
+    uint32_t *va = NULL, *vb = NULL;
+    if (a.len % 4 || b.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "numbers must be whole uint32 values");
+        goto done;
+    }
+    Py_ssize_t na = a.len / 4, nb = b.len / 4;
+    if (!na || !nb) {
+        result = Py_BuildValue("(ii)", 0, 0);
+        goto done;
+    }
+    va = PyMem_Malloc((size_t)na * sizeof(uint32_t));
+    vb = PyMem_Malloc((size_t)nb * sizeof(uint32_t));
+    if (!va || !vb) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const unsigned char *pa = a.buf, *pb = b.buf;
+    for (Py_ssize_t i = 0; i < na; i++)
+        va[i] = (uint32_t)pa[4 * i] | (uint32_t)pa[4 * i + 1] << 8 |
+                (uint32_t)pa[4 * i + 2] << 16 | (uint32_t)pa[4 * i + 3] << 24;
+    for (Py_ssize_t i = 0; i < nb; i++)
+        vb[i] = (uint32_t)pb[4 * i] | (uint32_t)pb[4 * i + 1] << 8 |
+                (uint32_t)pb[4 * i + 2] << 16 | (uint32_t)pb[4 * i + 3] << 24;
+    /* a truncated side may have lost values: compare whole contexts below the cut only */
+    const uint64_t full = 0xFFFFFFFFULL;
+    uint64_t cut_a = a_count > na ? va[na - 1] : full, cut_b = b_count > nb ? vb[nb - 1] : full;
+    uint64_t cut = cut_a < cut_b ? cut_a : cut_b;
+    uint64_t limit = cut != full ? (cut >> 16) << 16 : full + 1;
+    Py_ssize_t ka = 0, kb = 0;
+    for (Py_ssize_t i = 0; i < na; i++)
+        if (va[i] < limit && ((va[i] & 0x8000) != 0) == names) va[ka++] = va[i];
+    for (Py_ssize_t i = 0; i < nb; i++)
+        if (vb[i] < limit && ((vb[i] & 0x8000) != 0) == names) vb[kb++] = vb[i];
+    long conflicts = 0, shared = 0;
+    for (Py_ssize_t i = 0; i < ka; i++) {
+        uint32_t ctx = va[i] >> 16;
+        int first = 1;
+        for (Py_ssize_t j = 0; j < i && first; j++) first = (va[j] >> 16) != ctx;
+        if (!first) continue; /* each context once */
+        int in_b = 0, same = 0;
+        for (Py_ssize_t j = 0; j < kb; j++) {
+            if ((vb[j] >> 16) != ctx) continue;
+            in_b = 1;
+            for (Py_ssize_t x = i; x < ka && !same; x++)
+                same = (va[x] >> 16) == ctx && (va[x] & 0xFFFF) == (vb[j] & 0xFFFF);
+        }
+        shared += in_b;
+        conflicts += in_b && !same;
+    }
+    result = Py_BuildValue("(ll)", conflicts, shared);
+
+done:
+    PyMem_Free(va);
+    PyMem_Free(vb);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"number_conflicts", number_conflicts, METH_VARARGS,
+     "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
     {"observe", observe, METH_VARARGS,
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
+    {"probes", probes, METH_VARARGS,
+     "A content fingerprint's multi-probe fingerprints (probes._probes)."},
     {"query_union", query_union, METH_VARARGS,
      "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
     {"rebuild", rebuild, METH_VARARGS,

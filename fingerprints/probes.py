@@ -35,6 +35,7 @@ from itertools import combinations
 from .config import EngineConfig
 from .features import Features
 from .index import block_layout
+from .kernel import kernel
 from .simhash import hamming
 
 
@@ -77,6 +78,14 @@ def content_probes(features: Features, config: EngineConfig = EngineConfig()) ->
 def _probes(fp: int, weak_bits: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
     """:func:`content_probes`, remembered: a worker computes an article's probes for
     its lookup and again in :func:`decide`."""
+    if kernel is not None:
+        found: tuple[int, ...] = kernel.probes(fp, weak_bits, _block_of_bit(k), probe_bits)
+        return found
+    return _probes_py(fp, weak_bits, k, probe_bits)
+
+
+def _probes_py(fp: int, weak_bits: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
+    """:func:`_probes` in Python (the C kernel's ``probes`` gives the same tuple)."""
     block_of = _block_of_bit(k)
     per_block: list[list[int]] = [[] for _ in range(k + 1)]
     for b in weak_bits:  # one pass: each block's first probe_bits weak bits, in order
@@ -92,10 +101,10 @@ def _probes(fp: int, weak_bits: bytes, k: int, probe_bits: int) -> tuple[int, ..
 
 
 @lru_cache(maxsize=16)
-def _block_of_bit(k: int) -> tuple[int, ...]:
+def _block_of_bit(k: int) -> bytes:
     """The pigeonhole block of each of the 64 bit positions."""
     masks = _block_masks(k)
-    return tuple(next(i for i, mask in enumerate(masks) if (1 << b) & mask) for b in range(64))
+    return bytes(next(i for i, mask in enumerate(masks) if (1 << b) & mask) for b in range(64))
 
 
 def content_reach(new: Features, other_fp: int, config: EngineConfig,

@@ -40,6 +40,7 @@ import numpy.typing as npt
 from .config import EngineConfig
 from .extract import NAME_FLAG
 from .features import Features
+from .kernel import kernel
 from .shorttext import compare_short
 from .simhash import hamming
 from .sketch import compare
@@ -62,6 +63,15 @@ def number_conflicts(a: Features, b: Features, *, names: bool = False) -> tuple[
     (a dateline a repost dropped, a footer) says nothing. ``names=True``: the same for
     the names in context (``被告人 张伟`` vs ``被告人 王芳``) instead of the numbers.
     """
+    if kernel is not None:
+        found: tuple[int, int] = kernel.number_conflicts(a.numbers, a.number_count, b.numbers,
+                                                         b.number_count, names)
+        return found
+    return _number_conflicts_py(a, b, names=names)
+
+
+def _number_conflicts_py(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
+    """:func:`number_conflicts` in NumPy and Python (the kernel's gives the same)."""
     va = np.frombuffer(a.numbers, dtype="<u4")
     vb = np.frombuffer(b.numbers, dtype="<u4")
     if len(va) == 0 or len(vb) == 0:

@@ -248,3 +248,63 @@ def test_query_union_matches_the_python_loop(k: int) -> None:
         index.query_union([1 << 64])
     with pytest.raises(ValueError, match="one entry per block"):
         kernel.query_union([1], index._layout, index._buckets[:-1], 3)
+
+
+def test_probes_match_the_python_loop() -> None:
+    import random
+    from itertools import combinations
+
+    from fingerprints.probes import _block_masks, _block_of_bit, _probes, _probes_py
+
+    def by_definition(fp: int, weak: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
+        out = []
+        for mask in _block_masks(k):
+            bits = [1 << b for b in weak if (1 << b) & mask][:probe_bits]
+            for size in range(1, len(bits) + 1):
+                out.extend(fp ^ sum(subset) for subset in combinations(bits, size))
+        return tuple(out)
+
+    assert kernel is not None
+    rng = random.Random(2)
+    for _ in range(3000):
+        k, probe_bits = rng.randint(0, 8), rng.randint(0, 4)
+        weak = bytes(rng.sample(range(64), rng.randint(0, 30)))
+        fp = rng.getrandbits(64)
+        expected = by_definition(fp, weak, k, probe_bits)
+        assert kernel.probes(fp, weak, _block_of_bit(k), probe_bits) == expected
+        assert _probes_py(fp, weak, k, probe_bits) == expected == _probes(fp, weak, k,
+                                                                          probe_bits)
+    with pytest.raises(ValueError, match="64 entries"):
+        kernel.probes(1, b"\x01", b"\x00" * 10, 3)
+    with pytest.raises(ValueError, match="weak bit"):
+        kernel.probes(1, b"\x50", _block_of_bit(3), 3)
+
+
+def test_number_conflicts_match_the_python() -> None:
+    import random
+    from types import SimpleNamespace
+
+    from fingerprints.verify import _number_conflicts_py, number_conflicts
+
+    assert kernel is not None
+    rng = random.Random(4)
+
+    def side() -> SimpleNamespace:
+        # few contexts and values, so contexts are shared and values agree or not;
+        # names (0x8000) beside numbers; sometimes truncated (count > kept)
+        values = sorted({rng.choice([1, 2, 3, 0xFFFF]) << 16
+                         | rng.choice([0, 0x8000]) | rng.randint(0, 3)
+                         for _ in range(rng.randint(0, 12))})
+        data = np.array(values, dtype="<u4").tobytes()
+        return SimpleNamespace(numbers=data, number_count=len(values) + rng.choice([0, 0, 5]))
+
+    seen = set()
+    for _ in range(5000):
+        a, b = side(), side()
+        for names in (False, True):
+            expected = _number_conflicts_py(a, b, names=names)
+            assert number_conflicts(a, b, names=names) == expected
+            seen.add(expected)
+    assert len(seen) > 10 and any(c for c, _ in seen)  # conflicts and agreements both met
+    with pytest.raises(ValueError, match="whole uint32"):
+        kernel.number_conflicts(b"\x01\x02\x03", 1, b"", 0, False)

@@ -1,5 +1,8 @@
 /* The engine's per-article inner loops in C: the vocabulary lookup, the SimHash vote
- * sums with the weak bits, the numbers in context and the character-shingle sketch.
+ * sums with the weak bits, the numbers in context and the character-shingle sketch;
+ * and the loops around them: clause splitting and boilerplate removal, the boilerplate
+ * slot table, the memory block index's bucket walk, the multi-probe fingerprints and
+ * the template guard's context comparison.
  *
  * Every function computes exactly what the NumPy code in fingerprints/engine.py and
  * fingerprints/sketch.py computes (integer arithmetic throughout, the same hashes, the

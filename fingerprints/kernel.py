@@ -5,8 +5,9 @@ It computes the same bytes as the NumPy code of :mod:`fingerprints.engine` and
 (docs/engine.md, "Speed"), and runs the per-article loops of the boilerplate pass
 (``clauses``, ``rebuild``, ``observe``), the memory block index (``query_union``), the
 multi-probe lookups (``probes``) and the template guard (``number_conflicts``), each
-giving what the Python it replaces gives (the Python stays as the fallback). ``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy
-path then runs everywhere); a checkout where it was not built falls back the same way.
+giving what the Python it replaces gives (the Python stays as the fallback).
+``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy path then runs
+everywhere); a checkout where it was not built falls back the same way.
 ``tests/fingerprints/test_kernel.py`` checks that both paths give identical features.
 """
 

@@ -41,6 +41,7 @@ import mmh3
 import numpy as np
 
 from .kernel import kernel
+from .normalize import CACHED_CHARS
 
 MIN_CLAUSE = 6  # letters and digits
 CLAUSE_SEED = 0xB01E
@@ -129,10 +130,11 @@ def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
 
 def strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]) -> Stripped:
     """:func:`strip`, with the clauses of the result and their hashes, splitting the
-    text once when nothing is removed (the common case). The last few hundred results
-    are kept: a worker counts a new story's clauses right after extracting its
-    features, on the same body and boilerplate."""
-    if isinstance(boilerplate, frozenset):
+    text once when nothing is removed (the common case). The last 512 results for
+    bodies of at most :data:`~fingerprints.normalize.CACHED_CHARS` characters are
+    kept: a worker counts a new story's clauses right after extracting its features,
+    on the same body and boilerplate."""
+    if isinstance(boilerplate, frozenset) and len(body) <= CACHED_CHARS:
         return _strip_cached(body, boilerplate)
     return _strip_with_clauses(body, boilerplate)
 

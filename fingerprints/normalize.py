@@ -41,15 +41,24 @@ def strip_html(text: str) -> str:
     return text
 
 
-@lru_cache(maxsize=512)
+#: Texts up to this many characters have their normalized form remembered (the last
+#: 512 of them): a worker normalizes a new story's body for its features and again,
+#: after the decision, to count its clauses. Longer ones (rare) are normalized again.
+CACHED_CHARS = 32_768
+
+
 def normalize(text: str) -> str:
     """NFKC, HTML removed, lower case, every run of white space collapsed to one space.
 
     NFKC folds full-width letters, digits and punctuation (``２０１５`` -> ``2015``,
     ``（`` -> ``(``), so reposts that differ only in character width normalize alike.
-    The last results are kept: a worker normalizes a new story's body for its features
-    and again, after the decision, to count its clauses.
     """
+    if len(text) <= CACHED_CHARS:
+        return _normalize_recent(text)
+    return _normalize(text)
+
+
+def _normalize(text: str) -> str:
     if not text:
         return ""
     text = strip_html(text)
@@ -65,6 +74,9 @@ def normalize(text: str) -> str:
     if not text.isprintable():
         text = " ".join(_CONTROL.sub("", text).split())
     return text
+
+
+_normalize_recent = lru_cache(maxsize=512)(_normalize)
 
 
 def has_text(text: str) -> bool:

@@ -226,3 +226,19 @@ def test_the_kernel_rebuilds_bodies_as_the_python_does() -> None:
     assert changed > 300
     with pytest.raises(TypeError, match="set or frozenset"):
         kernel.rebuild("正文", [1], MIN_CLAUSE, CLAUSE_SEED)
+
+
+def test_long_bodies_are_normalized_and_stripped_alike_without_the_cache() -> None:
+    from fingerprints import normalize as normalization
+
+    learned = _bp(3)
+    short = STORIES[0] + DISCLAIMER
+    long = short * (normalization.CACHED_CHARS // len(short) + 1)
+    assert len(long) > normalization.CACHED_CHARS >= len(short)
+    # the long text goes around the caches and gives what the cached path gives
+    assert normalize(long) == normalize(short) * long.count(DISCLAIMER)
+    stripped = strip(normalize(long), learned)
+    assert DISCLAIMER[:10] not in stripped and normalize(STORIES[0]) in stripped
+    before = normalization._normalize_recent.cache_info().currsize
+    normalize(long + "x")
+    assert normalization._normalize_recent.cache_info().currsize == before

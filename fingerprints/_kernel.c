@@ -874,8 +874,10 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fps_seq);
     for (Py_ssize_t f = 0; f < count; f++) {
         PyObject *fp_obj = PySequence_Fast_GET_ITEM(fps_seq, f);
-        uint64_t fp = PyLong_Check(fp_obj) ? PyLong_AsUnsignedLongLong(fp_obj) : 0;
-        if (!PyLong_Check(fp_obj) || (fp == (uint64_t)-1 && PyErr_Occurred())) {
+        PyObject *as_int = PyNumber_Index(fp_obj); /* ints, NumPy integers */
+        uint64_t fp = as_int ? PyLong_AsUnsignedLongLong(as_int) : 0;
+        Py_XDECREF(as_int);
+        if (!as_int || (fp == (uint64_t)-1 && PyErr_Occurred())) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError,
                          "fingerprint must be an unsigned 64-bit integer, not %R", fp_obj);

@@ -158,9 +158,10 @@ def _query_union(fps: Sequence[int], layout: Sequence[tuple[int, int]],
     blocks = [(shift, (1 << width) - 1, buckets)
               for (shift, width), buckets in zip(layout, buckets_of, strict=True)]
     found: dict[int, int] = {}
-    for fp in fps:
+    for given in fps:
+        fp = given.__index__() if hasattr(given, "__index__") else -1  # ints, NumPy ints
         if not 0 <= fp <= MASK64:
-            raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
+            raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {given!r}")
         for shift, mask, buckets in blocks:
             bucket = buckets.get((fp >> shift) & mask)
             if bucket:

@@ -242,10 +242,15 @@ def test_query_union_matches_the_python_loop(k: int) -> None:
             assert list(fast.items()) == list(slow.items())
             hits += len(fast)
         assert hits > (0 if radius < 8 else 40)  # the centres' neighbourhoods are crowded
-    with pytest.raises(ValueError, match="unsigned 64-bit"):
-        index.query_union([-1])
-    with pytest.raises(ValueError, match="unsigned 64-bit"):
-        index.query_union([1 << 64])
+    fp = index._items[7]
+    assert index.query_union([np.uint64(fp)]) == index.query_union([fp])  # NumPy ints too
+    for bad in (-1, 1 << 64, 1.5, "1"):  # the Python loop refuses the same
+        with pytest.raises(ValueError, match="unsigned 64-bit"):
+            index.query_union([bad])
+        with pytest.raises(ValueError, match="unsigned 64-bit"):
+            _query_union([bad], index._layout, index._buckets, 3)
+    assert _query_union([np.uint64(fp)], index._layout, index._buckets, 3) == \
+        index.query_union([fp], 3)
     with pytest.raises(ValueError, match="one entry per block"):
         kernel.query_union([1], index._layout, index._buckets[:-1], 3)
 

@@ -1149,7 +1149,7 @@ static PyObject *probes(PyObject *self, PyObject *args) {
             for (int i = 0; i < size; i++) idx[i] = i;
             for (;;) { /* one combination: idx[0] < ... < idx[size - 1] */
                 uint64_t flip = 0;
-                for (int i = 0; i < size; i++) flip |= chosen[block][idx[i]];
+                for (int i = 0; i < size; i++) flip += chosen[block][idx[i]]; /* sum(subset) */
                 PyObject *value = PyLong_FromUnsignedLongLong(fp ^ flip);
                 if (!value) {
                     Py_CLEAR(result);

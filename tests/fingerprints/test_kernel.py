@@ -279,6 +279,12 @@ def test_probes_match_the_python_loop() -> None:
         assert kernel.probes(fp, weak, _block_of_bit(k), probe_bits) == expected
         assert _probes_py(fp, weak, k, probe_bits) == expected == _probes(fp, weak, k,
                                                                           probe_bits)
+    for _ in range(500):  # stored weak bits are distinct; a repeated one adds, as sum() does
+        k, probe_bits = rng.randint(0, 8), rng.randint(1, 4)
+        weak = bytes(rng.choice(range(60)) for _ in range(rng.randint(1, 30)))
+        fp = rng.getrandbits(64)
+        assert (kernel.probes(fp, weak, _block_of_bit(k), probe_bits)
+                == by_definition(fp, weak, k, probe_bits))
     with pytest.raises(ValueError, match="64 entries"):
         kernel.probes(1, b"\x01", b"\x00" * 10, 3)
     with pytest.raises(ValueError, match="weak bit"):

@@ -40,6 +40,11 @@ class EngineConfig:
     # 379 pairs; 0.6 gives 11 and 19)
     cjk_containment: float = 0.7
     cjk_jaccard: float = 0.0  # ... and at least this Jaccard
+    # ... or at least this containment when not one number and not one name in context
+    # differs (no guard tolerance): a repost under chrome that is a third of the shorter
+    # text, where templates and site listings show their other names and numbers
+    # (docs/engine.md, "The strict band"). 1.0 turns the band off.
+    cjk_strict_containment: float = 0.6
     # alphabetic bodies (word 5-gram sketches on both sides): a Jaccard this high is a
     # copy whatever copy_containment says (it implies containment >= 2J/(1+J), 0.75 at
     # 0.6); independent write-ups do not share 60 % of their five-word sequences
@@ -84,7 +89,7 @@ class EngineConfig:
             )
         for name in (
             "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
-            "word_jaccard",
+            "cjk_strict_containment", "word_jaccard",
             "short_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",

@@ -21,6 +21,11 @@ The rule (reasoning and measurements in ``docs/engine.md``):
    Failing that, two short bodies kept whole (``Features.short_text``) match when
    their edit similarity is >= ``short_edit`` and no replaced stretch is a number or a
    name (:mod:`fingerprints.shorttext`): ``"short-edit"``.
+   Two CJK bodies (character 5-gram sketches) of at least ``containment_min_shingles``
+   shingles match at containment >= ``cjk_containment`` (``"contained"``), or at
+   containment >= ``cjk_strict_containment`` when not one number and not one name in
+   context differs (``"contained-strict"``: a repost under chrome that is a third of
+   the shorter text; templates and site listings show their other names and numbers).
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
    ``guard_conflicts`` of the contexts both texts share, and at least
@@ -43,7 +48,7 @@ from .features import Features
 from .kernel import kernel
 from .shorttext import compare_short
 from .simhash import hamming
-from .sketch import compare
+from .sketch import Overlap, compare
 
 
 @dataclass(frozen=True)
@@ -131,13 +136,26 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
         return result(False, "short-text")
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
         return _guarded(a, b, config, result, "copy")
-    if small >= config.containment_min_shingles and ov.containment >= config.containment:
+    if small >= config.containment_min_shingles:
+        return _long_bodies(a, b, ov, config, result)
+    return result(False, "dissimilar")
+
+
+def _long_bodies(
+    a: Features, b: Features, ov: Overlap, config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+) -> Verification:
+    """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
+    copy rule did not accept: containment, the CJK containment rule and its strict
+    band, the word Jaccard rule."""
+    if ov.containment >= config.containment:
         return _guarded(a, b, config, result, "contained")
-    if (small >= config.containment_min_shingles and a.char_shingles and b.char_shingles
-            and ov.containment >= config.cjk_containment and ov.jaccard >= config.cjk_jaccard):
-        return _guarded(a, b, config, result, "contained")
-    if (small >= config.containment_min_shingles and not a.char_shingles
-            and not b.char_shingles and ov.jaccard >= config.word_jaccard):
+    if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
+        if ov.containment >= config.cjk_containment:
+            return _guarded(a, b, config, result, "contained")
+        if ov.containment >= config.cjk_strict_containment:
+            return _strictly_guarded(a, b, result)
+    if not a.char_shingles and not b.char_shingles and ov.jaccard >= config.word_jaccard:
         return _guarded(a, b, config, result, "copy")
     return result(False, "dissimilar")
 
@@ -158,6 +176,18 @@ def _title_only(
     if short.conflict:
         return result(False, f"template: another {short.conflict} in the title")
     return result(True, "title-only")
+
+
+def _strictly_guarded(
+    a: Features, b: Features, result: Callable[[bool, str], Verification],
+) -> Verification:
+    """The strict band: a repost only when no number and no name in context differs."""
+    for names in (False, True):
+        conflicts, shared = number_conflicts(a, b, names=names)
+        if conflicts:
+            kind = "names" if names else "numbers"
+            return result(False, f"template: {conflicts}/{shared} {kind} differ (strict band)")
+    return result(True, "contained-strict")
 
 
 def _guarded(

@@ -200,10 +200,39 @@ def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containmen
     # 70-90 % of the shorter's 5-grams shared, Jaccard below the copy rule's 0.6
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
-    assert not verify(wechat, paper, EngineConfig(cjk_containment=0.9)).ok
+    off = EngineConfig(cjk_containment=0.9, cjk_strict_containment=1.0)
+    assert not verify(wechat, paper, off).ok
     # English texts are word-shingled: the rule does not apply to them
     english = extract("", "The council approved the new budget on Monday after a long debate.")
     assert not english.char_shingles
+
+
+def test_a_repost_under_chrome_a_third_of_its_text_matches_only_without_another_number() -> None:
+    story = ("江城滨江绿道于本周六全线贯通，全长42公里，串联起沿江十一个公园和三个湿地保护区。"
+             "绿道管理处负责人介绍，开通首日共有约3万名市民前来骑行和散步，较去年同期增长近六成。"
+             "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+    chrome = ("点击上方蓝字关注我们，每天推送本地新鲜事。投稿爆料请私信小编，商务合作请加微信。"
+              "往期精彩回顾：城东菜市场改造完工，老街坊的早点摊回来了。")
+    tail = ("据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
+            "沿线还将新建五座城市公园和一个大型滨水广场。")
+    wechat = extract("绿道贯通", chrome + story)
+    paper = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + story + tail)
+    result = verify(wechat, paper, EngineConfig())
+    # below cjk_containment (0.7), above cjk_strict_containment (0.6)
+    assert result.ok and result.reason == "contained-strict"
+    assert 0.6 <= result.containment < 0.7
+    assert not verify(wechat, paper, EngineConfig(cjk_strict_containment=1.0)).ok
+    # the same frame with another number in context: a template, refused in the band
+    other = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）"
+                    + story.replace("约3万名", "约5万名") + tail)
+    refused = verify(wechat, other, EngineConfig())
+    assert not refused.ok and "numbers differ (strict band)" in refused.reason
+    assert 0.6 <= refused.containment < 0.7
+
+
+def test_cjk_strict_containment_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="cjk_strict_containment must be between 0 and 1"):
+        EngineConfig(cjk_strict_containment=-0.1)
 
 
 def _english_words(start: int, count: int) -> str:

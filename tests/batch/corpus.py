@@ -1,7 +1,8 @@
 """A small corpus written for these tests: Chinese and English stories, their reposts and
 cut copies, a URL re-crawl, templated bulletins that must not merge, short texts,
-title-only pages, a redirect page crawled under two unrelated titles, and a repost under
-other chrome that only the CJK containment rule accepts."""
+title-only pages, a redirect page crawled under two unrelated titles, a repost under
+other chrome that only the CJK containment rule accepts, and one whose chrome is a third
+of it, which only the strict band accepts."""
 
 from __future__ import annotations
 
@@ -70,6 +71,17 @@ GREENWAY = ("江城滨江绿道于本周六全线贯通，全长四十二公里�
             "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
             "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
 
+# A story under a WeChat account's header and ads, and printed by a paper with a byline
+# and two more sentences: 60-70 % of the shorter's 5-grams shared, no number or name in
+# context differs (the strict band, cjk_strict_containment).
+LAKE = ("南湖公园改造工程本周完工，新修环湖步道8公里，增设座椅和夜间照明，"
+        "湖边的老码头改建为观景平台。"
+        "园林部门负责人介绍，改造期间共清理湖底淤泥十余万立方米，"
+        "补种水生植物四十多种，水质明显好转。"
+        "公园南门新建停车场一处，周末还将开通往返地铁站的免费接驳车。")
+LAKE_CHROME = ("戳蓝字关注本号，本地吃喝玩乐一手掌握。想上头条请后台留言，广告合作请联系小编。"
+               "往期回顾：老城区又开了一家网红面馆，排队两小时值不值？本周末商场满减活动火热报名中。")
+
 
 def bulletin(day: int, close: str, change: str, volume: str, up: int, down: int) -> str:
     return (
@@ -132,6 +144,11 @@ def corpus() -> list[dict[str, Any]]:
         record("greenway-paper", "江城新闻：滨江绿道全线贯通",
                "江城日报讯（记者 王明）" + GREENWAY + "据悉，绿道二期工程将于明年开工，"
                "届时将延伸至城东新区，总长度将超过六十公里，沿线还将新建五座城市公园和一个大型滨水广场。"),
+        record("lake-wechat", "南湖公园改好了", LAKE_CHROME + LAKE),
+        record("lake-paper", "南湖公园改造完工",
+               "湖城晚报讯（记者 陈静）" + LAKE
+               + "据了解，北湖公园改造工程也已启动，预计明年春天完工，"
+               "届时两座公园将由绿道连成一片。市民可对改造方案提出建议。"),
     ]
 
 
@@ -152,4 +169,5 @@ EXPECTED = {
     frozenset({"redirect-a"}),
     frozenset({"redirect-b"}),
     frozenset({"greenway-wechat", "greenway-paper"}),
+    frozenset({"lake-wechat", "lake-paper"}),
 }

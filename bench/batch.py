@@ -12,7 +12,12 @@ a crawl does. The generated file goes to a temporary folder, never into the proj
 
 ``--equality`` also ingests the corpus article by article through the online engine
 (the API's service and a burst RQ worker, against DATABASE_URL and REDIS_URL — use a
-scratch database) and compares the three partitions.
+scratch database) and compares the three partitions. All three remove the same
+boilerplate clauses: the ones the corpus teaches when it is streamed through the
+engine in memory (``common.run_engine``, the workers' counting arithmetic), written
+to the scratch database as learned clauses, with learning switched off for the
+online pass (batch runs and Spark take the list fixed for the run, as in production:
+docs/batch.md). ``--no-boilerplate`` compares them with no list at all.
 """
 
 from __future__ import annotations
@@ -66,25 +71,27 @@ def _edit(rng: random.Random, text: str) -> str:
     return text.replace("。", "。\n", 3)
 
 
-def run_local(path: Path, out: Path, workers: int) -> tuple[float, dict[str, Any]]:
+def run_local(path: Path, out: Path, workers: int,
+              boilerplate: frozenset[int] = frozenset()) -> tuple[float, dict[str, Any]]:
     from fingerprints import batch
 
     started = time.perf_counter()
     records = list(batch.read_jsonl(path))
-    items, _ = batch.prepare(records, workers=workers)
+    items, _ = batch.prepare(records, workers=workers, boilerplate=boilerplate)
     result = batch.run_items(items)
     batch.write_result(out, records, items, result)
     return time.perf_counter() - started, result.stats
 
 
-def run_spark(path: Path, out: Path, master: str) -> tuple[float, float, dict[str, Any]]:
+def run_spark(path: Path, out: Path, master: str, boilerplate: frozenset[int] = frozenset()
+              ) -> tuple[float, float, dict[str, Any]]:
     from fingerprints.spark import build_session, run_job
 
     started = time.perf_counter()
     spark = build_session(master, shuffle_partitions=8)
     session = time.perf_counter() - started
     try:
-        stats = run_job(spark, str(path), str(out))
+        stats = run_job(spark, str(path), str(out), boilerplate=boilerplate)
     finally:
         spark.stop()
     return time.perf_counter() - started, session, stats
@@ -102,23 +109,50 @@ def partition(m: dict[str, str]) -> set[frozenset[str]]:
     return {frozenset(g) for g in groups.values()}
 
 
-def online(path: Path) -> dict[str, str]:
-    """Ingest article by article through the online engine; return nid -> docId."""
+def scratch_database(docs: list[Any], boilerplate: bool) -> frozenset[int]:
+    """Prepare the empty scratch database for ``--equality``: the boilerplate clauses
+    the corpus teaches (``boilerplate``) written as learned clauses, learning switched
+    off for the online pass; returns the list batch runs and Spark take."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedupsite.settings")
     import django
 
     django.setup()
-    import django_rq
     from django.core.management import call_command
+
+    from articles.index.reindex import apply_settings
+    from articles.models import Article, BoilerplateClause, EngineSettings
+    from articles.tuning.boilerplate import active_boilerplate
+    from bench.common import run_engine
+    from fingerprints.ids import to_signed
+
+    call_command("migrate", verbosity=0)
+    if Article.objects.exists() or BoilerplateClause.objects.exists():
+        raise SystemExit("--equality needs an empty scratch database (DATABASE_URL)")
+    settings = EngineSettings.load()
+    if boilerplate:
+        learned: dict[int, str] = {}
+        run_engine(docs, settings.engine_config(), learned=learned)
+        BoilerplateClause.objects.bulk_create(
+            BoilerplateClause(clause_hash=to_signed(h), text=text[:300],
+                              stories=settings.boilerplate_min_docs)
+            for h, text in learned.items())
+    settings.boilerplate_min_docs = 0
+    settings.version += 1
+    settings.save()
+    apply_settings(settings)
+    return active_boilerplate(0)
+
+
+def online(path: Path) -> dict[str, str]:
+    """Ingest article by article through the online engine (the scratch database
+    :func:`scratch_database` prepared); return nid -> docId."""
+    import django_rq
     from rq import SimpleWorker
 
     from articles.ingest.intake import ArticleInput, accept_articles
     from articles.models import Article
     from fingerprints.batch import read_jsonl
 
-    call_command("migrate", verbosity=0)
-    if Article.objects.exists():
-        raise SystemExit("--equality needs an empty scratch database (DATABASE_URL)")
     queue = django_rq.get_queue("ingest")
     records = list(read_jsonl(path))
     for r in records:  # one article per request, as a crawler posting one by one
@@ -135,6 +169,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--workers", type=int, default=2, help="local engine processes")
     parser.add_argument("--equality", choices=sorted(CORPORA), default=None)
+    parser.add_argument("--no-boilerplate", action="store_true",
+                        help="--equality with no boilerplate list")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -142,17 +178,20 @@ def main() -> None:
         folder = Path(tmp)
         if args.equality:
             path = folder / "corpus.jsonl"
+            docs = load_docs(args.equality)
             with path.open("w", encoding="utf-8") as out:
-                for d in load_docs(args.equality):
+                for d in docs:
                     out.write(json.dumps({"nid": d.id, "url": f"https://bench.example/{d.id}",
                                           "title": d.title, "content": d.content,
                                           "hotness": 0}, ensure_ascii=False) + "\n")
-            local_s, stats = run_local(path, folder / "local", args.workers)
-            spark_s, _, _ = run_spark(path, folder / "spark", args.master)
+            boilerplate = scratch_database(docs, not args.no_boilerplate)
+            local_s, stats = run_local(path, folder / "local", args.workers, boilerplate)
+            spark_s, _, _ = run_spark(path, folder / "spark", args.master, boilerplate)
             lm, sm = mapping(folder / "local"), mapping(folder / "spark")
             om = online(path)
             print(json.dumps({
                 "corpus": args.equality, "articles": len(lm), "docs": stats["docs"],
+                "boilerplateClauses": len(boilerplate),
                 "clusters": stats["clusters"], "largestCluster": stats["largestCluster"],
                 "localSeconds": round(local_s, 1), "sparkSeconds": round(spark_s, 1),
                 "sparkEqualsLocalDocIds": sm == lm, "onlineEqualsLocalDocIds": om == lm,

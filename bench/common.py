@@ -265,7 +265,7 @@ Method = Callable[[list[Doc]], dict[str, str]]
 
 def run_engine(docs: Sequence[Doc], config: object = None, *,
                boilerplate_min_docs: int | None = None, use_keys: bool = True,
-               batch: int = 100) -> dict[str, str]:
+               batch: int = 100, learned: dict[int, str] | None = None) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content index with the content fingerprint and its multi-probe
     fingerprints (``content_probes``), the title index with the title fingerprint, hand
@@ -278,8 +278,9 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     are extracted. Features are extracted ``batch`` articles at a time with the
     boilerplate known when the batch starts, as a worker does with one API request's
     articles (one job); decisions stay article by article. ``use_keys=False`` leaves out
-    the key index (the engine before it)."""
-    from fingerprints.boilerplate import MemoryCounter, story_clauses
+    the key index (the engine before it). ``learned``, when given, receives the clauses
+    promoted to boilerplate (hash -> clause text), as a worker writes them to MySQL."""
+    from fingerprints.boilerplate import MemoryCounter, clause_texts, story_clauses
     from fingerprints.engine import (
         Candidate,
         EngineConfig,
@@ -340,11 +341,13 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
             doc_key = decision.doc_key
         # a new story, or a body that is not about its title, counts (as the workers do)
         if counter is not None and (decision is None or new.off_title):
-            _body, hashes = story_clauses(normalize(doc.content), known)
+            body, hashes = story_clauses(normalize(doc.content), known)
             promoted = counter.observe(hashes).promoted
             if promoted:
                 boilerplate.update(promoted)
                 frozen = frozenset(boilerplate)
+                if learned is not None:
+                    learned.update(clause_texts(body, promoted))
         features.append(new)
         doc_of.append(doc_key)
         labels[doc.id] = doc_key

@@ -7,8 +7,10 @@ Per corpus: precision, recall and F1 against the silver pairs with Jaccard >= 0.
 precision; pairs in the 0.5-0.8 band count neither way — ``strict P`` counts them as
 false positives), recall of the 0.5-0.8 band, false-positive pairs (predicted pairs the
 silver file does not list at all, J < 0.5), the largest cluster and the time. Then the
-labelled Clough & Stevenson answers: share of answers clustered with their source, by
-how they were made. Exits non-zero when the corpora are missing.
+human-labelled pairs of the crawled corpus (``bench/labels/``: the first sample and
+the held-out validation sample, scored apart), and the labelled Clough & Stevenson
+answers: share of answers clustered with their source, by how they were made. Exits
+non-zero when the corpora are missing.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
     CORPORA,
     LABELS,
+    VALIDATION,
     Doc,
     Timer,
     char_shingles,
@@ -122,17 +125,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for corpus in corpora:
         docs = load_docs(corpus)
         silver = load_silver(corpus)
-        gold = load_labels(corpus) if corpus in LABELS else None
+        golds = {f"{corpus}-labelled": load_labels(corpus)} if corpus in LABELS else {}
+        if corpus in VALIDATION:
+            golds[f"{corpus}-validation"] = load_labels(corpus, validation=True)
         results[corpus] = {}
         for name in methods:
             with Timer() as timer:
                 labels = METHODS[name](docs)
-            if gold is not None:
+            for key, gold in golds.items():
                 g = score_labels(labels, gold)
-                results[f"{corpus}-labelled"] = results.get(f"{corpus}-labelled", {})
-                results[f"{corpus}-labelled"][name] = dict(g.__dict__)
+                results.setdefault(key, {})[name] = dict(g.__dict__)
                 labelled_rows.append([
-                    corpus, name, g.precision, g.recall, g.f1, g.false_merges, g.missed,
+                    key, name, g.precision, g.recall, g.f1, g.false_merges, g.missed,
                     f"{g.boilerplate_false_merges}/{g.boilerplate_pairs}", g.largest,
                 ])
             s = score(labels, silver)
@@ -155,9 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           "the file's script missed rather than false ones.")
     print()
     if labelled_rows:
-        print("Human-labelled pairs (bench/labels/): pair P, R, F1; boilerplate-only pairs "
-              "given one docId")
-        print(table(["corpus", "method", "P", "R", "F1", "false merges", "missed",
+        print("Human-labelled pairs (bench/labels/; -validation: the held-out sample, never "
+              "tuned on): pair P, R, F1; boilerplate-only pairs given one docId")
+        print(table(["labels", "method", "P", "R", "F1", "false merges", "missed",
                      "boilerplate-only merged", "largest"], labelled_rows))
         print()
     ratio_rows = []

@@ -31,6 +31,10 @@ CORPORA = {
 # Human labels (ids and labels only, never texts) for pairs of a corpus, drawn across
 # similarity bands by bench/label_sample.py: id_a, id_b, label (1 = near-duplicate), reason.
 LABELS = {"bdci": ROOT / "bench" / "labels" / "bdci2019_pairs.csv"}
+# A second sample of the same corpus (bench/label_sample.py --validation), labelled
+# after the parameters were chosen and never tuned on: how the engine does on pairs
+# nobody looked at while choosing them.
+VALIDATION = {"bdci": ROOT / "bench" / "labels" / "bdci2019_validation_pairs.csv"}
 CLOUGH = "clough_stevenson_reuse_en"
 
 
@@ -110,10 +114,12 @@ def cluster_pairs(labels: dict[str, str]) -> set[tuple[str, str]]:
     return pairs
 
 
-def load_labels(corpus: str) -> dict[tuple[str, str], tuple[int, str]]:
-    """(id1 < id2) -> (label, reason) from the corpus's label file."""
+def load_labels(corpus: str, *, validation: bool = False
+                ) -> dict[tuple[str, str], tuple[int, str]]:
+    """(id1 < id2) -> (label, reason) from the corpus's label file (``validation``: its
+    held-out sample's)."""
     pairs: dict[tuple[str, str], tuple[int, str]] = {}
-    with LABELS[corpus].open(encoding="utf-8") as handle:
+    with (VALIDATION if validation else LABELS)[corpus].open(encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             a, b = sorted((row["id_a"], row["id_b"]))
             pairs[(a, b)] = (int(row["label"]), row["reason"])

@@ -45,6 +45,10 @@ class EngineConfig:
     # text, where templates and site listings show their other names and numbers
     # (docs/engine.md, "The strict band"). 1.0 turns the band off.
     cjk_strict_containment: float = 0.6
+    # ... and at least this Jaccard: a text found inside a page ten times its length
+    # (a statute quoted in a long complaint) is a quotation, which only the full
+    # containment rule can call a copy (docs/engine.md, "The validation sample")
+    cjk_strict_jaccard: float = 0.1
     # alphabetic bodies (word 5-gram sketches on both sides): a Jaccard this high is a
     # copy whatever copy_containment says (it implies containment >= 2J/(1+J), 0.75 at
     # 0.6); independent write-ups do not share 60 % of their five-word sequences
@@ -58,6 +62,10 @@ class EngineConfig:
     # two bodies that share no word with their titles (Features.off_title) are compared
     # as bodies only when their titles are at least this similar; else as title-only
     off_title_similarity: float = 0.5
+    # ... when the smaller body has fewer shingles than this (site chrome is a few
+    # hundred characters; a long body under a site-name title is an article). A short
+    # body (under short_shingles) is held to the same title test.
+    off_title_max_shingles: int = 300
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
     # the name guard: the same context followed by another person, place or
@@ -89,7 +97,7 @@ class EngineConfig:
             )
         for name in (
             "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
-            "cjk_strict_containment", "word_jaccard",
+            "cjk_strict_containment", "cjk_strict_jaccard", "word_jaccard",
             "short_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
@@ -97,6 +105,10 @@ class EngineConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+        shingles = self.off_title_max_shingles
+        if not isinstance(shingles, int) or isinstance(shingles, bool) or shingles < 0:
+            raise ValueError("off_title_max_shingles must be a count of shingles (0 or more), "
+                             f"not {shingles!r}")
         if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
             raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
         min_docs = self.boilerplate_min_docs

@@ -119,10 +119,11 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
     def result(ok: bool, reason: str) -> Verification:
         return Verification(ok, ov.jaccard, ov.containment, distance, reason)
 
-    if small == 0 or (a.off_title and b.off_title and compare_short(
+    if small == 0 or (_mute_bodies(a, b, small, config) and compare_short(
             a.title_key, b.title_key).similarity < config.off_title_similarity):
-        # no body, or two bodies about something else than their titles under unrelated
-        # titles (two redirect pages, two disclaimers): only the titles can tell
+        # no body, or bodies that cannot tell two items apart under unrelated titles
+        # (two redirect pages, two disclaimers, two "video from Tieba" stubs): only the
+        # titles can tell
         return _title_only(a, b, config, result)
     if small < config.short_shingles:
         if ov.jaccard >= config.short_jaccard:
@@ -141,6 +142,17 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
     return result(False, "dissimilar")
 
 
+def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> bool:
+    """Bodies that say nothing about which item they are: both off their titles
+    (``Features.off_title``) and the smaller under ``off_title_max_shingles`` (site
+    chrome crawled as the body; a long article crawled under the site's name as its
+    title is compared as a body), or a short body (under ``short_shingles``) under two
+    titles (a stub such as "视频来自：百度贴吧" under two posts' own titles)."""
+    if a.off_title and b.off_title and small < config.off_title_max_shingles:
+        return True
+    return small < config.short_shingles and bool(a.title_key) and bool(b.title_key)
+
+
 def _long_bodies(
     a: Features, b: Features, ov: Overlap, config: EngineConfig,
     result: Callable[[bool, str], Verification],
@@ -153,7 +165,8 @@ def _long_bodies(
     if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
         if ov.containment >= config.cjk_containment:
             return _guarded(a, b, config, result, "contained")
-        if ov.containment >= config.cjk_strict_containment:
+        if (ov.containment >= config.cjk_strict_containment
+                and ov.jaccard >= config.cjk_strict_jaccard):
             return _strictly_guarded(a, b, result)
     if not a.char_shingles and not b.char_shingles and ov.jaccard >= config.word_jaccard:
         return _guarded(a, b, config, result, "copy")

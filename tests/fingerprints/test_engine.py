@@ -1,3 +1,5 @@
+import random
+
 import pytest
 
 from fingerprints.engine import (
@@ -228,6 +230,81 @@ def test_a_repost_under_chrome_a_third_of_its_text_matches_only_without_another_
     refused = verify(wechat, other, EngineConfig())
     assert not refused.ok and "numbers differ (strict band)" in refused.reason
     assert 0.6 <= refused.containment < 0.7
+
+
+_PROSE_WORDS = ("城市", "道路", "公园", "居民", "绿地", "河流", "工程", "建设", "设施", "环境",
+                "交通", "学校", "医院", "文化", "活动", "安全", "管理", "项目", "规划", "社区",
+                "生活", "健康", "教育", "发展", "农业", "科技", "旅游", "节日", "天气", "夏季",
+                "冬季", "早晨", "晚上", "广场", "书店", "展览", "音乐", "花园", "码头", "桥梁")
+
+
+def _prose(seed: int, sentences: int) -> str:
+    """Made-up Chinese prose, the same for the same seed: sentences of six to ten words
+    of a fixed list (no numbers, no names), so every 5-gram is about as rare as in news."""
+    rng = random.Random(seed)
+    return "".join("".join(rng.choice(_PROSE_WORDS) for _ in range(rng.randint(6, 10))) + "。"
+                   for _ in range(sentences))
+
+
+def test_a_stub_body_under_two_unrelated_titles_is_decided_by_the_titles() -> None:
+    stub = "视频来自：百度贴吧"
+    one = extract("我发表了一篇视频贴，大伙来看看吧", stub)
+    two = extract("疯狂社会要", stub)
+    refused = verify(one, two, CONFIG)
+    assert refused.similarity == 1.0
+    assert not refused.ok and refused.reason == "empty"
+    # the same stub under the same title is the same post; with no title to tell them
+    # apart, the bodies decide
+    assert verify(one, extract("我发表了一篇视频贴，大伙来看看吧", stub), CONFIG).ok
+    assert verify(extract("", stub), extract("", stub), CONFIG).ok
+    # a short repost under a lightly edited title still matches (the seed paper's pair
+    # is tested through the API in tests/api)
+    body = "男子利用坐牢经历去诈骗，骗走女子20多万"
+    assert verify(extract(body, body), extract("男子利用坐牢经历去诈骗 骗走女子20多万元", body),
+                  CONFIG).ok
+
+
+def test_a_long_body_under_site_name_titles_is_compared_as_a_body() -> None:
+    body = _prose(1, 40)
+    one = extract("大庆纪检监察_百湖清风", body)
+    two = extract("内蒙古中小企业信息平台", body)
+    assert one.off_title and two.off_title and one.sketch.shingles > 300
+    result = verify(one, two, CONFIG)
+    assert result.ok and result.reason == "copy"
+    # site chrome crawled as the body (a disclaimer) under the same two titles is not
+    disclaimer = ("特别声明：以上文章内容仅代表作者本人观点，不代表本站观点或立场。"
+                  "如有关于作品内容、版权或其它问题请于作品发表后的30日内与本站联系。")
+    chrome = verify(extract("大庆纪检监察_百湖清风", disclaimer),
+                    extract("内蒙古中小企业信息平台", disclaimer), CONFIG)
+    assert chrome.similarity == 1.0 and not chrome.ok and chrome.reason == "empty"
+    # off_title_max_shingles: under it, even the long body is decided by the titles
+    assert not verify(one, two, EngineConfig(off_title_max_shingles=10_000)).ok
+
+
+def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
+    # two thirds of a short answer quoted inside a page ten times its length
+    quoted = _prose(2, 4)
+    page = _prose(3, 30) + quoted + _prose(4, 30)
+    answer = extract("问答", quoted + _prose(5, 1))
+    long_page = extract("举报材料", page)
+    result = verify(answer, long_page, CONFIG)
+    assert 0.6 <= result.containment < 0.7 and result.similarity < 0.1
+    assert not result.ok and result.reason == "dissimilar"
+    # without the Jaccard floor the strict band would take it
+    loose = verify(answer, long_page, EngineConfig(cjk_strict_jaccard=0.0))
+    assert loose.ok and loose.reason == "contained-strict"
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_cjk_strict_jaccard_must_be_a_share(value: float) -> None:
+    with pytest.raises(ValueError, match="cjk_strict_jaccard must be between 0 and 1"):
+        EngineConfig(cjk_strict_jaccard=value)
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True])
+def test_off_title_max_shingles_must_be_a_count(value: object) -> None:
+    with pytest.raises(ValueError, match="off_title_max_shingles must be"):
+        EngineConfig(off_title_max_shingles=value)  # type: ignore[arg-type]
 
 
 def test_cjk_strict_containment_must_be_a_share() -> None:

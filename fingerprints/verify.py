@@ -3,9 +3,12 @@
 The rule (reasoning and measurements in ``docs/engine.md``):
 
 1. *Nothing to compare*: either side has no shingles (an empty body, or one that
-   was only boilerplate) -> the titles decide: ``"title-only"`` when both title keys
-   have >= ``title_only_min_chars`` letters and digits, edit similarity >=
-   ``title_only_similarity`` and no other number or name; else ``"empty"``.
+   was only boilerplate), or the bodies cannot tell two items apart under titles
+   with edit similarity below ``off_title_similarity`` (the smaller is site chrome
+   off its title, or a short stub: :func:`_mute_bodies`) -> the titles decide:
+   ``"title-only"`` when both title keys have >= ``title_only_min_chars`` letters and
+   digits, edit similarity >= ``title_only_similarity`` and no other number or name;
+   else ``"empty"``.
 2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
    of a few words is noise and a few shared words prove nothing, so only near-identical
    texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
@@ -143,12 +146,14 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
 
 
 def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> bool:
-    """Bodies that say nothing about which item they are: both off their titles
-    (``Features.off_title``) and the smaller under ``off_title_max_shingles`` (site
-    chrome crawled as the body; a long article crawled under the site's name as its
+    """Bodies that say nothing about which item they are: the smaller is off its title
+    (``Features.off_title``) and under ``off_title_max_shingles`` (site chrome crawled
+    as the body: a disclaimer, a forum's sign-in banner, found whole in another page
+    that carries the same chrome; a long article crawled under the site's name as its
     title is compared as a body), or a short body (under ``short_shingles``) under two
     titles (a stub such as "视频来自：百度贴吧" under two posts' own titles)."""
-    if a.off_title and b.off_title and small < config.off_title_max_shingles:
+    if small < config.off_title_max_shingles and any(
+            side.off_title and side.sketch.shingles == small for side in (a, b)):
         return True
     return small < config.short_shingles and bool(a.title_key) and bool(b.title_key)
 

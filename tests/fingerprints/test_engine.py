@@ -281,6 +281,20 @@ def test_a_long_body_under_site_name_titles_is_compared_as_a_body() -> None:
     assert not verify(one, two, EngineConfig(off_title_max_shingles=10_000)).ok
 
 
+def test_a_chrome_page_is_not_a_partial_copy_of_an_article_carrying_the_same_chrome() -> None:
+    disclaimer = ("特别声明：以上文章内容仅代表作者本人观点，不代表本站观点或立场。"
+                  "如有关于作品内容、版权或其它问题请于作品发表后的30日内与本站联系。"
+                  "本站转载的文章仅供读者参考，转载请注明出处。")
+    article = extract("绿道贯通", _prose(6, 8) + disclaimer)
+    page = extract("茂名化州违建阻断道路", disclaimer)
+    assert page.off_title and not article.off_title
+    result = verify(page, article, CONFIG)
+    # the whole page is inside the article, before the disclaimer is learned
+    assert result.containment == 1.0
+    assert not result.ok and result.reason == "empty"
+    assert verify(page, article, EngineConfig(off_title_max_shingles=0)).ok
+
+
 def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
     # two thirds of a short answer quoted inside a page ten times its length
     quoted = _prose(2, 4)

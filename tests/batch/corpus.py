@@ -1,8 +1,10 @@
 """A small corpus written for these tests: Chinese and English stories, their reposts and
 cut copies, a URL re-crawl, templated bulletins that must not merge, short texts,
 title-only pages, a redirect page crawled under two unrelated titles, a repost under
-other chrome that only the CJK containment rule accepts, and one whose chrome is a third
-of it, which only the strict band accepts."""
+other chrome that only the CJK containment rule accepts, one whose chrome is a third
+of it, which only the strict band accepts, a platform's disclaimer crawled as a page's
+whole body (found whole in an article that ends with it) and a forum's video stub under
+two posts' own titles."""
 
 from __future__ import annotations
 
@@ -54,6 +56,17 @@ WECHAT = (
     "点击上方蓝字关注我们，每天获取城市生活资讯。今日推荐：夏季家装节火热进行中，全场家具五折起，"
     "凭本号截图到店再享九五折，更有空调冰箱等大家电限时秒杀，名额有限先到先得，"
     "报名热线见文末。本号长期招募兼职撰稿人和摄影爱好者，欢迎投稿。"
+)
+NIGHT_MARKET = (
+    "本报讯 城南夜市经过三个月改造后重新开放，新增摊位一百二十个，"
+    "统一配备了油烟净化设备和垃圾分类箱。市场管理方介绍，夜市营业时间为每天傍晚六点至凌晨一点，"
+    "周末延长一小时。开业首晚客流超过两万人次，烧烤、小龙虾和手工甜品摊位前排起长队。"
+    "城管部门表示，将在夜市周边增设临时停车位，并安排志愿者疏导交通。"
+)
+DISCLAIMER = (
+    "特别声明：以上文章内容仅代表作者本人观点，不代表本站观点或立场。"
+    "如有关于作品内容、版权或其它问题请于作品发表后的30日内与本站联系。"
+    "本站转载的文章仅供读者参考，转载请注明出处。"
 )
 SEED_A = ("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
 SEED_B = ("计算机应用和软件2", "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
@@ -149,6 +162,13 @@ def corpus() -> list[dict[str, Any]]:
                "湖城晚报讯（记者 陈静）" + LAKE
                + "据了解，北湖公园改造工程也已启动，预计明年春天完工，"
                "届时两座公园将由绿道连成一片。市民可对改造方案提出建议。"),
+        # the disclaimer page is inside the article that ends with it, but says nothing
+        # about its own title: the titles decide (two docIds)
+        record("night-market", "城南夜市改造后重新开放", NIGHT_MARKET + DISCLAIMER),
+        record("disclaimer-page", "茂名化州违建阻断道路 究竟谁在纵容", DISCLAIMER),
+        # one stub under two posts' own titles: two posts
+        record("stub-a", "我发表了一篇视频贴，大伙来看看吧", "视频来自：百度贴吧"),
+        record("stub-b", "疯狂社会要", "视频来自：百度贴吧"),
     ]
 
 
@@ -170,4 +190,8 @@ EXPECTED = {
     frozenset({"redirect-b"}),
     frozenset({"greenway-wechat", "greenway-paper"}),
     frozenset({"lake-wechat", "lake-paper"}),
+    frozenset({"night-market"}),
+    frozenset({"disclaimer-page"}),
+    frozenset({"stub-a"}),
+    frozenset({"stub-b"}),
 }

@@ -26,7 +26,7 @@ def test_spark_gives_the_in_process_engines_doc_ids(spark_result) -> None:
     # through the key index), the greenway repost (CJK containment), the lake repost
     # (the strict band); title 8 includes the title-only video page; the two redirect
     # pages found a docId each
-    assert stats["matchedBy"] == {"None": 16, "title": 8, "content": 5, "url": 1}
+    assert stats["matchedBy"] == {"None": 20, "title": 8, "content": 5, "url": 1}
 
 
 def test_spark_writes_parquet_with_representatives(spark, spark_result) -> None:

@@ -11,12 +11,14 @@ and 40 pairs with the same title. It writes the texts to ``--out`` in four batch
 for the labellers (never into the repository); the labels file keeps ids and labels
 only: ``id_a,id_b,label,reason`` with the reasons of docs/engine.md ("Labels").
 
-``--validation`` draws the second, held-out sample (another seed, every pair of the
-first file left out; B and C were labelled whole, so it takes what is left): every
-remaining pair of A, 80 of D (up to 30 with long bodies), 60 of E (up to 25 long), 30 of F, every
-remaining same-title pair, and 40 pairs the engine gives one docId (``run_engine`` at
-the defaults) that no band holds. Nothing is tuned on it: it says how the engine does
-on pairs nobody looked at while choosing parameters.
+``--validation`` draws a held-out round (another seed, every pair already labelled in
+either file left out; B and C were labelled whole, so it takes what is left): every
+remaining pair of A, 80 of D (up to 30 with long bodies), 60 of E (up to 25 long), 30
+of F, every remaining same-title pair, and 40 pairs the engine gives one docId
+(``run_engine`` at the defaults) that no band holds. Round 1 (``--seed 20261125``,
+drawn before the validation file existed) and round 2 (``--seed 20261126``) are in the
+validation file; a round is scored before anything is changed because of it
+(docs/engine.md, "The validation sample").
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ import mmh3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Doc, cluster_pairs, load_docs, load_labels, run_engine  # noqa: E402
+from common import (  # noqa: E402
+    VALIDATION,
+    Doc,
+    cluster_pairs,
+    load_docs,
+    load_labels,
+    run_engine,
+)
 
 
 def shingles(text: str, width: int = 5) -> set[int]:
@@ -151,11 +160,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--validation", action="store_true",
-                        help="the held-out sample, leaving out the corpus's label file")
+                        help="a held-out round, leaving out every pair of both label files")
+    parser.add_argument("--seed", type=int, default=20261125, help="the round's seed")
     args = parser.parse_args()
     docs = load_docs(args.corpus)
-    pairs = (validation_sample(docs, set(load_labels(args.corpus))) if args.validation
-             else sample(docs))
+    if args.validation:
+        labelled = set(load_labels(args.corpus))
+        if VALIDATION[args.corpus].exists():
+            labelled |= set(load_labels(args.corpus, validation=True))
+        pairs = validation_sample(docs, labelled, args.seed)
+    else:
+        pairs = sample(docs)
     args.out.mkdir(parents=True, exist_ok=True)
     for k in range(args.batches):
         with (args.out / f"batch{k}.txt").open("w", encoding="utf-8") as out:

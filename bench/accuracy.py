@@ -159,8 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           "the file's script missed rather than false ones.")
     print()
     if labelled_rows:
-        print("Human-labelled pairs (bench/labels/; -validation: the held-out sample, never "
-              "tuned on): pair P, R, F1; boilerplate-only pairs given one docId")
+        print("Human-labelled pairs (bench/labels/; -validation: held-out rounds labelled "
+              "after tuning): pair P, R, F1; boilerplate-only pairs given one docId")
         print(table(["labels", "method", "P", "R", "F1", "false merges", "missed",
                      "boilerplate-only merged", "largest"], labelled_rows))
         print()

@@ -31,9 +31,9 @@ CORPORA = {
 # Human labels (ids and labels only, never texts) for pairs of a corpus, drawn across
 # similarity bands by bench/label_sample.py: id_a, id_b, label (1 = near-duplicate), reason.
 LABELS = {"bdci": ROOT / "bench" / "labels" / "bdci2019_pairs.csv"}
-# A second sample of the same corpus (bench/label_sample.py --validation), labelled
-# after the parameters were chosen and never tuned on: how the engine does on pairs
-# nobody looked at while choosing them.
+# Held-out rounds of the same corpus (bench/label_sample.py --validation), labelled
+# after the parameters were chosen, each scored before anything changed because of it
+# (docs/engine.md, "The validation sample").
 VALIDATION = {"bdci": ROOT / "bench" / "labels" / "bdci2019_validation_pairs.csv"}
 CLOUGH = "clough_stevenson_reuse_en"
 

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     CORPORA,
+    DOUBTFUL,
     LABELS,
     VALIDATION,
     Doc,
@@ -35,10 +36,12 @@ from common import (  # noqa: E402
     load_clough,
     load_docs,
     load_labels,
+    load_pairs,
     load_silver,
     require_data,
     run_engine,
     score,
+    score_corrected,
     score_labels,
     table,
     unlisted_over_half,
@@ -122,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, float]]] = {}
     rows = []
     labelled_rows = []
+    corrected_rows = []
     for corpus in corpora:
         docs = load_docs(corpus)
         silver = load_silver(corpus)
@@ -129,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if corpus in VALIDATION:
             golds[f"{corpus}-validation"] = load_labels(corpus, validation=True)
         results[corpus] = {}
+        doubtful = (load_pairs(DOUBTFUL[corpus])
+                    if corpus in DOUBTFUL and DOUBTFUL[corpus].exists() else None)
         for name in methods:
             with Timer() as timer:
                 labels = METHODS[name](docs)
@@ -139,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     key, name, g.precision, g.recall, g.f1, g.false_merges, g.missed,
                     f"{g.boilerplate_false_merges}/{g.boilerplate_pairs}", g.largest,
                 ])
+            if doubtful is not None:
+                c = score_corrected(labels, silver, doubtful)
+                results.setdefault(f"{corpus}-corrected", {})[name] = dict(c.__dict__)
+                corrected_rows.append([corpus, name, c.precision, c.recall, c.f1,
+                                       c.false_merges, c.missed])
             s = score(labels, silver)
             unlisted = unlisted_over_half(corpus, docs, cluster_pairs(labels), silver)
             results[corpus][name] = {**s.__dict__, "seconds": timer.seconds,
@@ -158,6 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
           "exact Jaccard by the file's own measure (common.silver_grams) is >= 0.5, pairs "
           "the file's script missed rather than false ones.")
     print()
+    if corrected_rows:
+        print("Silver pairs corrected by hand (bench/labels/<corpus>_doubtful_pairs.csv: the "
+              "0.5-0.8 band and every unlisted merged pair, read): pair P, R, F1 over the "
+              "corpus")
+        print(table(["corpus", "method", "P", "R", "F1", "false merges", "missed"],
+                    corrected_rows))
+        print()
     if labelled_rows:
         print("Human-labelled pairs (bench/labels/; -validation: held-out rounds labelled "
               "after tuning): pair P, R, F1; boilerplate-only pairs given one docId")

@@ -19,6 +19,10 @@ of F, every remaining same-title pair, and 40 pairs the engine gives one docId
 drawn before the validation file existed) and round 2 (``--seed 20261126``) are in the
 validation file; a round is scored before anything is changed because of it
 (docs/engine.md, "The validation sample").
+
+``--disagreements`` (xinhua, thucnews, bbc, cnndm) draws the pairs whose silver verdict
+is in doubt and that ``bench/labels/<corpus>_doubtful_pairs.csv`` does not hold yet
+(:func:`disagreements`).
 """
 
 from __future__ import annotations
@@ -35,11 +39,14 @@ import mmh3
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    DOUBTFUL,
     VALIDATION,
     Doc,
     cluster_pairs,
     load_docs,
     load_labels,
+    load_pairs,
+    load_silver,
     run_engine,
 )
 
@@ -154,6 +161,27 @@ def validation_sample(docs: list[Doc], labelled: set[tuple[str, str]],
     return pairs
 
 
+def disagreements(corpus: str, docs: list[Doc],
+                  labelled: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[int, int]]:
+    """Every pair of a silver corpus where the silver file's verdict is in doubt and
+    that is not ``labelled`` yet: its 0.5-0.8 band (counted neither way by the silver
+    scores), every pair the engine, rensa or datasketch gives one docId that the file
+    does not list at all, and every J >= 0.8 pair one of them keeps apart."""
+    from accuracy import run_minhash_lsh, run_rensa_lsh
+
+    silver = load_silver(corpus)
+    high = {pair for pair, j in silver.items() if j >= 0.8}
+    wanted = {pair for pair, j in silver.items() if 0.5 <= j < 0.8}
+    for method in (run_engine, run_rensa_lsh, run_minhash_lsh):
+        merged = cluster_pairs(method(docs))
+        wanted |= {pair for pair in merged if pair not in silver} | (high - merged)
+    wanted -= labelled
+    position = {doc.id: i for i, doc in enumerate(docs)}
+    pairs = sorted(tuple(sorted((position[a], position[b]))) for a, b in wanted)
+    random.Random(20261125).shuffle(pairs)
+    return pairs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default="bdci")
@@ -162,9 +190,17 @@ def main() -> int:
     parser.add_argument("--validation", action="store_true",
                         help="a held-out round, leaving out every pair of both label files")
     parser.add_argument("--seed", type=int, default=20261125, help="the round's seed")
+    parser.add_argument("--disagreements", action="store_true",
+                        help="a silver corpus's doubtful pairs (band and unlisted merges)")
+    parser.add_argument("--max-chars", type=int, default=2500,
+                        help="characters of a body shown before it is cut")
     args = parser.parse_args()
     docs = load_docs(args.corpus)
-    if args.validation:
+    if args.disagreements:
+        path = DOUBTFUL[args.corpus]
+        pairs = disagreements(args.corpus, docs,
+                              frozenset(load_pairs(path)) if path.exists() else frozenset())
+    elif args.validation:
         labelled = set(load_labels(args.corpus))
         if VALIDATION[args.corpus].exists():
             labelled |= set(load_labels(args.corpus, validation=True))
@@ -177,8 +213,9 @@ def main() -> int:
             for n, (a, b) in enumerate(pairs[k :: args.batches]):
                 out.write(f"===== PAIR {n + 1}: {docs[a].id} vs {docs[b].id}\n")
                 for side, doc in (("A", docs[a]), ("B", docs[b])):
-                    body = doc.content if len(doc.content) <= 2500 else (
-                        doc.content[:2500] + f" …[truncated, {len(doc.content)} chars in all]")
+                    cut = args.max_chars
+                    body = doc.content if len(doc.content) <= cut else (
+                        doc.content[:cut] + f" …[truncated, {len(doc.content)} chars in all]")
                     out.write(f"--- {side} {doc.id} TITLE: {doc.title}\n"
                               f"--- {side} CONTENT ({len(doc.content)} chars):\n{body}\n")
                 out.write("\n")

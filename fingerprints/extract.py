@@ -370,6 +370,20 @@ def start_vocabulary() -> tuple[str, ...]:
 
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
 _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
+_SERIES_TAG = re.compile(r"[(\[【〔]\s*(\d{1,3})\s*[)\]】〕]")
+
+
+def title_head(title: str) -> str:
+    """A normalized title without its leading desk tags (``（锐视角）``, ``【独家】``):
+    what the title fingerprint and the title key are made of. A tag that is only a
+    number, a photo series' ``（3）``, is kept (as the number, in front): it is which
+    item of the series this is, and ``（3）`` against ``（4）`` is another item."""
+    found = _TITLE_TAG.match(title)
+    if not found:
+        return title
+    series = _SERIES_TAG.findall(found.group(0))
+    rest = title[found.end():]
+    return " ".join([*series, rest]) if series else rest
 
 
 def _fingerprints(
@@ -492,7 +506,7 @@ def extract_many(
         chunk = items[start : start + batch]
         stripped = [strip_with_clauses(normalize(content), boilerplate) for _, content in chunk]
         bodies = [item.body for item in stripped]
-        heads = [_TITLE_TAG.sub("", normalize(title)) if title else "" for title, _ in chunk]
+        heads = [title_head(normalize(title)) if title else "" for title, _ in chunk]
         body_tokens = [segmenter.cut(body) for body in bodies]
         head_tokens = [segmenter.cut(head) if head else [] for head in heads]
         # one vocabulary lookup for bodies and titles (per-call cost matters for one article)
@@ -530,7 +544,7 @@ def _extract_compiled(
 ) -> Features:
     stripped = strip_with_clauses(normalize(content), boilerplate)
     body = stripped.body
-    head = _TITLE_TAG.sub("", normalize(title)) if title else ""
+    head = title_head(normalize(title)) if title else ""
     body_tokens = segmenter.cut(body)
     content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
         body_tokens, True, WEAK_BITS, True

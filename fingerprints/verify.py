@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,8 @@ from .kernel import kernel
 from .shorttext import compare_short
 from .simhash import hamming
 from .sketch import Overlap, compare
+
+TITLE_FRAME_SIMILARITY = 0.8  # titles this similar are one frame (title_numbers_differ)
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,26 @@ def _title_only(
     return result(True, "title-only")
 
 
+def title_numbers_differ(a: Features, b: Features) -> bool:
+    """Are the titles one frame with another number in it: edit similarity >= 0.8 and
+    a stretch of digits replaced by another (``3山西采煤明星村`` against ``4山西采煤明星村``,
+    item (3) and item (4) of a photo series whose captions share the series' text)?"""
+    ta, tb = a.title_key, b.title_key
+    if not ta or not tb or ta == tb:
+        return False
+    matcher = SequenceMatcher(None, ta, tb, autojunk=False)
+    if matcher.ratio() < TITLE_FRAME_SIMILARITY:
+        return False
+    return any(tag == "replace" and ta[i1:i2].isdigit() and tb[j1:j2].isdigit()
+               for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+
+
 def _strictly_guarded(
     a: Features, b: Features, result: Callable[[bool, str], Verification],
 ) -> Verification:
     """The strict band: a repost only when no number and no name in context differs."""
+    if title_numbers_differ(a, b):
+        return result(False, "template: another number in the title")
     for names in (False, True):
         conflicts, shared = number_conflicts(a, b, names=names)
         if conflicts:
@@ -215,6 +234,8 @@ def _guarded(
     result: Callable[[bool, str], Verification],
     reason: str,
 ) -> Verification:
+    if title_numbers_differ(a, b):
+        return result(False, "template: another number in the title")
     conflicts, shared = number_conflicts(a, b)
     if conflicts >= config.guard_min_conflicts and conflicts > config.guard_conflicts * shared:
         return result(False, f"template: {conflicts}/{shared} numbers differ")

@@ -189,6 +189,28 @@ def test_a_photo_series_item_with_another_number_is_vetoed() -> None:
     assert result.reason.startswith("template")
 
 
+def test_photo_series_items_whose_captions_share_the_series_text_are_vetoed_by_the_title() -> None:
+    series = ("山西省左云县店湾镇曾经是全国产煤大镇，矿井数量一度达到上百座，村村有多座煤矿。"
+              "煤炭产业带动了当地经济，一度造就了不少明星村。然而，多年的高强度煤炭开采让地下水系"
+              "逐渐遭到破坏，采空区塌陷的区域不断蔓延，原来的住房也出现倒塌或者裂缝。"
+              "随着小煤窑的关闭和资源枯竭，这些昔日的明星村逐渐成为空心村。")
+    third = extract("（锐视角）（3）山西采煤明星村渴盼新生",
+                    "台子山村的老村民走在空荡荡的村里，他身后的房屋很少有人居住。" + series)
+    fourth = extract("（锐视角）（4）山西采煤明星村渴盼新生",
+                     "秦家山村村民站在老宅的院子里，倒塌的院墙让她打消了搬回来的念头。" + series)
+    assert third.title_key.startswith("3") and fourth.title_key.startswith("4")
+    result = verify(third, fourth, CONFIG)
+    assert result.similarity >= 0.6  # the bodies alone would be a copy
+    assert not result.ok and result.reason == "template: another number in the title"
+    # the same item re-issued under another desk tag is the same article
+    again = extract("（图片故事）（3）山西采煤明星村渴盼新生",
+                    "台子山村的老村民走在空荡荡的村里，他身后的房屋很少有人居住。" + series)
+    assert verify(third, again, CONFIG).ok
+    # a desk tag that is not a number is still left out of the title
+    tagged = extract("（服务·生态）长江三峡库区成候鸟越冬驿站", series)
+    assert tagged.title_key == "长江三峡库区成候鸟越冬驿站"
+
+
 def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containment() -> None:
     story = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
              "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"

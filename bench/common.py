@@ -161,13 +161,24 @@ def score_labels(labels: dict[str, str], gold: dict[tuple[str, str], tuple[int, 
         if reason == "boilerplate_only":
             bp_all += 1
             bp += same
+    precision, recall, f1 = prf(tp, fp, fn)
+    return LabelScores(precision, recall, f1, fp, fn, bp, bp_all, largest(labels))
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from pair counts (1.0 where nothing was to be found)."""
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def largest(labels: dict[str, str]) -> int:
+    """Members of the largest cluster (docId)."""
     sizes: dict[str, int] = defaultdict(int)
     for label in labels.values():
         sizes[label] += 1
-    return LabelScores(precision, recall, f1, fp, fn, bp, bp_all, max(sizes.values()))
+    return max(sizes.values(), default=0)
 
 
 @dataclass
@@ -193,12 +204,9 @@ def score(labels: dict[str, str], silver: dict[tuple[str, str], float]) -> Score
     strict = tp / len(predicted) if predicted else 1.0
     recall = tp / len(positives) if positives else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    sizes: dict[str, int] = defaultdict(int)
-    for label in labels.values():
-        sizes[label] += 1
     return Scores(
         precision, recall, f1, strict, in_band / len(band) if band else 1.0, fp,
-        len(predicted), max(sizes.values(), default=0),
+        len(predicted), largest(labels),
     )
 
 
@@ -211,16 +219,10 @@ def score_corrected(labels: dict[str, str], silver: dict[tuple[str, str], float]
     positives = {p for p, j in silver.items() if j >= 0.8}
     positives |= {p for p, (label, _) in doubtful.items() if label == 1}
     positives -= {p for p, (label, _) in doubtful.items() if label == 0}
-    tp = len(predicted & positives)
     fp = len(predicted - positives)
     fn = len(positives - predicted)
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    sizes: dict[str, int] = defaultdict(int)
-    for label in labels.values():
-        sizes[label] += 1
-    return LabelScores(precision, recall, f1, fp, fn, 0, 0, max(sizes.values(), default=0))
+    precision, recall, f1 = prf(len(predicted & positives), fp, fn)
+    return LabelScores(precision, recall, f1, fp, fn, 0, 0, largest(labels))
 
 
 class Timer:

@@ -29,6 +29,8 @@ The rule (reasoning and measurements in ``docs/engine.md``):
    containment >= ``cjk_strict_containment`` when not one number and not one name in
    context differs (``"contained-strict"``: a repost under chrome that is a third of
    the shorter text; templates and site listings show their other names and numbers).
+   Two alphabetic bodies (word 5-gram sketches) of that size match at containment >=
+   ``word_containment`` (a story kept whole under a later version's new lead).
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
    ``guard_conflicts`` of the contexts both texts share, and at least
@@ -167,7 +169,7 @@ def _long_bodies(
 ) -> Verification:
     """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
     copy rule did not accept: containment, the CJK containment rule and its strict
-    band, the word Jaccard rule."""
+    band, the word Jaccard and word containment rules."""
     if ov.containment >= config.containment:
         return _guarded(a, b, config, result, "contained")
     if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
@@ -176,8 +178,11 @@ def _long_bodies(
         if (ov.containment >= config.cjk_strict_containment
                 and ov.jaccard >= config.cjk_strict_jaccard):
             return _strictly_guarded(a, b, result)
-    if not a.char_shingles and not b.char_shingles and ov.jaccard >= config.word_jaccard:
-        return _guarded(a, b, config, result, "copy")
+    if not a.char_shingles and not b.char_shingles:
+        if ov.jaccard >= config.word_jaccard:
+            return _guarded(a, b, config, result, "copy")
+        if ov.containment >= config.word_containment:
+            return _guarded(a, b, config, result, "contained")
     return result(False, "dissimilar")
 
 

@@ -362,7 +362,7 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
     # under the copy rule's containment (0.8), above word_jaccard (0.6)
     assert result.ok and result.reason == "copy"
     assert result.similarity >= 0.6 and result.containment < 0.8
-    assert not verify(repost, original, EngineConfig(word_jaccard=0.7)).ok
+    assert not verify(repost, original, EngineConfig(word_jaccard=0.7, word_containment=1.0)).ok
     # two texts sharing fewer of their five-word sequences stay apart
     shared = _english_words(0, 110)
     one = extract("", _english_words(3000, 75) + ". " + shared)
@@ -374,3 +374,19 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
 def test_word_jaccard_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="word_jaccard must be between 0 and 1"):
         EngineConfig(word_jaccard=1.5)
+
+
+def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -> None:
+    story = _english_words(0, 150)
+    first = extract("", story + ". " + _english_words(5000, 40))
+    later = extract("", _english_words(6000, 120) + ". " + story)
+    result = verify(first, later, EngineConfig())
+    # below the copy rule's Jaccard and the general containment (0.9), above 0.7
+    assert result.ok and result.reason == "contained"
+    assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
+    assert not verify(first, later, EngineConfig(word_containment=0.9)).ok
+
+
+def test_word_containment_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="word_containment must be between 0 and 1"):
+        EngineConfig(word_containment=-0.5)

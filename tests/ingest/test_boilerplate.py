@@ -93,15 +93,21 @@ def test_pages_whose_body_is_not_about_their_title_count_even_when_they_join(
         client, auth, run_worker):
     min_docs(5)
     # related titles, one redirect page as the body: they join one doc (a copy under
-    # similar titles), and each still counts, so the redirect text is learned
-    for n in range(1, 6):
-        post(client, auth, f"r{n}", f"全市召开第{n}次环境保护工作会议", REDIRECT)
+    # similar titles), and each still counts, so the redirect text is learned. (Titles
+    # with another number, "第1次" against "第2次", would be two meetings: templates.)
+    titles = ["全市召开环境保护工作会议", "全市召开环境保护工作会议现场",
+              "全市环境保护工作会议召开", "全市召开环境保护工作会议直击",
+              "全市召开环境保护工作会议速览"]
+    for n, title in enumerate(titles, start=1):
+        post(client, auth, f"r{n}", title, REDIRECT)
         run_worker()
-    assert Article.objects.get(nid="r5").matched_by == "content"
+    first = Article.objects.get(nid="r1")
+    assert Article.objects.get(nid="r5").doc_id == first.doc_id
+    assert Article.objects.get(nid="r5").matched_by in {"content", "title"}
     learned = set(BoilerplateClause.objects.values_list("text", flat=True))
     assert "请确保浏览器没有禁止发送cookie" in learned
     # now a redirect page is an empty body: decided by its title alone
-    post(client, auth, "r6", "全市召开第6次环境保护工作会议", REDIRECT)
+    post(client, auth, "r6", "全市召开第六次环境保护工作会议部署明年任务", REDIRECT)
     run_worker()
     assert Article.objects.get(nid="r6").doc_id not in {
         a.doc_id for a in Article.objects.filter(nid__startswith="r").exclude(nid="r6")}

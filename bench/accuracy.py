@@ -171,8 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     if corrected_rows:
         print("Silver pairs corrected by hand (bench/labels/<corpus>_doubtful_pairs.csv: the "
-              "0.5-0.8 band and every unlisted merged pair, read): pair P, R, F1 over the "
-              "corpus")
+              "0.5-0.8 band, unlisted merged pairs and split J >= 0.8 pairs, read): pair P, "
+              "R, F1 over the corpus")
         print(table(["corpus", "method", "P", "R", "F1", "false merges", "missed"],
                     corrected_rows))
         print()

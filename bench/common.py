@@ -36,8 +36,9 @@ LABELS = {"bdci": ROOT / "bench" / "labels" / "bdci2019_pairs.csv"}
 # (docs/engine.md, "The validation sample").
 VALIDATION = {"bdci": ROOT / "bench" / "labels" / "bdci2019_validation_pairs.csv"}
 # The silver corpora's doubtful pairs read by hand (bench/label_sample.py
-# --disagreements): the 0.5-0.8 band and every pair a method merged that the silver
-# file does not list. With them the silver scores can be corrected (score_corrected).
+# --disagreements): the 0.5-0.8 band, every pair a method merged that the silver file
+# does not list, every J >= 0.8 pair a method kept apart (docs/engine.md). With them
+# the silver scores can be corrected (score_corrected).
 DOUBTFUL = {corpus: ROOT / "bench" / "labels" / f"{corpus}_doubtful_pairs.csv"
             for corpus in ("xinhua", "thucnews", "bbc", "cnndm")}
 CLOUGH = "clough_stevenson_reuse_en"

@@ -80,6 +80,11 @@ def similar_pairs(docs: list[Doc]) -> list[tuple[int, int, float, float]]:
     return out
 
 
+def long_bodies(docs: list[Doc], pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs whose two bodies both have at least 300 characters."""
+    return [p for p in pairs if min(len(docs[p[0]].content), len(docs[p[1]].content)) >= 300]
+
+
 def band(j: float, c: float) -> str:
     if j >= 0.8:
         return "A"
@@ -102,15 +107,12 @@ def sample(docs: list[Doc], seed: int = 20261124) -> list[tuple[int, int]]:
         rng.shuffle(left)
         chosen.update(left[:n])
 
-    def long_bodies(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [p for p in pairs if min(len(docs[p[0]].content), len(docs[p[1]].content)) >= 300]
-
     take(by_band["A"], 50)
     take(by_band["B"], 92)
     take(by_band["C"], 57)
-    take(long_bodies(by_band["D"]), 40)
+    take(long_bodies(docs, by_band["D"]), 40)
     take(by_band["D"], 60)
-    take(long_bodies(by_band["E"]), 30)
+    take(long_bodies(docs, by_band["E"]), 30)
     take(by_band["E"], 15)
     take(by_band["F"], 20)
     by_title: dict[str, list[int]] = collections.defaultdict(list)
@@ -141,12 +143,9 @@ def validation_sample(docs: list[Doc], labelled: set[tuple[str, str]],
         chosen.update(left[:n])
         return len(left[:n])
 
-    def long_bodies(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [p for p in pairs if min(len(docs[p[0]].content), len(docs[p[1]].content)) >= 300]
-
     take(by_band["A"], len(by_band["A"]))
-    take(by_band["D"], 80 - take(long_bodies(by_band["D"]), 30))
-    take(by_band["E"], 60 - take(long_bodies(by_band["E"]), 25))
+    take(by_band["D"], 80 - take(long_bodies(docs, by_band["D"]), 30))
+    take(by_band["E"], 60 - take(long_bodies(docs, by_band["E"]), 25))
     take(by_band["F"], 30)
     by_title: dict[str, list[int]] = collections.defaultdict(list)
     for i, doc in enumerate(docs):
@@ -191,7 +190,8 @@ def main() -> int:
                         help="a held-out round, leaving out every pair of both label files")
     parser.add_argument("--seed", type=int, default=20261125, help="the round's seed")
     parser.add_argument("--disagreements", action="store_true",
-                        help="a silver corpus's doubtful pairs (band and unlisted merges)")
+                        help="a silver corpus's doubtful pairs not read yet (band, "
+                             "unlisted merges, split J >= 0.8 pairs)")
     parser.add_argument("--max-chars", type=int, default=2500,
                         help="characters of a body shown before it is cut")
     args = parser.parse_args()

@@ -60,6 +60,12 @@ class EngineConfig:
     # 5-grams are a stricter unit than character 5-grams, so the threshold is the CJK
     # rule's.
     word_containment: float = 0.7
+    # two bodies of at least containment_min_shingles under one headline (title keys at
+    # least title_only_similarity alike, both title_only_min_chars long): a repost under
+    # other chrome or with paragraphs cut needs only this Jaccard (the seeds' cascade:
+    # a title match confirmed by the content; docs/engine.md, "Same headline"). 1.0
+    # turns the rule off.
+    title_jaccard: float = 0.3
     short_shingles: int = 30
     short_jaccard: float = 0.9
     short_edit: float = 0.8  # short bodies kept whole: character edit similarity
@@ -104,7 +110,7 @@ class EngineConfig:
         for name in (
             "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
             "cjk_strict_containment", "cjk_strict_jaccard", "word_jaccard", "word_containment",
-            "short_jaccard",
+            "short_jaccard", "title_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
         ):

@@ -374,16 +374,47 @@ _SERIES_TAG = re.compile(r"[(\[【〔]\s*(\d{1,3})\s*[)\]】〕]")
 
 
 def title_head(title: str) -> str:
-    """A normalized title without its leading desk tags (``（锐视角）``, ``【独家】``):
-    what the title fingerprint and the title key are made of. A tag that is only a
-    number, a photo series' ``（3）``, is kept (as the number, in front): it is which
-    item of the series this is, and ``（3）`` against ``（4）`` is another item."""
+    """A normalized title without its leading desk tags (``（锐视角）``, ``【独家】``)
+    and without the site's name around it (:func:`split_title`): what the title
+    fingerprint and the title key are made of. A tag that is only a number, a photo
+    series' ``（3）``, is kept (as the number, in front): it is which item of the series
+    this is, and ``（3）`` against ``（4）`` is another item."""
+    return _without_tags(split_title(title)[0])
+
+
+def _without_tags(title: str) -> str:
     found = _TITLE_TAG.match(title)
     if not found:
         return title
     series = _SERIES_TAG.findall(found.group(0))
     rest = title[found.end():]
     return " ".join([*series, rest]) if series else rest
+
+
+# A crawled page's title carries the site, channel or blog around the headline:
+# "标题_搜狐汽车_搜狐网", "标题_手机网易网", "中国文艺网_标题", "标题 - 渭南市中级人民法院网".
+# Only titles with Chinese characters are cut: in English a spaced dash belongs to the
+# headline ("Choose hope over fear - Kennedy": the speaker), and the English corpora
+# show no site names to learn from.
+_SITE_SEPARATOR = re.compile(r"_+|\s+[-|—–]+\s+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def split_title(title: str) -> tuple[str, str]:
+    """(headline, the rest) of a crawled page's title: the headline is the longest (in
+    letters and digits; ties to the first) of the parts the site's separators cut it
+    into, so two sites' copies of one story (``…钱财_赤峰新闻网``, ``…钱财_手机网易网``)
+    have one title, and two stories of one site (``…_投诉直通车_华声在线``) do not share
+    the site's name; the rest (the other parts, space-joined) still counts for
+    :func:`off_title`. A title without a separator or without Chinese characters is
+    all headline."""
+    parts = _SITE_SEPARATOR.split(title) if _CJK.search(title) else [title]
+    if len(parts) == 1:
+        return title, ""
+    best = max(range(len(parts)), key=lambda i: len(text_key(parts[i])))  # first of ties
+    if not text_key(parts[best]):
+        return title, ""
+    return parts[best].strip(), " ".join(p.strip() for i, p in enumerate(parts) if i != best)
 
 
 def _fingerprints(
@@ -506,9 +537,11 @@ def extract_many(
         chunk = items[start : start + batch]
         stripped = [strip_with_clauses(normalize(content), boilerplate) for _, content in chunk]
         bodies = [item.body for item in stripped]
-        heads = [title_head(normalize(title)) if title else "" for title, _ in chunk]
+        titles = [_title_parts(title) for title, _ in chunk]
+        heads = [head for head, _ in titles]
         body_tokens = [segmenter.cut(body) for body in bodies]
         head_tokens = [segmenter.cut(head) if head else [] for head in heads]
+        site_tokens = [segmenter.cut(site) if site else [] for _, site in titles]
         # one vocabulary lookup for bodies and titles (per-call cost matters for one article)
         body_lengths = np.fromiter(map(len, body_tokens), dtype=np.int64, count=len(chunk))
         head_lengths = np.fromiter(map(len, head_tokens), dtype=np.int64, count=len(chunk))
@@ -531,7 +564,7 @@ def extract_many(
                     short_text=(short := short_key(bodies[i], stripped[i].clauses)),
                     keys=body_keys(bodies[i], short, (stripped[i].clauses, stripped[i].hashes)),
                     off_title=off_title(head_tokens[i], bodies[i], token_counts[i],
-                                        vocab.stopwords),
+                                        vocab.stopwords, site_tokens[i]),
                     char_shingles=char_shingled(bodies[i]),
                 )
             )
@@ -544,7 +577,7 @@ def _extract_compiled(
 ) -> Features:
     stripped = strip_with_clauses(normalize(content), boilerplate)
     body = stripped.body
-    head = title_head(normalize(title)) if title else ""
+    head, site = _title_parts(title)
     body_tokens = segmenter.cut(body)
     content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
         body_tokens, True, WEAK_BITS, True
@@ -562,23 +595,39 @@ def _extract_compiled(
         title_fp, content_fp, token_count, sketch, numbers, number_count,
         weak_bits=weak, title_key=text_key(head), short_text=short,
         keys=body_keys(body, short, (stripped.clauses, stripped.hashes)),
-        off_title=off_title(head_tokens, body, token_count, vocab.stopwords),
+        off_title=off_title(head_tokens, body, token_count, vocab.stopwords,
+                            segmenter.cut(site) if site else ()),
         char_shingles=char_kind,
     )
 
 
+def _title_parts(title: str) -> tuple[str, str]:
+    """(:func:`title_head`, the site's part) of a raw title."""
+    if not title:
+        return "", ""
+    head, site = split_title(normalize(title))
+    return _without_tags(head), site
+
+
 def off_title(head_tokens: list[str], body: str, body_words: int,
-              stopwords: frozenset[str]) -> bool:
-    """Is the body about something else than its title: a title of at least two
-    informative words (two characters or more, not stopwords), none of which occurs in
-    a body that has informative words of its own (``body_words``: its count)? True for
-    a redirect page, a site footer or a disclaimer crawled as the body; 0.06 % of
-    Xinhua articles, 5 % of the crawled web news corpus."""
+              stopwords: frozenset[str], site_tokens: Sequence[str] = ()) -> bool:
+    """Is the body about something else than its headline: a title of at least two
+    informative words (two characters or more, not stopwords), none of the headline's
+    occurring in a body that has informative words of its own (``body_words``: its
+    count)? The site's part of the title (``site_tokens``, :func:`split_title`) counts
+    towards the two words but is not looked for: a site's channel description names the
+    site. True for a redirect page, a site footer or a disclaimer crawled as the body;
+    0.06 % of Xinhua articles, 5 % of the crawled web news corpus."""
     if not body_words:
         return False
-    title_words = {t for t in head_tokens
-                   if len(t) >= 2 and t not in stopwords and t[0].isalnum()}
-    return len(title_words) >= 2 and not any(word in body for word in title_words)
+    words = _informative(head_tokens, stopwords)
+    if not words or len(words | _informative(site_tokens, stopwords)) < 2:
+        return False
+    return not any(word in body for word in words)
+
+
+def _informative(tokens: Sequence[str], stopwords: frozenset[str]) -> set[str]:
+    return {t for t in tokens if len(t) >= 2 and t not in stopwords and t[0].isalnum()}
 
 
 _NOT_WORD = re.compile(r"[\W_]+")

@@ -31,6 +31,10 @@ The rule (reasoning and measurements in ``docs/engine.md``):
    the shorter text; templates and site listings show their other names and numbers).
    Two alphabetic bodies (word 5-gram sketches) of that size match at containment >=
    ``word_containment`` (a story kept whole under a later version's new lead).
+   Two bodies of that size under one headline (title keys >= ``title_only_similarity``
+   alike, both >= ``title_only_min_chars`` long, no other number or name) match at
+   Jaccard >= ``title_jaccard``: the seeds' title match confirmed by the content
+   (``"same-headline"``).
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
    ``guard_conflicts`` of the contexts both texts share, and at least
@@ -183,7 +187,19 @@ def _long_bodies(
             return _guarded(a, b, config, result, "copy")
         if ov.containment >= config.word_containment:
             return _guarded(a, b, config, result, "contained")
+    if ov.jaccard >= config.title_jaccard and _same_headline(a, b, config):
+        return _guarded(a, b, config, result, "same-headline")
     return result(False, "dissimilar")
+
+
+def _same_headline(a: Features, b: Features, config: EngineConfig) -> bool:
+    """Titles that are one headline (``title_only_similarity``, both at least
+    ``title_only_min_chars`` letters and digits, the site's name cut off already)."""
+    ta, tb = a.title_key, b.title_key
+    if min(len(ta), len(tb)) < config.title_only_min_chars:
+        return False
+    short = compare_short(ta, tb)
+    return short.similarity >= config.title_only_similarity and not short.conflict
 
 
 def _title_only(

@@ -11,6 +11,8 @@ from fingerprints.engine import (
     extract_many,
     verify,
 )
+from fingerprints.extract import split_title
+from fingerprints.normalize import normalize
 
 from .texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 
@@ -390,3 +392,60 @@ def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -
 def test_word_containment_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="word_containment must be between 0 and 1"):
         EngineConfig(word_containment=-0.5)
+
+
+@pytest.mark.parametrize(("title", "head", "site"), [
+    ("不好意思，你不配做深圳人!_搜狐汽车_搜狐网", "不好意思,你不配做深圳人!", "搜狐汽车 搜狐网"),
+    ("中国文艺网_书法志愿服务走进北京最美的乡村", "书法志愿服务走进北京最美的乡村", "中国文艺网"),
+    ("我国刑事诉讼证人出庭作证制度浅析 - 渭南市中级人民法院网",
+     "我国刑事诉讼证人出庭作证制度浅析", "渭南市中级人民法院网"),
+    ("2018年公务员考试职位表", "2018年公务员考试职位表", ""),  # no separator
+    ("2017-2019年脱贫攻坚公路工程", "2017-2019年脱贫攻坚公路工程", ""),  # a dash in it
+    ("choose hope over fear - kennedy", "choose hope over fear - kennedy", ""),  # English
+    ("___", "___", ""),
+])
+def test_a_crawled_title_is_cut_to_its_headline(title: str, head: str, site: str) -> None:
+    assert split_title(normalize(title)) == (head, site)
+
+
+def test_two_sites_copies_of_a_story_share_a_title_and_two_stories_of_one_site_do_not() -> None:
+    body = _prose(7, 20)
+    one = extract("打着雅好幌子，150次收受21人钱财_赤峰新闻网", body)
+    two = extract("打着雅好幌子，150次收受21人钱财_手机网易网", body)
+    assert one.title_fp == two.title_fp and one.title_key == two.title_key
+    # a complaint site's channel description crawled as the body of two complaints: the
+    # description names the site, not the complaint, so both pages are off their titles
+    description = ("《湘问》是湖南日报社华声在线推出的问政平台，投诉直通车受理消费者的投诉，"
+                   "帮助群众解决问题，监督相关部门的处理结果，欢迎网友踊跃参与。")
+    apple = extract("苹果商店软件乱扣费_投诉举报_投诉直通车_华声在线", description)
+    taobao = extract("淘宝维权不公正_消费投诉_投诉直通车_华声在线", description + "有问必答。")
+    assert apple.off_title and taobao.off_title
+    refused = verify(apple, taobao, CONFIG)
+    assert refused.containment == 1.0 and not refused.ok and refused.reason == "empty"
+    # a headline of one word is off its title only with the site's words beside it
+    banner = "签到排名：今日本吧第个签到，本吧因你更精彩，明天继续来努力"
+    assert extract("晒晒鞋【男鞋吧】_百度贴吧", banner).off_title
+    assert not extract("晒晒鞋【男鞋吧】", banner).off_title
+
+
+def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
+    shared = _prose(8, 12)
+    one = extract("人民日报怒批：再不整治，会让道德倒退", _prose(9, 10) + shared)
+    two = extract("人民日报怒批：再不整治！会让道德倒退", shared + _prose(10, 10))
+    result = verify(one, two, CONFIG)
+    assert 0.3 <= result.similarity < 0.6 and result.containment < 0.6
+    assert result.ok and result.reason == "same-headline"
+    # another headline over the same bodies, or the rule turned off: refused
+    other = extract("城市绿道贯通", shared + _prose(10, 10))
+    assert verify(one, other, CONFIG).reason == "dissimilar"
+    assert verify(one, two, EngineConfig(title_jaccard=1.0)).reason == "dissimilar"
+    # a bulletin for another day under the same headline keeps its number guard
+    day1 = extract("城市道路建设进展通报", _prose(9, 10) + "第一期完成投资12亿元。" + shared)
+    day2 = extract("城市道路建设进展通报", shared + "第一期完成投资15亿元。" + _prose(10, 10))
+    assert verify(day1, day2, CONFIG).reason == "template: 1/1 numbers differ"
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_title_jaccard_must_be_a_share(value: float) -> None:
+    with pytest.raises(ValueError, match="title_jaccard must be between 0 and 1"):
+        EngineConfig(title_jaccard=value)

@@ -80,6 +80,11 @@ class EngineConfig:
     off_title_max_shingles: int = 300
     guard_conflicts: float = 0.2
     guard_min_conflicts: int = 1
+    # ... but at least this many when the pair's Jaccard is under guard_part_jaccard: a
+    # report inside a digest several times its length, where one differing number in a
+    # shared context is the digest's own (docs/engine.md, "The number guard for parts")
+    guard_part_jaccard: float = 0.3
+    guard_part_min_conflicts: int = 2
     # the name guard: the same context followed by another person, place or
     # organisation name (jieba's dictionary tags), in more than this share of the
     # contexts both texts have, and at least this many
@@ -110,7 +115,7 @@ class EngineConfig:
         for name in (
             "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
             "cjk_strict_containment", "cjk_strict_jaccard", "word_jaccard", "word_containment",
-            "short_jaccard", "title_jaccard",
+            "short_jaccard", "title_jaccard", "guard_part_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
         ):
@@ -121,6 +126,10 @@ class EngineConfig:
         if not isinstance(shingles, int) or isinstance(shingles, bool) or shingles < 0:
             raise ValueError("off_title_max_shingles must be a count of shingles (0 or more), "
                              f"not {shingles!r}")
+        for name in ("guard_min_conflicts", "guard_part_min_conflicts"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer of 1 or more, not {value!r}")
         if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
             raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
         min_docs = self.boilerplate_min_docs

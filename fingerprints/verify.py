@@ -38,9 +38,11 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
    ``guard_conflicts`` of the contexts both texts share, and at least
-   ``guard_min_conflicts`` of them. The same bulletin for another day or company,
-   item (3) vs (4) of a photo series, share nearly all words but not their numbers;
-   a repost that drops a dateline or adds a footer has no conflicting context.
+   ``guard_min_conflicts`` of them (``guard_part_min_conflicts`` when the pair's
+   Jaccard is under ``guard_part_jaccard``: a part inside a page several times its
+   size, not two fillings of one frame). The same bulletin for another day or
+   company, item (3) vs (4) of a photo series, share nearly all words but not their
+   numbers; a repost that drops a dateline or adds a footer has no conflicting context.
 """
 
 from __future__ import annotations
@@ -139,16 +141,17 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
         return _title_only(a, b, config, result)
     if small < config.short_shingles:
         if ov.jaccard >= config.short_jaccard:
-            return _guarded(a, b, config, result, "short-copy")
+            return _guarded(a, b, config, result, ov.jaccard, "short-copy")
         if a.short_text and b.short_text:
             short = compare_short(a.short_text, b.short_text)
             if short.similarity >= config.short_edit:
                 if short.conflict:
                     return result(False, f"template: another {short.conflict}")
-                return _guarded(a, b, config, result, "short-edit")
+                # a short text is never a part of a larger page: the full guard
+                return _guarded(a, b, config, result, 1.0, "short-edit")
         return result(False, "short-text")
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
-        return _guarded(a, b, config, result, "copy")
+        return _guarded(a, b, config, result, ov.jaccard, "copy")
     if small >= config.containment_min_shingles:
         return _long_bodies(a, b, ov, config, result)
     return result(False, "dissimilar")
@@ -175,20 +178,20 @@ def _long_bodies(
     copy rule did not accept: containment, the CJK containment rule and its strict
     band, the word Jaccard and word containment rules."""
     if ov.containment >= config.containment:
-        return _guarded(a, b, config, result, "contained")
+        return _guarded(a, b, config, result, ov.jaccard, "contained")
     if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
         if ov.containment >= config.cjk_containment:
-            return _guarded(a, b, config, result, "contained")
+            return _guarded(a, b, config, result, ov.jaccard, "contained")
         if (ov.containment >= config.cjk_strict_containment
                 and ov.jaccard >= config.cjk_strict_jaccard):
             return _strictly_guarded(a, b, result)
     if not a.char_shingles and not b.char_shingles:
         if ov.jaccard >= config.word_jaccard:
-            return _guarded(a, b, config, result, "copy")
+            return _guarded(a, b, config, result, ov.jaccard, "copy")
         if ov.containment >= config.word_containment:
-            return _guarded(a, b, config, result, "contained")
+            return _guarded(a, b, config, result, ov.jaccard, "contained")
     if ov.jaccard >= config.title_jaccard and _same_headline(a, b, config):
-        return _guarded(a, b, config, result, "same-headline")
+        return _guarded(a, b, config, result, ov.jaccard, "same-headline")
     return result(False, "dissimilar")
 
 
@@ -253,12 +256,21 @@ def _guarded(
     b: Features,
     config: EngineConfig,
     result: Callable[[bool, str], Verification],
+    jaccard: float,
     reason: str,
 ) -> Verification:
+    """The template guard. A pair whose Jaccard is under ``guard_part_jaccard`` is a
+    part inside a page several times its size, not two fillings of one frame (a
+    template's fillers are a small share of texts of about one size): one number that
+    differs in a shared context there is the longer page's own, so the number guard
+    needs ``guard_part_min_conflicts`` of them."""
     if title_numbers_differ(a, b):
         return result(False, "template: another number in the title")
     conflicts, shared = number_conflicts(a, b)
-    if conflicts >= config.guard_min_conflicts and conflicts > config.guard_conflicts * shared:
+    least = config.guard_min_conflicts
+    if jaccard < config.guard_part_jaccard:
+        least = max(least, config.guard_part_min_conflicts)
+    if conflicts >= least and conflicts > config.guard_conflicts * shared:
         return result(False, f"template: {conflicts}/{shared} numbers differ")
     conflicts, shared = number_conflicts(a, b, names=True)
     if (conflicts >= config.name_guard_min_conflicts

@@ -449,3 +449,36 @@ def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
 def test_title_jaccard_must_be_a_share(value: float) -> None:
     with pytest.raises(ValueError, match="title_jaccard must be between 0 and 1"):
         EngineConfig(title_jaccard=value)
+
+
+def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
+    # a short report inside a digest five times its length, whose copy of it gives one
+    # figure otherwise (a date written out, a number brought up to date)
+    report = "市交通局发布通报，城市道路建设工程进展顺利，第一期完成投资12亿元。" + _prose(11, 8)
+    digest = _prose(12, 20) + report.replace("12亿元", "15亿元") + _prose(13, 20)
+    short, long_ = extract("道路建设进展", report), extract("本周交通要闻汇总", digest)
+    result = verify(short, long_, CONFIG)
+    assert result.similarity < 0.3 and result.containment >= 0.9
+    assert result.ok and result.reason == "contained"
+    # the same pair with the full guard: one differing number vetoes it
+    full = verify(short, long_, EngineConfig(guard_part_min_conflicts=1))
+    assert not full.ok and full.reason.startswith("template")
+    assert not verify(short, long_, EngineConfig(guard_part_jaccard=0.0)).ok
+    # two fillings of one frame keep the full guard (Jaccard far above the part's)
+    day1 = extract("道路通报", report)
+    day2 = extract("道路通报", report.replace("12亿元", "15亿元"))
+    refused = verify(day1, day2, CONFIG)
+    assert refused.similarity >= 0.3 and not refused.ok
+    assert refused.reason.startswith("template")
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True])
+def test_guard_conflict_counts_must_be_positive_integers(value: object) -> None:
+    for name in ("guard_min_conflicts", "guard_part_min_conflicts"):
+        with pytest.raises(ValueError, match=f"{name} must be an integer of 1 or more"):
+            EngineConfig(**{name: value})  # type: ignore[arg-type]
+
+
+def test_guard_part_jaccard_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="guard_part_jaccard must be between 0 and 1"):
+        EngineConfig(guard_part_jaccard=1.5)

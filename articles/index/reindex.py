@@ -298,9 +298,14 @@ def run_reindex(settings_version: int) -> int:
         return build(settings.engine_config(), recompute=True, settings_version=settings_version)
 
 
-def rebuild_index(progress: Any = None) -> int:
+def rebuild_index(progress: Any = None, *, recompute: bool = False) -> int:
     """Rebuild every Redis structure from MySQL (a new generation, then the switch);
-    one rebuild at a time. ``progress``: a tqdm-like bar (``update(n)``)."""
+    one rebuild at a time. ``progress``: a tqdm-like bar (``update(n)``).
+    ``recompute``: re-extract every stored article's features with this code and the
+    active configuration first (after an upgrade that changes how features are made,
+    e.g. titles cut to their headline: docs/engine.md); docIds are not touched."""
     client = redis_store.client()
     with multi_lock(client, [redis_store.key("lock", "rebuild")], ttl_ms=3_600_000, wait_s=3600):
-        return build(progress=progress.update if progress is not None else None)
+        version = IndexState.load().config_version if recompute else None
+        return build(recompute=recompute, settings_version=version,
+                     progress=progress.update if progress is not None else None)

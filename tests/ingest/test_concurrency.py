@@ -112,6 +112,43 @@ def test_after_redis_is_emptied_rebuild_index_gives_the_old_doc_ids(client, auth
 
 
 @pytest.mark.django_db(transaction=True)
+def test_rebuild_index_recompute_re_extracts_stored_features(client, auth, run_worker,
+                                                             redis_client):
+    """After an upgrade that changes extraction, ``rebuild_index --recompute`` makes
+    every stored article's features with the new code; docIds stay."""
+    from django.core.management import call_command
+
+    from fingerprints.engine import extract
+    from fingerprints.features import Features
+
+    title, body = "打着雅好幌子一百五十次收受钱财_赤峰新闻网", variant(5)
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data=json.dumps({"nid": "old", "url": "https://a.example/old",
+                                 "title": title, "content": body}))
+    run_worker()
+    article = Article.objects.get(nid="old")
+    doc_id = article.doc.doc_id
+    fresh = extract(title, body)
+    assert Features.from_bytes(bytes(article.features)) == fresh
+    # what an older release stored: the title fingerprint and key of the whole title
+    stale = extract("打着雅好幌子一百五十次收受钱财 赤峰新闻网", body)
+    assert stale.title_key != fresh.title_key
+    Article.objects.filter(pk=article.pk).update(features=stale.to_bytes(),
+                                                 title_fp=stale.title_fp)
+    out = StringIO()
+    call_command("rebuild_index", "--recompute", stdout=out, stderr=StringIO())
+    assert "Re-extracted and indexed 1 articles." in out.getvalue()
+    article.refresh_from_db()
+    assert Features.from_bytes(bytes(article.features)) == fresh
+    assert article.title_fp == fresh.title_fp and article.doc.doc_id == doc_id
+    # without --recompute the stored features are indexed as they are
+    Article.objects.filter(pk=article.pk).update(features=stale.to_bytes())
+    call_command("rebuild_index", stdout=StringIO(), stderr=StringIO())
+    article.refresh_from_db()
+    assert Features.from_bytes(bytes(article.features)) == stale
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_worker_notices_an_empty_index_and_rebuilds_it_itself(client, auth, run_worker,
                                                                 redis_client):
     client.post("/api/v1/articles", content_type="application/json", **auth,

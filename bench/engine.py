@@ -1,7 +1,8 @@
 """Speed of the engine: throughput, Redis index lookups and memory, all-pairs.
 
     .venv/bin/python bench/engine.py [--corpus xinhua --corpus bdci] [--sizes 1000000,10000000]
-                                     [--skip-throughput] [--skip-redis] [--skip-allpairs]
+                                     [--rounds 3] [--skip-throughput] [--skip-redis]
+                                     [--skip-allpairs]
 
 1. Throughput on one core (pinned to one CPU), Xinhua and the crawled corpus (bdci),
    each method in a fresh process: its first pass over the corpus (cold: text the
@@ -14,6 +15,8 @@
    rensa MinHash-LSH (128 permutations, 16 bands, character 5-grams, query + insert,
    Python shingling included: the baseline of the ratios), datasketch MinHash-LSH and
    the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
+   ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
+   shared machine then falls on all of them); medians, and each ratio's range.
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
    a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one
@@ -127,27 +130,45 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
             "warm_wall": warm[0], "warm_cpu": warm[1]}
 
 
-def throughput(corpora: list[str]) -> list[list[object]]:
+def throughput(corpora: list[str], rounds: int = 1) -> list[list[object]]:
+    """Each method over each corpus in a fresh process, ``rounds`` times, the methods
+    taking turns (round 1: every method, round 2: every method...), so that a slow
+    minute of the shared machine falls on every method alike. A figure is the median of
+    the rounds; a ratio is the median of the rounds' ratios, with their range."""
     rows: list[list[object]] = []
     for corpus in corpora:
-        found: dict[str, dict[str, float]] = {}
-        for name, case in CASES.items():
-            out = subprocess.run(
-                [sys.executable, __file__, "--one-case", case, "--corpus", corpus],
-                check=True, capture_output=True, text=True)
-            found[name] = json.loads(out.stdout)
-            f = found[name]
-            print(f"  {corpus} {name}: cold {f['n'] / f['cold_cpu']:,.0f} docs/s, "
-                  f"warm {f['n'] / f['warm_cpu']:,.0f}", file=sys.stderr, flush=True)
-        base = found[BASELINE]
-        for name, f in found.items():
-            n = f["n"]
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in CASES}
+        for _ in range(rounds):
+            for name, case in CASES.items():
+                out = subprocess.run(
+                    [sys.executable, __file__, "--one-case", case, "--corpus", corpus],
+                    check=True, capture_output=True, text=True)
+                f = json.loads(out.stdout)
+                runs[name].append(f)
+                print(f"  {corpus} {name}: cold {f['n'] / f['cold_cpu']:,.0f} docs/s, "
+                      f"warm {f['n'] / f['warm_cpu']:,.0f}", file=sys.stderr, flush=True)
+        base = runs[BASELINE]
+        for name, found in runs.items():
+            n = found[0]["n"]
             rows.append([
-                corpus, name, f"{n / f['cold_wall']:,.0f}", f"{n / f['cold_cpu']:,.0f}",
-                f"{base['cold_cpu'] / f['cold_cpu']:.2f}x", f"{n / f['warm_cpu']:,.0f}",
-                f"{base['warm_cpu'] / f['warm_cpu']:.2f}x", f"{1e6 * f['cold_cpu'] / n:.0f}",
+                corpus, name, f"{n / _median(found, 'cold_wall'):,.0f}",
+                f"{n / _median(found, 'cold_cpu'):,.0f}", _ratio(base, found, "cold_cpu"),
+                f"{n / _median(found, 'warm_cpu'):,.0f}", _ratio(base, found, "warm_cpu"),
+                f"{1e6 * _median(found, 'cold_cpu') / n:.0f}",
             ])
     return rows
+
+
+def _median(found: list[dict[str, float]], key: str) -> float:
+    return float(np.median([f[key] for f in found]))
+
+
+def _ratio(base: list[dict[str, float]], found: list[dict[str, float]], key: str) -> str:
+    """The median of the rounds' ratios (baseline seconds / these seconds), and their
+    range when there is more than one round."""
+    each = [b[key] / f[key] for b, f in zip(base, found, strict=True)]
+    spread = f" ({min(each):.2f}-{max(each):.2f})" if len(each) > 1 else ""
+    return f"{np.median(each):.2f}x{spread}"
 
 
 def redis_figures(url: str, sizes: list[int], queries: int = 20_000) -> list[list[object]]:
@@ -283,6 +304,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--corpus", action="append", choices=["xinhua", "bdci"])
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every throughput row this many times, the methods taking "
+                             "turns; report medians (and the ratios' range)")
     parser.add_argument("--skip-redis", action="store_true")
     parser.add_argument("--skip-allpairs", action="store_true")
     parser.add_argument("--one-case", choices=sorted(set(CASES.values())), help=argparse.SUPPRESS)
@@ -297,10 +321,10 @@ def main() -> int:
     if not args.skip_throughput:
         print("Throughput, one core, a fresh process per row: cold = its first pass over the "
               "corpus, warm = a second pass over the same texts (docs/s from CPU time unless "
-              "marked wall)")
+              f"marked wall); {args.rounds} round(s), the methods taking turns, medians")
         print(table(["corpus", "method", "cold docs/s (wall)", "cold docs/s",
                      f"cold vs {BASELINE}", "warm docs/s", f"warm vs {BASELINE}",
-                     "cold µs CPU/doc"], throughput(corpora)))
+                     "cold µs CPU/doc"], throughput(corpora, args.rounds)))
         print()
     if not args.skip_allpairs:
         print("All pairs within Hamming distance 3, random 64-bit fingerprints, in memory")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -555,9 +556,13 @@ class LinkKind(models.TextChoices):
 class EditorLinkQuerySet(models.QuerySet["EditorLink"]):
     def cannot_link_docs(self, nid: str) -> frozenset[str]:
         """docIds an article must not join: those holding a member it is cannot-linked to."""
+        return self.cannot_link_docs_of([nid])
+
+    def cannot_link_docs_of(self, nids: Sequence[str]) -> frozenset[str]:
+        """docIds holding a member cannot-linked to one of ``nids``."""
         cannot = self.filter(kind=LinkKind.CANNOT)
-        others = list(cannot.filter(nid_a=nid).values_list("nid_b", flat=True).union(
-            cannot.filter(nid_b=nid).values_list("nid_a", flat=True)))
+        others = list(cannot.filter(nid_a__in=nids).values_list("nid_b", flat=True).union(
+            cannot.filter(nid_b__in=nids).values_list("nid_a", flat=True)))
         if not others:
             return frozenset()
         return frozenset(

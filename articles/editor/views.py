@@ -12,6 +12,7 @@ checks the user may edit and calls one service function of
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, wraps
@@ -38,6 +39,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
+from redis.exceptions import RedisError
 
 from articles.editor import actions, bulk, review
 from articles.editor.diff import shared_keywords, word_diff
@@ -50,6 +52,7 @@ from articles.editor.forms import (
     NoteForm,
     TargetForm,
 )
+from articles.ingest.assign import IndexUnavailable, related_docs
 from articles.models import (
     Article,
     ArticleStatus,
@@ -64,6 +67,8 @@ from articles.tuning.state import active_config
 from fingerprints.engine import EngineConfig, Features
 from fingerprints.simhash import hamming
 from fingerprints.verify import verify
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 REVIEW_ITEMS = 25
@@ -350,6 +355,19 @@ def _merge_targets(doc: Doc, query: str) -> list[Doc]:
     return list(docs.order_by("-last_seen", "-id")[:MERGE_RESULTS])
 
 
+def _related_context(doc: Doc, version: str) -> dict[str, Any]:
+    """The docIds a member of ``doc`` verifies against (merge candidates), or why they
+    cannot be listed now (the index is unreachable or being rebuilt): the page works
+    without them."""
+    context: dict[str, Any] = {"doc": doc, "version": _position(version)}
+    try:
+        context["related"] = related_docs(doc)
+    except (IndexUnavailable, RedisError) as exc:
+        log.warning("related docIds of %s unavailable: %s", doc.doc_id, exc)
+        context["related_error"] = _("The index cannot be read just now; try again later.")
+    return context
+
+
 def _merged_into(doc: Doc) -> str:
     entry = AuditEntry.objects.filter(doc_id=doc.doc_id, action="merge").first()
     if entry is not None and isinstance(entry.data, dict):
@@ -416,6 +434,9 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
                        {"doc": doc, "merge_query": query,
                         "merge_results": _merge_targets(doc, query),
                         "version": _position(request.GET.get("version", str(doc.version)))})
+    if target == "related":
+        return _render(request, "articles/cluster_detail.html#related",
+                       _related_context(doc, request.GET.get("version", str(doc.version))))
     template = "articles/cluster_detail.html"
     if target == "cluster-body":
         template += "#cluster-body"

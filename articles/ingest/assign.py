@@ -561,14 +561,7 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         if row is not None:
             matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
                                "distance": 0, "similarity": 1.0, "verified": True}
-    content_hits = indexes.content.query_probes(
-        [[feats.content_fp, *content_probes(feats, config)]], config.content_radius)[0]
-    hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
-    if feats.title_fp:
-        for item_id, _fp, dist in indexes.title.query(feats.title_fp, config.title_radius):
-            hits.setdefault(item_id, ("title", dist))
-    for item_id in indexes.keys.query_many([query_keys(feats.keys)])[0]:
-        hits.setdefault(item_id, ("content", -1))
+    hits = _index_hits(indexes, [feats], config)[0]
     nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
     candidates = load_candidates(hits)
     for cand in candidates:
@@ -591,3 +584,71 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
     would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
     return {"docId": would_join or (decision.doc_key if decision else None),
             "matches": ordered[:limit]}
+
+
+def _index_hits(indexes: Indexes, feats: Sequence[Features], config: EngineConfig
+                ) -> list[dict[int, tuple[str, int]]]:
+    """For each article's features, what the content index (with its probes), the title
+    index and the key index find: article id -> (rule, distance); distance -1 for a hit
+    of the key index alone. Content and keys in one round trip each."""
+    contents = indexes.content.query_probes(
+        [[f.content_fp, *content_probes(f, config)] for f in feats], config.content_radius)
+    keyed = indexes.keys.query_many([query_keys(f.keys) for f in feats])
+    titles = indexes.title.query_many([f.title_fp for f in feats], config.title_radius)
+    out = []
+    for f, content_hits, title_hits, key_hits in zip(feats, contents, titles, keyed,
+                                                      strict=True):
+        hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
+        if f.title_fp:
+            for item_id, _fp, dist in title_hits:
+                hits.setdefault(item_id, ("title", dist))
+        for item_id in key_hits:
+            hits.setdefault(item_id, ("content", -1))
+        out.append(hits)
+    return out
+
+
+RELATED_MEMBERS = 20  # the hottest members of a doc whose matches are looked up
+
+
+def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
+    """Other docIds that a member of ``doc`` verifies against (against one of their
+    members), best first: merge candidates for an editor. An article joins one docId
+    even when it also matches another, and a doc accepts a member only when it matches
+    the doc's founder (no chaining), so one story can end in two docIds (docs/engine.md,
+    "The star rule's splits"). Docs holding an article cannot-linked to one of ``doc``'s
+    are left out. Reads the index; stores nothing. Raises ``IndexUnavailable`` when the
+    index is being rebuilt."""
+    config = active_config()
+    members = list(
+        Article.objects.filter(doc=doc, status=ArticleStatus.DONE, features__isnull=False)
+        .order_by("-hotness", "id").values_list("nid", "features")[:RELATED_MEMBERS])
+    if not members:
+        return []
+    generation = reindex.active_generation()
+    if generation is None:
+        raise IndexUnavailable("the index is being rebuilt")
+    indexes = Indexes.open(config, generation)
+    feats = [Features.from_bytes(bytes(features or b"")) for _nid, features in members]
+    hits = _index_hits(indexes, feats, config)
+    forbidden = EditorLink.objects.cannot_link_docs_of([nid for nid, _f in members])
+    candidates = [c for c in load_candidates(set().union(*hits))
+                  if c.doc_key != doc.doc_id and c.doc_key not in forbidden]
+    best: dict[str, dict[str, Any]] = {}
+    for (nid, _f), mine, found in zip(members, feats, hits, strict=True):
+        for cand in candidates:
+            if cand.article_id not in found:
+                continue  # an anchor loaded for context, not an index hit of this member
+            check = verify(mine, cand.features, config)
+            similarity = max(check.similarity, check.containment)
+            if check.ok and similarity > best.get(cand.doc_key, {}).get("similarity", -1.0):
+                best[cand.doc_key] = {"doc_key": cand.doc_key, "member": nid,
+                                      "other": cand.article_id, "reason": check.reason,
+                                      "similarity": similarity}
+    ranked = sorted(best.values(), key=lambda m: (-m["similarity"], m["doc_key"]))[:limit]
+    docs = Doc.objects.select_related("representative").in_bulk(
+        [m["doc_key"] for m in ranked], field_name="doc_id")
+    nids = dict(Article.objects.filter(pk__in=[m["other"] for m in ranked])
+                .values_list("id", "nid"))
+    return [{**m, "doc": docs[m["doc_key"]], "other": nids.get(m["other"], "")}
+            for m in ranked if m["doc_key"] in docs and docs[m["doc_key"]].size]

@@ -73,6 +73,7 @@ def test_screenshots(page, live_server, sample, language):
     url = f"/clusters/{sample.doc_id}/"
     page.goto(url + (f"?compare={compare.nid}" if compare else ""))
     page.locator("#diff").scroll_into_view_if_needed()
+    page.locator("[data-related]").wait_for()  # the matching clusters load after the page
     shoot(page, f"cluster-{language}.png", full_page=True)
 
     page.goto("/review/")

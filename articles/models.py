@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -558,8 +558,9 @@ class EditorLinkQuerySet(models.QuerySet["EditorLink"]):
         """docIds an article must not join: those holding a member it is cannot-linked to."""
         return self.cannot_link_docs_of([nid])
 
-    def cannot_link_docs_of(self, nids: Sequence[str]) -> frozenset[str]:
-        """docIds holding a member cannot-linked to one of ``nids``."""
+    def cannot_link_docs_of(self, nids: Iterable[str]) -> frozenset[str]:
+        """docIds holding a member cannot-linked to one of ``nids`` (a list, or a query of
+        nids: it becomes a subquery)."""
         cannot = self.filter(kind=LinkKind.CANNOT)
         others = list(cannot.filter(nid_a__in=nids).values_list("nid_b", flat=True).union(
             cannot.filter(nid_b__in=nids).values_list("nid_a", flat=True)))

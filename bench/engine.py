@@ -159,6 +159,13 @@ def throughput(corpora: list[str], rounds: int = 1) -> list[list[object]]:
     return rows
 
 
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return number
+
+
 def _median(found: list[dict[str, float]], key: str) -> float:
     return float(np.median([f[key] for f in found]))
 
@@ -304,7 +311,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--corpus", action="append", choices=["xinhua", "bdci"])
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--rounds", type=int, default=1,
+    parser.add_argument("--rounds", type=_positive, default=1,
                         help="run every throughput row this many times, the methods taking "
                              "turns; report medians (and the ratios' range)")
     parser.add_argument("--skip-redis", action="store_true")

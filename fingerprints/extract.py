@@ -398,23 +398,36 @@ def _without_tags(title: str) -> str:
 # show no site names to learn from.
 _SITE_SEPARATOR = re.compile(r"_+|\s+[-|—–]+\s+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+LATER_HEADLINE = 2  # a later part is the headline when this many times the first's length
+# how a site's, channel's or forum's name ends ("搜狐网", "华声在线", "体育频道", "百度贴吧")
+SITE_ENDINGS = ("网", "网站", "在线", "频道", "论坛", "贴吧", "博客", "社区", "新闻", "资讯",
+                "门户")
 
 
 def split_title(title: str) -> tuple[str, str]:
-    """(headline, the rest) of a crawled page's title: the headline is the longest (in
-    letters and digits; ties to the first) of the parts the site's separators cut it
-    into, so two sites' copies of one story (``…钱财_赤峰新闻网``, ``…钱财_手机网易网``)
-    have one title, and two stories of one site (``…_投诉直通车_华声在线``) do not share
-    the site's name; the rest (the other parts, space-joined) still counts for
-    :func:`off_title`. A title without a separator or without Chinese characters is
-    all headline."""
+    """(headline, the rest) of a crawled page's title, cut at the site's separators.
+
+    The headline is the first part that is not a site's name (:data:`SITE_ENDINGS`:
+    ``中国文艺网_书法志愿服务走进…``), unless a later part that is not one either is at
+    least :data:`LATER_HEADLINE` times as long (letters and digits, desk tags left out:
+    ``打印_利川小河初中…``, ``百姓声音_陕西镇安县…_海角社区``); a site's name is never taken
+    for the headline while another part is there (``【视频】刘翔_凤凰网体育频道``). So two
+    sites' copies of one story (``…钱财_赤峰新闻网``, ``…钱财_手机网易网``) have one title,
+    and two stories of one site (``…_投诉直通车_华声在线``) do not share the site's name.
+    The rest (the other parts, space-joined) still counts for :func:`off_title`. A
+    title without a separator or without Chinese characters is all headline."""
     parts = _SITE_SEPARATOR.split(title) if _CJK.search(title) else [title]
-    if len(parts) == 1:
+    keys = [text_key(_without_tags(part)) for part in parts]
+    filled = [i for i, key in enumerate(keys) if key]
+    if len(parts) == 1 or not filled:
         return title, ""
-    best = max(range(len(parts)), key=lambda i: len(text_key(parts[i])))  # first of ties
-    if not text_key(parts[best]):
-        return title, ""
-    return parts[best].strip(), " ".join(p.strip() for i, p in enumerate(parts) if i != best)
+    named = [i for i in filled if not keys[i].endswith(SITE_ENDINGS)]
+    best = named[0] if named else filled[0]
+    longer = [i for i in named if len(keys[i]) >= LATER_HEADLINE * len(keys[best])]
+    if longer:
+        best = max(longer, key=lambda i: len(keys[i]))  # the first of ties
+    return parts[best].strip(), " ".join(p.strip() for i, p in enumerate(parts)
+                                         if i != best and p.strip())
 
 
 def _fingerprints(

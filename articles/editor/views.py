@@ -362,7 +362,7 @@ def _related_context(doc: Doc, version: str) -> dict[str, Any]:
     context: dict[str, Any] = {"doc": doc, "version": _position(version)}
     try:
         context["related"] = related_docs(doc)
-    except (IndexUnavailable, RedisError) as exc:
+    except (IndexUnavailable, RedisError, ValueError) as exc:  # ValueError: unreadable features
         log.warning("related docIds of %s unavailable: %s", doc.doc_id, exc)
         context["related_error"] = _("The index cannot be read just now; try again later.")
     return context

@@ -305,7 +305,9 @@ def rebuild_index(progress: Any = None, *, recompute: bool = False) -> int:
     active configuration first (after an upgrade that changes how features are made,
     e.g. titles cut to their headline: docs/engine.md); docIds are not touched."""
     client = redis_store.client()
-    with multi_lock(client, [redis_store.key("lock", "rebuild")], ttl_ms=3_600_000, wait_s=3600):
+    # re-extracting every article takes hours on a large store, as a settings reindex does
+    ttl_ms = 24 * 3600_000 if recompute else 3_600_000
+    with multi_lock(client, [redis_store.key("lock", "rebuild")], ttl_ms=ttl_ms, wait_s=3600):
         version = IndexState.load().config_version if recompute else None
         return build(recompute=recompute, settings_version=version,
                      progress=progress.update if progress is not None else None)

@@ -594,14 +594,13 @@ def _index_hits(indexes: Indexes, feats: Sequence[Features], config: EngineConfi
     contents = indexes.content.query_probes(
         [[f.content_fp, *content_probes(f, config)] for f in feats], config.content_radius)
     keyed = indexes.keys.query_many([query_keys(f.keys) for f in feats])
-    titles = indexes.title.query_many([f.title_fp for f in feats], config.title_radius)
+    titled = [f.title_fp for f in feats if f.title_fp]
+    found = iter(indexes.title.query_many(titled, config.title_radius) if titled else [])
     out = []
-    for f, content_hits, title_hits, key_hits in zip(feats, contents, titles, keyed,
-                                                      strict=True):
+    for f, content_hits, key_hits in zip(feats, contents, keyed, strict=True):
         hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
-        if f.title_fp:
-            for item_id, _fp, dist in title_hits:
-                hits.setdefault(item_id, ("title", dist))
+        for item_id, _fp, dist in (next(found) if f.title_fp else ()):
+            hits.setdefault(item_id, ("title", dist))
         for item_id in key_hits:
             hits.setdefault(item_id, ("content", -1))
         out.append(hits)
@@ -617,8 +616,8 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
     even when it also matches another, and a doc accepts a member only when it matches
     the doc's founder (no chaining), so one story can end in two docIds (docs/engine.md,
     "The star rule's splits"). Docs holding an article cannot-linked to one of ``doc``'s
-    are left out. Reads the index; stores nothing. Raises ``IndexUnavailable`` when the
-    index is being rebuilt."""
+    (every member's links, not only the looked-up ones') are left out. Reads the index;
+    stores nothing. Raises ``IndexUnavailable`` when the index is being rebuilt."""
     config = active_config()
     members = list(
         Article.objects.filter(doc=doc, status=ArticleStatus.DONE, features__isnull=False)
@@ -631,7 +630,8 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
     indexes = Indexes.open(config, generation)
     feats = [Features.from_bytes(bytes(features or b"")) for _nid, features in members]
     hits = _index_hits(indexes, feats, config)
-    forbidden = EditorLink.objects.cannot_link_docs_of([nid for nid, _f in members])
+    forbidden = EditorLink.objects.cannot_link_docs_of(
+        Article.objects.filter(doc=doc).values_list("nid", flat=True))  # every member's
     candidates = [c for c in load_candidates(set().union(*hits))
                   if c.doc_key != doc.doc_id and c.doc_key not in forbidden]
     best: dict[str, dict[str, Any]] = {}

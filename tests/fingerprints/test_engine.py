@@ -399,6 +399,12 @@ def test_word_containment_must_be_a_share() -> None:
     ("中国文艺网_书法志愿服务走进北京最美的乡村", "书法志愿服务走进北京最美的乡村", "中国文艺网"),
     ("我国刑事诉讼证人出庭作证制度浅析 - 渭南市中级人民法院网",
      "我国刑事诉讼证人出庭作证制度浅析", "渭南市中级人民法院网"),
+    # a site's name longer than a short headline is not taken for it
+    ("刘翔退役_凤凰网体育频道", "刘翔退役", "凤凰网体育频道"),
+    ("【视频】刘翔_凤凰网体育频道", "【视频】刘翔", "凤凰网体育频道"),
+    # a column's name in front of a headline twice its length
+    ("百姓声音_陕西镇安县扶贫局干部打人致伤无人处理_海角社区",
+     "陕西镇安县扶贫局干部打人致伤无人处理", "百姓声音 海角社区"),
     ("2018年公务员考试职位表", "2018年公务员考试职位表", ""),  # no separator
     ("2017-2019年脱贫攻坚公路工程", "2017-2019年脱贫攻坚公路工程", ""),  # a dash in it
     ("choose hope over fear - kennedy", "choose hope over fear - kennedy", ""),  # English
@@ -428,6 +434,17 @@ def test_two_sites_copies_of_a_story_share_a_title_and_two_stories_of_one_site_d
     assert not extract("晒晒鞋【男鞋吧】", banner).off_title
 
 
+def test_a_short_headline_beside_a_long_site_name_stays_the_title() -> None:
+    body = "刘翔宣布退役。" + _prose(14, 6)
+    sports = extract("刘翔退役_凤凰网体育频道", body)
+    assert sports.title_key == "刘翔退役" and not sports.off_title
+    assert verify(sports, extract("刘翔退役_新浪体育", body), CONFIG).reason == "copy"
+    # two bodyless pages of one site: their headlines differ, the site's name is not one
+    empty = verify(extract("刘翔退役_凤凰网体育频道", ""), extract("姚明受伤_凤凰网体育频道", ""),
+                   CONFIG)
+    assert not empty.ok and empty.reason == "empty"
+
+
 def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
     shared = _prose(8, 12)
     one = extract("人民日报怒批：再不整治，会让道德倒退", _prose(9, 10) + shared)
@@ -443,6 +460,9 @@ def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
     day1 = extract("城市道路建设进展通报", _prose(9, 10) + "第一期完成投资12亿元。" + shared)
     day2 = extract("城市道路建设进展通报", shared + "第一期完成投资15亿元。" + _prose(10, 10))
     assert verify(day1, day2, CONFIG).reason == "template: 1/1 numbers differ"
+    # ... whatever the part guard's threshold: one headline is one frame, never a part
+    lenient = EngineConfig(guard_part_jaccard=0.4)
+    assert verify(day1, day2, lenient).reason == "template: 1/1 numbers differ"
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])

@@ -373,16 +373,11 @@ _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】�
 _SERIES_TAG = re.compile(r"[(\[【〔]\s*(\d{1,3})\s*[)\]】〕]")
 
 
-def title_head(title: str) -> str:
-    """A normalized title without its leading desk tags (``（锐视角）``, ``【独家】``)
-    and without the site's name around it (:func:`split_title`): what the title
-    fingerprint and the title key are made of. A tag that is only a number, a photo
-    series' ``（3）``, is kept (as the number, in front): it is which item of the series
-    this is, and ``（3）`` against ``（4）`` is another item."""
-    return _without_tags(split_title(title)[0])
-
-
 def _without_tags(title: str) -> str:
+    """A normalized title without its leading desk tags (``（锐视角）``, ``【独家】``). A
+    tag that is only a number, a photo series' ``（3）``, is kept (as the number, in
+    front): it is which item of the series this is, and ``（3）`` against ``（4）`` is
+    another item."""
     found = _TITLE_TAG.match(title)
     if not found:
         return title
@@ -615,7 +610,8 @@ def _extract_compiled(
 
 
 def _title_parts(title: str) -> tuple[str, str]:
-    """(:func:`title_head`, the site's part) of a raw title."""
+    """(headline, the site's part) of a raw title: the headline (:func:`split_title`)
+    without its desk tags is what the title fingerprint and the title key are made of."""
     if not title:
         return "", ""
     head, site = split_title(normalize(title))

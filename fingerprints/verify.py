@@ -58,7 +58,7 @@ from .config import EngineConfig
 from .extract import NAME_FLAG
 from .features import Features
 from .kernel import kernel
-from .shorttext import compare_short
+from .shorttext import ShortComparison, compare_short
 from .simhash import hamming
 from .sketch import Overlap, compare
 
@@ -198,13 +198,20 @@ def _long_bodies(
 
 
 def _same_headline(a: Features, b: Features, config: EngineConfig) -> bool:
-    """Titles that are one headline (``title_only_similarity``, both at least
-    ``title_only_min_chars`` letters and digits, the site's name cut off already)."""
+    """Titles that are one headline (:func:`_title_match`, no other number or name)."""
+    short = _title_match(a, b, config)
+    return short is not None and not short.conflict
+
+
+def _title_match(a: Features, b: Features, config: EngineConfig) -> ShortComparison | None:
+    """The titles' comparison when both have at least ``title_only_min_chars`` letters
+    and digits (the site's name cut off already) and edit similarity >=
+    ``title_only_similarity``; else None."""
     ta, tb = a.title_key, b.title_key
     if min(len(ta), len(tb)) < config.title_only_min_chars:
-        return False
+        return None
     short = compare_short(ta, tb)
-    return short.similarity >= config.title_only_similarity and not short.conflict
+    return short if short.similarity >= config.title_only_similarity else None
 
 
 def _title_only(
@@ -214,11 +221,8 @@ def _title_only(
     """A pair where one body is empty (or only boilerplate): the same item only when
     the titles say so — both at least ``title_only_min_chars`` letters and digits,
     edit similarity >= ``title_only_similarity``, no other number or name."""
-    ta, tb = a.title_key, b.title_key
-    if min(len(ta), len(tb)) < config.title_only_min_chars:
-        return result(False, "empty")
-    short = compare_short(ta, tb)
-    if short.similarity < config.title_only_similarity:
+    short = _title_match(a, b, config)
+    if short is None:
         return result(False, "empty")
     if short.conflict:
         return result(False, f"template: another {short.conflict} in the title")

@@ -632,13 +632,11 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
     hits = _index_hits(indexes, feats, config)
     forbidden = EditorLink.objects.cannot_link_docs_of(
         Article.objects.filter(doc=doc).values_list("nid", flat=True))  # every member's
-    candidates = [c for c in load_candidates(set().union(*hits))
-                  if c.doc_key != doc.doc_id and c.doc_key not in forbidden]
+    candidates = {c.article_id: c for c in load_candidates(set().union(*hits))
+                  if c.doc_key != doc.doc_id and c.doc_key not in forbidden}
     best: dict[str, dict[str, Any]] = {}
     for (nid, _f), mine, found in zip(members, feats, hits, strict=True):
-        for cand in candidates:
-            if cand.article_id not in found:
-                continue  # an anchor loaded for context, not an index hit of this member
+        for cand in (candidates[i] for i in found if i in candidates):
             check = verify(mine, cand.features, config)
             similarity = max(check.similarity, check.containment)
             if check.ok and similarity > best.get(cand.doc_key, {}).get("similarity", -1.0):

@@ -1,6 +1,7 @@
 """Accuracy of the engine against MinHash-LSH and plain SimHash, on every corpus.
 
-    .venv/bin/python bench/accuracy.py [--corpus xinhua ...] [--json out.json]
+    .venv/bin/python bench/accuracy.py [--corpus xinhua ...] [--method engine ...]
+                                       [--engine-at REV ...] [--json out.json]
 
 Per corpus: precision, recall and F1 against the silver pairs with Jaccard >= 0.8
 (every pair of articles sharing a docId is a predicted positive, so chaining costs
@@ -9,8 +10,11 @@ false positives), recall of the 0.5-0.8 band, false-positive pairs (predicted pa
 silver file does not list at all, J < 0.5), the largest cluster and the time. Then the
 human-labelled pairs of the crawled corpus (``bench/labels/``: the first sample and
 the held-out validation sample, scored apart), and the labelled Clough & Stevenson
-answers: share of answers clustered with their source, by how they were made. Exits
-non-zero when the corpora are missing.
+answers: share of answers clustered with their source, by how they were made.
+``--engine-at REV`` adds the engine as it was at an older commit (``engine@REV``: that
+tree's own code and kernel in a temporary git worktree, bench/older_engine.py), scored
+in the same run on the same texts; its seconds include the child process's start-up.
+Exits non-zero when the corpora are missing.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,6 +35,7 @@ from common import (  # noqa: E402
     LABELS,
     VALIDATION,
     Doc,
+    Method,
     Timer,
     char_shingles,
     cluster_pairs,
@@ -46,6 +52,7 @@ from common import (  # noqa: E402
     table,
     unlisted_over_half,
 )
+from older_engine import OlderEngine  # noqa: E402
 
 from fingerprints.unionfind import UnionFind  # noqa: E402
 
@@ -117,11 +124,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", action="append", choices=list(CORPORA))
     parser.add_argument("--method", action="append", choices=list(METHODS))
+    parser.add_argument("--engine-at", action="append", default=[], metavar="REV",
+                        help="also score the engine as it was at this commit (built in a "
+                             "temporary git worktree: bench/older_engine.py)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args(argv)
     require_data()
-    corpora = args.corpus or list(CORPORA)
-    methods = args.method or list(METHODS)
+    with ExitStack() as stack:
+        runners: dict[str, Method] = dict(METHODS)
+        for rev in args.engine_at:
+            older = stack.enter_context(OlderEngine(rev))
+            runners[older.name] = older
+        methods = (args.method or list(METHODS)) + [f"engine@{rev}" for rev in args.engine_at]
+        return _run(args.corpus or list(CORPORA), methods, runners, args.json)
+
+
+def _run(corpora: list[str], methods: list[str], runners: dict[str, Method],
+         json_path: Path | None) -> int:
     results: dict[str, dict[str, dict[str, float]]] = {}
     rows = []
     labelled_rows = []
@@ -137,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if corpus in DOUBTFUL and DOUBTFUL[corpus].exists() else None)
         for name in methods:
             with Timer() as timer:
-                labels = METHODS[name](docs)
+                labels = runners[name](docs)
             for key, gold in golds.items():
                 g = score_labels(labels, gold)
                 results.setdefault(key, {})[name] = dict(g.__dict__)
@@ -201,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clough_docs, pairs = load_clough()
     clough_rows = []
     for name in methods:
-        labels = METHODS[name](clough_docs)
+        labels = runners[name](clough_docs)
         by_category: dict[str, list[bool]] = {}
         for answer, source, category in pairs:
             by_category.setdefault(category, []).append(labels[answer] == labels[source])
@@ -215,8 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("Clough & Stevenson: answers clustered with their source "
           "(cut, light: duplicates; heavy: rewrites; non: independent)")
     print(table(["method", "cut", "light", "heavy", "non"], clough_rows))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+    if json_path:
+        json_path.write_text(json.dumps(results, indent=2))
     return 0
 
 

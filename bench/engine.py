@@ -1,8 +1,8 @@
 """Speed of the engine: throughput, Redis index lookups and memory, all-pairs.
 
     .venv/bin/python bench/engine.py [--corpus xinhua --corpus bdci] [--sizes 1000000,10000000]
-                                     [--rounds 3] [--skip-throughput] [--skip-redis]
-                                     [--skip-allpairs]
+                                     [--rounds 3] [--engine-at REV] [--skip-throughput]
+                                     [--skip-redis] [--skip-allpairs]
 
 1. Throughput on one core (pinned to one CPU), Xinhua and the crawled corpus (bdci),
    each method in a fresh process: its first pass over the corpus (cold: text the
@@ -17,6 +17,9 @@
    the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
    ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
    shared machine then falls on all of them); medians, and each ratio's range.
+   ``--engine-at REV``: one more row, the full online rule as it was at an older commit
+   (its own tree and kernel in a temporary git worktree, timed the same way in a fresh
+   process: bench/older_engine.py).
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
    a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one
@@ -37,7 +40,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from common import Doc, load_docs, require_data, run_engine, table  # noqa: E402
+from older_engine import OlderEngine  # noqa: E402
 
 from fingerprints.allpairs import all_pairs  # noqa: E402
 from fingerprints.engine import EngineConfig, extract_many  # noqa: E402
@@ -95,10 +99,15 @@ BASELINE = "rensa MinHash-LSH"
 
 
 def one_case(case: str, corpus: str) -> dict[str, float]:
-    """Cold and warm (wall, CPU) seconds of one method over one corpus, in this process."""
+    """Cold and warm (wall, CPU) seconds of one method over one corpus, in this process
+    (``online@REV``: an older commit's online rule, timed the same way in a child of
+    this process: bench/older_engine.py)."""
     from accuracy import run_minhash_lsh, run_plain_simhash, run_rensa_lsh
 
     docs = load_docs(corpus)
+    if case.startswith("online@"):
+        with OlderEngine(case.removeprefix("online@")) as older:
+            return older.timed(docs)
     items = [(d.title, d.content) for d in docs]
     segmenter = get_segmenter(EngineConfig().segmenter)
 
@@ -130,16 +139,19 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
             "warm_wall": warm[0], "warm_cpu": warm[1]}
 
 
-def throughput(corpora: list[str], rounds: int = 1) -> list[list[object]]:
+def throughput(corpora: list[str], rounds: int = 1,
+               engine_at: Sequence[str] = ()) -> list[list[object]]:
     """Each method over each corpus in a fresh process, ``rounds`` times, the methods
     taking turns (round 1: every method, round 2: every method...), so that a slow
     minute of the shared machine falls on every method alike. A figure is the median of
     the rounds; a ratio is the median of the rounds' ratios, with their range."""
+    cases = dict(CASES) | {f"engine@{rev}: full online rule": f"online@{rev}"
+                           for rev in engine_at}
     rows: list[list[object]] = []
     for corpus in corpora:
-        runs: dict[str, list[dict[str, float]]] = {name: [] for name in CASES}
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in cases}
         for _ in range(rounds):
-            for name, case in CASES.items():
+            for name, case in cases.items():
                 out = subprocess.run(
                     [sys.executable, __file__, "--one-case", case, "--corpus", corpus],
                     check=True, capture_output=True, text=True)
@@ -316,8 +328,14 @@ def main() -> int:
                              "turns; report medians (and the ratios' range)")
     parser.add_argument("--skip-redis", action="store_true")
     parser.add_argument("--skip-allpairs", action="store_true")
-    parser.add_argument("--one-case", choices=sorted(set(CASES.values())), help=argparse.SUPPRESS)
+    parser.add_argument("--engine-at", action="append", default=[], metavar="REV",
+                        help="also time the full online rule as it was at this commit "
+                             "(bench/older_engine.py)")
+    parser.add_argument("--one-case", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_case and not (args.one_case in CASES.values()
+                              or args.one_case.startswith("online@")):
+        parser.error(f"unknown case {args.one_case}")
     require_data()
     pin = pin_one_core()
     if args.one_case:
@@ -331,7 +349,7 @@ def main() -> int:
               f"marked wall); {args.rounds} round(s), the methods taking turns, medians")
         print(table(["corpus", "method", "cold docs/s (wall)", "cold docs/s",
                      f"cold vs {BASELINE}", "warm docs/s", f"warm vs {BASELINE}",
-                     "cold µs CPU/doc"], throughput(corpora, args.rounds)))
+                     "cold µs CPU/doc"], throughput(corpora, args.rounds, args.engine_at)))
         print()
     if not args.skip_allpairs:
         print("All pairs within Hamming distance 3, random 64-bit fingerprints, in memory")

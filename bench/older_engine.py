@@ -1,0 +1,135 @@
+"""The engine as it was at an older commit, as a method of the accuracy benchmark.
+
+    .venv/bin/python bench/accuracy.py --engine-at deee01b
+
+``OlderEngine(rev)`` checks ``rev`` out into a temporary git worktree (detached, no
+branch), builds that tree's C kernel in place with this Python, and labels documents by
+running that tree's own ``bench/common.run_engine`` in a child process whose import path
+starts at the worktree: the older ``fingerprints`` package, its kernel, its rules and
+defaults. The child refuses to run if ``fingerprints`` would come from anywhere else,
+so a figure labelled with a commit is that commit's. The documents go to the child as
+JSON lines, so any corpus, including ones the older bench did not know, can be scored.
+Labels come back as JSON and are scored in this process like any other method's, in the
+same run. :meth:`OlderEngine.timed` also times that engine in the child as
+``bench/engine.py`` times the current one (``--engine-at``): a warm-up on one made-up
+sentence, then a first (cold) and a second (warm) pass over the documents.
+
+This is the baseline for statements such as "no worse than the engine of the day the
+issue was filed" (docs/engine.md, "The other corpora").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class OlderEngine:
+    """``with OlderEngine("deee01b") as engine: labels = engine(docs)``."""
+
+    def __init__(self, rev: str, repo: Path = ROOT) -> None:
+        self.repo = repo
+        self.rev = rev
+        self.commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self.tree: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return f"engine@{self.rev}"
+
+    def __enter__(self) -> OlderEngine:
+        self._dir = tempfile.TemporaryDirectory(prefix="engine-at-")
+        self.tree = Path(self._dir.name) / "tree"
+        _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.tree), self.commit)
+        built = subprocess.run(
+            [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=self.tree,
+            capture_output=True, text=True, check=False)
+        if built.returncode != 0:  # the older engine would fall back to its slow Python
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"building the kernel of {self.rev} failed:\n{built.stderr}")
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.tree is not None:
+            _git(self.repo, "worktree", "remove", "--force", str(self.tree))
+            self.tree = None
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def __call__(self, docs: Sequence[Any]) -> dict[str, str]:
+        labels: dict[str, str] = self._run(docs, timed=False)["labels"]
+        return labels
+
+    def timed(self, docs: Sequence[Any]) -> dict[str, float]:
+        """Cold and warm (wall, CPU) seconds of the older online rule over ``docs``, in
+        a fresh child process (``bench/engine.py``'s keys, and ``n``)."""
+        found = self._run(docs, timed=True)
+        return {"n": len(docs), **found["timing"]}
+
+    def _run(self, docs: Sequence[Any], *, timed: bool) -> dict[str, Any]:
+        if self.tree is None:
+            raise RuntimeError("OlderEngine is used inside a with block")
+        with tempfile.TemporaryDirectory(prefix="engine-at-io-") as io:
+            source, target = Path(io) / "docs.jsonl", Path(io) / "labels.json"
+            with source.open("w", encoding="utf-8") as handle:
+                for doc in docs:
+                    handle.write(json.dumps([doc.id, doc.title, doc.content],
+                                            ensure_ascii=False) + "\n")
+            command = [sys.executable, __file__, str(self.tree), str(source), str(target)]
+            subprocess.run(command + (["--time"] if timed else []), check=True)
+            found: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
+        if set(found["labels"]) != {doc.id for doc in docs}:
+            raise RuntimeError(f"{self.name} labelled other documents than it was given")
+        return found
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _child(tree: str, source: str, target: str, *flags: str) -> int:
+    """In the child: the older tree's own engine over the documents (``--time``: after
+    a warm-up, two timed passes)."""
+    sys.path[:0] = [tree, str(Path(tree) / "bench")]
+    for name in [m for m in sys.modules if m == "common" or m.split(".")[0] == "fingerprints"]:
+        del sys.modules[name]
+    import common  # the older tree's bench/common.py
+
+    import fingerprints
+
+    where = Path(fingerprints.__file__).resolve()
+    if not where.is_relative_to(Path(tree).resolve()):
+        print(f"fingerprints imported from {where}, not from {tree}", file=sys.stderr)
+        return 2
+    with open(source, encoding="utf-8") as handle:
+        docs = [common.Doc(*json.loads(line)) for line in handle]
+    timing = None
+    if "--time" in flags:
+        common.run_engine([common.Doc("w", "预热", "预热用的一句话，不在任何语料里。")])
+        timing = {}
+        for run in ("cold", "warm"):
+            wall, cpu = time.perf_counter(), time.process_time()
+            labels = common.run_engine(docs)
+            timing[f"{run}_wall"] = time.perf_counter() - wall
+            timing[f"{run}_cpu"] = time.process_time() - cpu
+    else:
+        labels = common.run_engine(docs)
+    Path(target).write_text(json.dumps({"labels": labels, "timing": timing}), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child(*sys.argv[1:]))

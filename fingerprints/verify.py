@@ -149,6 +149,10 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
                     return result(False, f"template: another {short.conflict}")
                 # a short text is never a part of a larger page: the full guard
                 return _guarded(a, b, config, result, 1.0, "short-edit")
+        if any(side.off_title and side.sketch.shingles == small for side in (a, b)):
+            # a stub that says nothing about its item (a source line, a download link)
+            # is no body: as for an empty one, only the titles can tell
+            return _title_only(a, b, config, result)
         return result(False, "short-text")
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
         return _guarded(a, b, config, result, ov.jaccard, "copy")

@@ -134,6 +134,28 @@ def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
     assert not verify(extract("视频", ""), extract("视频", ""), config).ok
 
 
+def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None:
+    config = EngineConfig()
+    title = "协查通告，奖励3000元！"
+    notice = ("2018年12月12日12时37分，在淮河路赤壁路路口发生一起两辆电动车碰撞的交通事故，"
+              "事故发生后有一方电动车驾驶人驾车逃逸。望知情者与交警二大队事故中队联系，"
+              "如查属实奖励人民币叁仟元，另正告肇事者看到通告后主动到公安机关自首。")
+    stub = extract(title, "来源：市公安局交警支队二大队事故中队")  # a source line only
+    full = extract(title + "_交警二大队", notice)
+    assert stub.off_title and stub.sketch.shingles < config.short_shingles
+    result = verify(stub, full, config)
+    assert result.ok and result.reason == "title-only"
+    # under another title the stub says nothing: two items
+    assert not verify(stub, extract("寻物启事，奖励500元", notice), config).ok
+    # the title test of title-only pages holds: another number in the title
+    assert not verify(extract("协查通告，奖励5000元！", "来源：市公安局交警支队二大队事故中队"),
+                      full, config).ok
+    # a short body about its title is a short text, not a stub: the body rules decide
+    flash = extract(title, "交警二大队协查通告：知情者奖励3000元。")
+    assert not flash.off_title
+    assert verify(flash, full, config).reason == "short-text"
+
+
 def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
     config = EngineConfig()
     a = extract("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")

@@ -52,7 +52,7 @@ from common import (  # noqa: E402
     table,
     unlisted_over_half,
 )
-from older_engine import OlderEngine  # noqa: E402
+from older_engine import OlderEngine, exit_on_sigterm  # noqa: E402
 
 from fingerprints.unionfind import UnionFind  # noqa: E402
 
@@ -130,13 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args(argv)
     require_data()
+    if args.engine_at:
+        exit_on_sigterm()
     with ExitStack() as stack:
-        runners: dict[str, Method] = dict(METHODS)
-        for rev in args.engine_at:
+        runners: dict[str, Method] = {name: METHODS[name] for name in args.method or METHODS}
+        for rev in dict.fromkeys(args.engine_at):
             older = stack.enter_context(OlderEngine(rev))
             runners[older.name] = older
-        methods = (args.method or list(METHODS)) + [f"engine@{rev}" for rev in args.engine_at]
-        return _run(args.corpus or list(CORPORA), methods, runners, args.json)
+        return _run(args.corpus or list(CORPORA), list(runners), runners, args.json)
 
 
 def _run(corpora: list[str], methods: list[str], runners: dict[str, Method],
@@ -154,9 +155,12 @@ def _run(corpora: list[str], methods: list[str], runners: dict[str, Method],
         results[corpus] = {}
         doubtful = (load_pairs(DOUBTFUL[corpus])
                     if corpus in DOUBTFUL and DOUBTFUL[corpus].exists() else None)
+        band = {p for p, (label, _) in (doubtful or {}).items()
+                if label == 1 and 0.5 <= silver.get(p, 0.0) < 0.8}
         for name in methods:
             with Timer() as timer:
                 labels = runners[name](docs)
+            predicted = cluster_pairs(labels)
             for key, gold in golds.items():
                 g = score_labels(labels, gold)
                 results.setdefault(key, {})[name] = dict(g.__dict__)
@@ -166,15 +170,13 @@ def _run(corpora: list[str], methods: list[str], runners: dict[str, Method],
                 ])
             if doubtful is not None:
                 c = score_corrected(labels, silver, doubtful)
-                band = {p for p, (label, _) in doubtful.items()
-                        if label == 1 and 0.5 <= silver.get(p, 0.0) < 0.8}
-                found = len(band & cluster_pairs(labels))
+                found = len(band & predicted)
                 results.setdefault(f"{corpus}-corrected", {})[name] = {
                     **c.__dict__, "band_duplicates": len(band), "band_duplicates_found": found}
                 corrected_rows.append([corpus, name, c.precision, c.recall, c.f1,
                                        c.false_merges, c.missed, f"{found}/{len(band)}"])
             s = score(labels, silver)
-            unlisted = unlisted_over_half(corpus, docs, cluster_pairs(labels), silver)
+            unlisted = unlisted_over_half(corpus, docs, predicted, silver)
             results[corpus][name] = {**s.__dict__, "seconds": timer.seconds,
                                      "unlisted_over_half": unlisted}
             rows.append([

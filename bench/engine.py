@@ -17,7 +17,7 @@
    the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
    ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
    shared machine then falls on all of them); medians, and each ratio's range.
-   ``--engine-at REV``: one more row, the full online rule as it was at an older commit
+   ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an older commit
    (its own tree and kernel in a temporary git worktree, timed the same way in a fresh
    process: bench/older_engine.py).
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from common import Doc, load_docs, require_data, run_engine, table  # noqa: E402
-from older_engine import OlderEngine  # noqa: E402
+from older_engine import OlderEngine, exit_on_sigterm  # noqa: E402
 
 from fingerprints.allpairs import all_pairs  # noqa: E402
 from fingerprints.engine import EngineConfig, extract_many  # noqa: E402
@@ -106,6 +106,7 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
 
     docs = load_docs(corpus)
     if case.startswith("online@"):
+        exit_on_sigterm()
         with OlderEngine(case.removeprefix("online@")) as older:
             return older.timed(docs)
     items = [(d.title, d.content) for d in docs]
@@ -154,7 +155,9 @@ def throughput(corpora: list[str], rounds: int = 1,
             for name, case in cases.items():
                 out = subprocess.run(
                     [sys.executable, __file__, "--one-case", case, "--corpus", corpus],
-                    check=True, capture_output=True, text=True)
+                    check=False, capture_output=True, text=True)
+                if out.returncode != 0:
+                    raise RuntimeError(f"{name} on {corpus} failed:\n{out.stderr}")
                 f = json.loads(out.stdout)
                 runs[name].append(f)
                 print(f"  {corpus} {name}: cold {f['n'] / f['cold_cpu']:,.0f} docs/s, "

@@ -20,7 +20,9 @@ issue was filed" (docs/engine.md, "The other corpora").
 
 from __future__ import annotations
 
+import importlib
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,23 +52,33 @@ class OlderEngine:
     def __enter__(self) -> OlderEngine:
         self._dir = tempfile.TemporaryDirectory(prefix="engine-at-")
         self.tree = Path(self._dir.name) / "tree"
-        _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.tree), self.commit)
-        built = subprocess.run(
-            [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=self.tree,
-            capture_output=True, text=True, check=False)
-        if built.returncode != 0:  # the older engine would fall back to its slow Python
+        try:
+            _git(self.repo, "worktree", "add", "--detach", "--quiet", str(self.tree),
+                 self.commit)
+            built = subprocess.run(
+                [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=self.tree,
+                capture_output=True, text=True, check=False)
+            if built.returncode != 0:  # the older engine would fall back to its slow Python
+                raise RuntimeError(f"building the kernel of {self.rev} failed:\n{built.stderr}")
+        except BaseException:
             self.__exit__(None, None, None)
-            raise RuntimeError(f"building the kernel of {self.rev} failed:\n{built.stderr}")
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if self.tree is not None:
-            _git(self.repo, "worktree", "remove", "--force", str(self.tree))
+        """Remove the worktree (and git's record of it) whatever happened."""
+        try:
+            if self.tree is not None:
+                subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force",
+                                str(self.tree)], capture_output=True, check=False)
+        finally:
             self.tree = None
-        if self._dir is not None:
-            self._dir.cleanup()
-            self._dir = None
+            if self._dir is not None:
+                self._dir.cleanup()
+                self._dir = None
+            subprocess.run(["git", "-C", str(self.repo), "worktree", "prune"],
+                           capture_output=True, check=False)
 
     def __call__(self, docs: Sequence[Any]) -> dict[str, str]:
         labels: dict[str, str] = self._run(docs, timed=False)["labels"]
@@ -88,7 +100,9 @@ class OlderEngine:
                     handle.write(json.dumps([doc.id, doc.title, doc.content],
                                             ensure_ascii=False) + "\n")
             command = [sys.executable, __file__, str(self.tree), str(source), str(target)]
-            subprocess.run(command + (["--time"] if timed else []), check=True)
+            # the child's own output goes nowhere: bench/engine.py reads its caller's stdout
+            subprocess.run(command + (["--time"] if timed else []), check=True,
+                           stdout=subprocess.DEVNULL)
             found: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
         if set(found["labels"]) != {doc.id for doc in docs}:
             raise RuntimeError(f"{self.name} labelled other documents than it was given")
@@ -96,24 +110,44 @@ class OlderEngine:
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit, so that ``with OlderEngine(...)`` blocks still
+    remove their worktrees when a benchmark is killed."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
 
 def _child(tree: str, source: str, target: str, *flags: str) -> int:
     """In the child: the older tree's own engine over the documents (``--time``: after
     a warm-up, two timed passes)."""
-    sys.path[:0] = [tree, str(Path(tree) / "bench")]
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [tree, str(Path(tree) / "bench")] + [
+        p for p in sys.path if Path(p or ".").resolve() != here]
     for name in [m for m in sys.modules if m == "common" or m.split(".")[0] == "fingerprints"]:
         del sys.modules[name]
     import common  # the older tree's bench/common.py
 
     import fingerprints
 
-    where = Path(fingerprints.__file__).resolve()
-    if not where.is_relative_to(Path(tree).resolve()):
-        print(f"fingerprints imported from {where}, not from {tree}", file=sys.stderr)
-        return 2
+    root = Path(tree).resolve()
+    for module in (common, fingerprints):
+        where = Path(module.__file__ or "").resolve()
+        if not where.is_relative_to(root):
+            print(f"{module.__name__} imported from {where}, not from {tree}", file=sys.stderr)
+            return 2
+    try:
+        loaded = importlib.import_module("fingerprints.kernel").kernel is not None
+    except ImportError:  # a tree from before the C kernel
+        loaded = True
+    if not loaded:
+        print(f"the C kernel of {tree} did not load (DEDUP_KERNEL=0?)", file=sys.stderr)
+        return 3
     with open(source, encoding="utf-8") as handle:
         docs = [common.Doc(*json.loads(line)) for line in handle]
     timing = None

@@ -12,6 +12,9 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
    of a few words is noise and a few shared words prove nothing, so only near-identical
    texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
+   Failing the short rules (here and in 4), a *stub* — a short body off its title, a
+   source line or a download link (:func:`_stub`) — is no body: the titles decide as
+   in 1.
 3. *Copy*: Jaccard >= ``jaccard`` and containment >= ``copy_containment`` -> match
    (a repost with light edits, a new byline, a changed header or footer). The second
    condition rejects rewrites of one event that share many phrases but keep less than
@@ -149,9 +152,9 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
                     return result(False, f"template: another {short.conflict}")
                 # a short text is never a part of a larger page: the full guard
                 return _guarded(a, b, config, result, 1.0, "short-edit")
-        if any(side.off_title and side.sketch.shingles == small for side in (a, b)):
-            # a stub that says nothing about its item (a source line, a download link)
-            # is no body: as for an empty one, only the titles can tell
+        if _stub(a, config) or _stub(b, config):
+            # a stub that says nothing about its item is no body: as for an empty one,
+            # only the titles can tell
             return _title_only(a, b, config, result)
         return result(False, "short-text")
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
@@ -172,6 +175,14 @@ def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> 
             side.off_title and side.sketch.shingles == small for side in (a, b)):
         return True
     return small < config.short_shingles and bool(a.title_key) and bool(b.title_key)
+
+
+def _stub(side: Features, config: EngineConfig) -> bool:
+    """A short body that says nothing about its item (a source line, a download link):
+    off its title and under both ``short_shingles`` and ``off_title_max_shingles`` (0
+    turns every off-title rule off)."""
+    return side.off_title and 0 < side.sketch.shingles < min(config.short_shingles,
+                                                             config.off_title_max_shingles)
 
 
 def _long_bodies(
@@ -222,8 +233,8 @@ def _title_only(
     a: Features, b: Features, config: EngineConfig,
     result: Callable[[bool, str], Verification],
 ) -> Verification:
-    """A pair where one body is empty (or only boilerplate): the same item only when
-    the titles say so — both at least ``title_only_min_chars`` letters and digits,
+    """A pair where one body is empty (or only boilerplate, or a stub): the same item
+    only when the titles say so — both at least ``title_only_min_chars`` letters and digits,
     edit similarity >= ``title_only_similarity``, no other number or name."""
     short = _title_match(a, b, config)
     if short is None:

@@ -38,19 +38,36 @@ def test_head_labels_and_times_as_this_checkout_and_the_worktree_is_removed() ->
     assert {"cold_wall", "cold_cpu", "warm_wall", "warm_cpu"} <= set(timing)
     assert all(timing[key] > 0 for key in ("cold_wall", "cold_cpu", "warm_cpu"))
     assert not tree.exists()
-    listed = subprocess.run(["git", "-C", str(ROOT), "worktree", "list"],
-                            capture_output=True, text=True, check=True).stdout
-    assert str(tree) not in listed
+    assert str(tree) not in _worktrees()
     ours = run_engine(DOCS)
     # the same partition (the label strings are each run's own)
-    assert (labels["a"] == labels["b"]) and labels["a"] != labels["c"] != labels["d"]
+    assert labels["a"] == labels["b"]
+    assert len({labels["a"], labels["c"], labels["d"]}) == 3
     assert {frozenset(k for k in ours if ours[k] == v) for v in ours.values()} == {
         frozenset(k for k in labels if labels[k] == v) for v in labels.values()}
 
 
-def test_an_unknown_revision_is_refused() -> None:
-    with pytest.raises(subprocess.CalledProcessError):
+def _worktrees() -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "worktree", "list", "--porcelain"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_an_unknown_revision_is_refused_with_gits_reason() -> None:
+    with pytest.raises(RuntimeError, match="no-such-revision-xyz"):
         OlderEngine("no-such-revision-xyz")
+
+
+def test_a_failed_build_or_a_failure_inside_leaves_no_worktree(monkeypatch) -> None:
+    before = _worktrees()
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "executable", "/bin/false")  # the kernel build fails
+        with pytest.raises(RuntimeError, match="building the kernel"), OlderEngine(_head()):
+            pass
+    assert _worktrees() == before
+    with pytest.raises(KeyError), OlderEngine(_head()) as older:
+        assert older.tree is not None and older.tree.exists()
+        raise KeyError("a failure while the worktree is in use")
+    assert _worktrees() == before
 
 
 def test_the_child_refuses_a_tree_without_the_engine(tmp_path: Path) -> None:

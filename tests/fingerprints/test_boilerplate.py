@@ -148,12 +148,20 @@ def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None
     # under another title the stub says nothing: two items
     assert not verify(stub, extract("寻物启事，奖励500元", notice), config).ok
     # the title test of title-only pages holds: another number in the title
-    assert not verify(extract("协查通告，奖励5000元！", "来源：市公安局交警支队二大队事故中队"),
-                      full, config).ok
+    other = verify(extract("协查通告，奖励5000元！", "来源：市公安局交警支队二大队事故中队"),
+                   full, config)
+    assert not other.ok and other.reason.startswith("template")
     # a short body about its title is a short text, not a stub: the body rules decide
     flash = extract(title, "交警二大队协查通告：知情者奖励3000元。")
     assert not flash.off_title
     assert verify(flash, full, config).reason == "short-text"
+    # a stub against a short text under the same title, whichever is the smaller
+    for words in ("来源：二大队", "来源：市公安局交警支队二大队事故中队值班室供稿"):
+        side = extract(title, words)
+        assert side.off_title
+        assert verify(side, flash, config).reason == "title-only"
+    # off_title_max_shingles=0 turns the off-title rules off, this one too
+    assert verify(stub, full, replace(config, off_title_max_shingles=0)).reason == "short-text"
 
 
 def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:

@@ -17,9 +17,9 @@
    the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
    ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
    shared machine then falls on all of them); medians, and each ratio's range.
-   ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an older commit
-   (its own tree and kernel in a temporary git worktree, timed the same way in a fresh
-   process: bench/older_engine.py).
+   ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an
+   older commit (its own tree and kernel in a temporary git worktree, timed the same way
+   in a fresh process: bench/older_engine.py).
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
    a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one

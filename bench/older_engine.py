@@ -6,8 +6,9 @@
 branch), builds that tree's C kernel in place with this Python, and labels documents by
 running that tree's own ``bench/common.run_engine`` in a child process whose import path
 starts at the worktree: the older ``fingerprints`` package, its kernel, its rules and
-defaults. The child refuses to run if ``fingerprints`` would come from anywhere else,
-so a figure labelled with a commit is that commit's. The documents go to the child as
+defaults. The child refuses to run if ``fingerprints`` or ``common`` would come from
+anywhere else, or if that tree's kernel does not load, so a figure labelled with a
+commit is that commit's. The documents go to the child as
 JSON lines, so any corpus, including ones the older bench did not know, can be scored.
 Labels come back as JSON and are scored in this process like any other method's, in the
 same run. :meth:`OlderEngine.timed` also times that engine in the child as

@@ -137,11 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for rev in dict.fromkeys(args.engine_at):
             older = stack.enter_context(OlderEngine(rev))
             runners[older.name] = older
-        return _run(args.corpus or list(CORPORA), list(runners), runners, args.json)
+        return _run(args.corpus or list(CORPORA), runners, args.json)
 
 
-def _run(corpora: list[str], methods: list[str], runners: dict[str, Method],
-         json_path: Path | None) -> int:
+def _run(corpora: list[str], runners: dict[str, Method], json_path: Path | None) -> int:
+    """Every method of ``runners`` (name -> labeller, in order) over ``corpora``."""
+    methods = list(runners)
     results: dict[str, dict[str, dict[str, float]]] = {}
     rows = []
     labelled_rows = []

@@ -6,17 +6,17 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := dedupsite.settings
 
-.PHONY: demo test install spark system-deps lint test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
+.PHONY: demo test install spark system-deps lint test-engine test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
 
 demo: install
 	$(PY) scripts/demo.py
 
 test: install spark system-deps
-	$(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-mysql test-sqlite
+	$(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-engine test-mysql test-sqlite
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml setup.py fingerprints/_kernel.c
+$(VENV)/.installed: pyproject.toml setup.py fingerprints/rule/_kernel.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.
@@ -39,13 +39,23 @@ lint: install
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The whole suite on MariaDB/MySQL (DATABASE_URL from scripts/testenv.py or your own).
-test-mysql:
-	$(VENV)/bin/pytest -q
+# Every pass prints its slowest tests (DURATIONS of them).
+DURATIONS ?= 15
 
-# The database-independent part again on SQLite.
+# The engine (rule, candidate stores, kernel) without Django: no settings, no database
+# (tests/fingerprints/pytest.ini); its stores' tests on REDIS_URL's database 2, or a
+# throwaway Redis when REDIS_URL is unset.
+test-engine:
+	env -u DJANGO_SETTINGS_MODULE $(VENV)/bin/pytest -q --durations=$(DURATIONS) tests/fingerprints
+
+# The rest on MariaDB/MySQL (DATABASE_URL from scripts/testenv.py or your own).
+test-mysql:
+	$(VENV)/bin/pytest -q --durations=$(DURATIONS) --ignore=tests/fingerprints
+
+# Again on SQLite: the tests whose behaviour depends on the database dialect (marked
+# `dialect`: raw SQL, unsigned 64-bit columns, row locks, date functions).
 test-sqlite:
-	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q -m "not mysql and not browser and not drill and not redis_cluster" tests/articles tests/api/test_ingest_api.py tests/ingest tests/index tests/lib tests/editor tests/representatives tests/commands tests/fingerprints tests/tuning tests/security
+	DATABASE_URL=sqlite:///$$(mktemp -d)/test.sqlite3 $(VENV)/bin/pytest -q --durations=$(DURATIONS) -m "dialect and not mysql and not browser and not drill and not redis_cluster" --ignore=tests/fingerprints tests
 
 # Reliability drills, the slow ones included (tests marked `drill`; see docs/reliability.md).
 drills: install spark system-deps

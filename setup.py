@@ -1,7 +1,7 @@
 """Build hook for the one C extension (everything else is in pyproject.toml).
 
-``fingerprints._kernel`` holds the engine's inner loops; the pure NumPy code computes
-the same bytes and runs when the extension is missing (see fingerprints/kernel.py).
+``fingerprints.rule._kernel`` holds the engine's inner loops; the pure NumPy code computes
+the same bytes and runs when the extension is missing (see fingerprints/rule/kernel.py).
 """
 
 from setuptools import Extension, setup
@@ -9,8 +9,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "fingerprints._kernel",
-            ["fingerprints/_kernel.c"],
+            "fingerprints.rule._kernel",
+            ["fingerprints/rule/_kernel.c"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         )
     ]

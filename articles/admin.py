@@ -220,8 +220,8 @@ class BoilerplateClauseForm(forms.ModelForm):
         fields = ["text", "active"]
 
     def clean_text(self) -> str:
-        from fingerprints.boilerplate import MIN_CLAUSE, clauses
-        from fingerprints.normalize import normalize
+        from fingerprints.rule.boilerplate import MIN_CLAUSE, clauses
+        from fingerprints.rule.normalize import normalize
 
         text = self.cleaned_data["text"]
         keys = clauses(normalize(text))

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import models
 
-from fingerprints.ids import MASK64, to_signed, to_unsigned
+from fingerprints.rule.ids import MASK64, to_signed, to_unsigned
 
 
 class UnsignedBigIntegerField(models.PositiveBigIntegerField):

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from articles.fields import UnsignedBigIntegerField
-from fingerprints.ids import unused_doc_id
+from fingerprints.rule.ids import unused_doc_id
 
 #: Active keys by prefix, each kept API_KEY_CACHE_SECONDS (read when it is stored).
 _key_cache: TLRUCache[str, ApiKey] = TLRUCache(
@@ -698,7 +698,7 @@ class EngineSettings(models.Model):
         return tuple(words)
 
     def engine_config(self) -> Any:
-        from fingerprints.engine import EngineConfig
+        from fingerprints.rule import EngineConfig
 
         return EngineConfig(
             k=self.k, title_k=self.title_k, jaccard=self.jaccard, containment=self.containment,
@@ -716,7 +716,7 @@ class BoilerplateSource(models.TextChoices):
 
 
 class BoilerplateClause(models.Model):
-    """A clause that is site chrome, not article text (fingerprints/boilerplate.py).
+    """A clause that is site chrome, not article text (fingerprints/rule/boilerplate.py).
 
     Learned ones are written by the worker that saw the clause reach the
     ``boilerplate_min_docs``-th story; admins add or switch off others. An inactive

@@ -54,7 +54,7 @@ from common import (  # noqa: E402
 )
 from older_engine import OlderEngine, exit_on_sigterm  # noqa: E402
 
-from fingerprints.unionfind import UnionFind  # noqa: E402
+from fingerprints.batch.unionfind import UnionFind  # noqa: E402
 
 
 def run_minhash_lsh(docs: Sequence[Doc]) -> dict[str, str]:

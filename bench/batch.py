@@ -73,7 +73,7 @@ def _edit(rng: random.Random, text: str) -> str:
 
 def run_local(path: Path, out: Path, workers: int,
               boilerplate: frozenset[int] = frozenset()) -> tuple[float, dict[str, Any]]:
-    from fingerprints import batch
+    from fingerprints.batch import replay as batch
 
     started = time.perf_counter()
     records = list(batch.read_jsonl(path))
@@ -85,7 +85,7 @@ def run_local(path: Path, out: Path, workers: int,
 
 def run_spark(path: Path, out: Path, master: str, boilerplate: frozenset[int] = frozenset()
               ) -> tuple[float, float, dict[str, Any]]:
-    from fingerprints.spark import build_session, run_job
+    from fingerprints.batch.spark import build_session, run_job
 
     started = time.perf_counter()
     spark = build_session(master, shuffle_partitions=8)
@@ -123,7 +123,7 @@ def scratch_database(docs: list[Any], boilerplate: bool) -> frozenset[int]:
     from articles.models import Article, BoilerplateClause, EngineSettings
     from articles.tuning.boilerplate import active_boilerplate
     from bench.common import run_engine
-    from fingerprints.ids import to_signed
+    from fingerprints.rule.ids import to_signed
 
     call_command("migrate", verbosity=0)
     if Article.objects.exists() or BoilerplateClause.objects.exists():
@@ -151,7 +151,7 @@ def online(path: Path) -> dict[str, str]:
 
     from articles.ingest.intake import ArticleInput, accept_articles
     from articles.models import Article
-    from fingerprints.batch import read_jsonl
+    from fingerprints.batch.replay import read_jsonl
 
     queue = django_rq.get_queue("ingest")
     records = list(read_jsonl(path))

@@ -33,7 +33,7 @@ CORPORA = {
 LABELS = {"bdci": ROOT / "bench" / "labels" / "bdci2019_pairs.csv"}
 # Held-out rounds of the same corpus (bench/label_sample.py --validation), labelled
 # after the parameters were chosen, each scored before anything changed because of it
-# (docs/engine.md, "The validation sample").
+# (docs/results/log.md, "The validation sample").
 VALIDATION = {"bdci": ROOT / "bench" / "labels" / "bdci2019_validation_pairs.csv"}
 # The silver corpora's doubtful pairs read by hand (bench/label_sample.py
 # --disagreements): the 0.5-0.8 band, every pair a method merged that the silver file
@@ -309,8 +309,9 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content index with the content fingerprint and its multi-probe
     fingerprints (``content_probes``), the title index with the title fingerprint, hand
-    the hits plus each hit doc's anchor to ``decide``, join the chosen doc or found a
-    new one (its anchor is the founder). Only ``content_fp`` is ever indexed.
+    the hits to :func:`fingerprints.rule.cascade` (which adds each hit doc's anchor), join
+    the chosen doc or found a new one (it becomes that doc's anchor). Only
+    ``content_fp`` is ever indexed.
 
     Boilerplate is learned as the stream goes, as the workers do (``boilerplate_min_docs``,
     default the configuration's; 0 = off): each founded story's clauses are counted,
@@ -320,18 +321,19 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     articles (one job); decisions stay article by article. ``use_keys=False`` leaves out
     the key index (the engine before it). ``learned``, when given, receives the clauses
     promoted to boilerplate (hash -> clause text), as a worker writes them to MySQL."""
-    from fingerprints.boilerplate import MemoryCounter, clause_texts, story_clauses
-    from fingerprints.engine import (
+    from fingerprints.rule import (
         Candidate,
         EngineConfig,
         Features,
+        cascade,
         content_probes,
-        decide,
         extract_many,
     )
-    from fingerprints.index import MemoryBlockIndex
-    from fingerprints.keyindex import MemoryKeyIndex, query_keys, stored_keys
-    from fingerprints.normalize import normalize
+    from fingerprints.rule.boilerplate import MemoryCounter, clause_texts, story_clauses
+    from fingerprints.rule.keys import query_keys, stored_keys
+    from fingerprints.rule.normalize import normalize
+    from fingerprints.stores.block_index import MemoryBlockIndex
+    from fingerprints.stores.key_index import MemoryKeyIndex
 
     cfg = config if isinstance(config, EngineConfig) else EngineConfig()
     content_index = MemoryBlockIndex(cfg.k)
@@ -369,11 +371,11 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
             hits.update(item for item, _, _ in found)
         if use_keys:
             hits.update(key_index.query(query_keys(new.keys)))
-        rows = {j: Candidate(j, doc_of[j], features[j], anchor[doc_of[j]] == j) for j in hits}
-        for doc_key in {doc_of[j] for j in hits}:
-            a = anchor[doc_key]
-            rows.setdefault(a, Candidate(a, doc_key, features[a], True))
-        decision = decide(new, list(rows.values()), cfg)
+        decision = cascade(
+            new, url_owner=None, config=cfg,
+            hits=[Candidate(j, doc_of[j], features[j], anchor[doc_of[j]] == j)
+                  for j in sorted(hits)],
+            anchors_of=lambda key: (Candidate(anchor[key], key, features[anchor[key]], True),))
         if decision is None:
             doc_key = f"d{i}"
             anchor[doc_key] = i

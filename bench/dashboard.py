@@ -119,7 +119,7 @@ def load(args: argparse.Namespace) -> tuple[str, str]:
     from django.utils import timezone
 
     from articles.models import Article, ArticleStatus, Doc, DocStatus, MatchedBy
-    from fingerprints.engine import extract
+    from fingerprints.rule import extract
 
     rng = random.Random(args.seed)
     now = timezone.now()

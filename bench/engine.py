@@ -50,17 +50,14 @@ import numpy as np  # noqa: E402
 from common import Doc, load_docs, require_data, run_engine, table  # noqa: E402
 from older_engine import OlderEngine, exit_on_sigterm  # noqa: E402
 
-from fingerprints.allpairs import all_pairs  # noqa: E402
-from fingerprints.engine import EngineConfig, extract_many  # noqa: E402
-from fingerprints.index import RedisBlockIndex  # noqa: E402
-from fingerprints.keyindex import (  # noqa: E402
-    RECORD_DTYPE,
-    STORED_KEYS,
-    RedisKeyIndex,
-)
-from fingerprints.normalize import normalize  # noqa: E402
-from fingerprints.tokenize import get_segmenter  # noqa: E402
-from fingerprints.urlmap import RedisUrlMap  # noqa: E402
+from fingerprints.rule import EngineConfig, extract_many  # noqa: E402
+from fingerprints.rule.keys import STORED_KEYS
+from fingerprints.rule.normalize import normalize  # noqa: E402
+from fingerprints.rule.tokenize import get_segmenter  # noqa: E402
+from fingerprints.stores.block_index import RedisBlockIndex  # noqa: E402
+from fingerprints.stores.key_index import RECORD_DTYPE, RedisKeyIndex
+from fingerprints.stores.url_map import RedisUrlMap  # noqa: E402
+from fingerprints.table.allpairs import all_pairs  # noqa: E402
 
 
 def pin_one_core() -> str:
@@ -286,7 +283,7 @@ def key_index_figures(client: Any, size: int, rng: np.random.Generator,
 
 
 def url_map_figures(client: Any, size: int, rng: np.random.Generator) -> float:
-    """Bytes per article of the canonical-URL map (``fingerprints.urlmap``: a 12-byte
+    """Bytes per article of the canonical-URL map (``fingerprints.stores.url_map``: a 12-byte
     record per URL in buckets, as ``rebuild_index`` loads it)."""
     urls = RedisUrlMap(client, namespace="bench:url")
     urls.clear()

@@ -9,7 +9,7 @@ and containment C: A J >= 0.8, B 0.5-0.8, C 0.3-0.5, D J < 0.3 and C >= 0.6, E C
 with both bodies >= 300 characters: not only boilerplate-only pages), 45 of E, 20 of F
 and 40 pairs with the same title. It writes the texts to ``--out`` in four batch files
 for the labellers (never into the repository); the labels file keeps ids and labels
-only: ``id_a,id_b,label,reason`` with the reasons of docs/engine.md ("Labels").
+only: ``id_a,id_b,label,reason`` with the reasons of docs/results/log.md ("Labels").
 
 ``--validation`` draws a held-out round (another seed, every pair already labelled in
 either file left out; B and C were labelled whole, so it takes what is left): every
@@ -18,7 +18,7 @@ of F, every remaining same-title pair, and 40 pairs the engine gives one docId
 (``run_engine`` at the defaults) that no band holds. Round 1 (``--seed 20261125``,
 drawn before the validation file existed) and round 2 (``--seed 20261126``) are in the
 validation file; a round is scored before anything is changed because of it
-(docs/engine.md, "The validation sample").
+(docs/results/log.md, "The validation sample").
 
 ``--disagreements`` (xinhua, thucnews, bbc, cnndm) draws the pairs whose silver verdict
 is in doubt and that ``bench/labels/<corpus>_doubtful_pairs.csv`` does not hold yet

@@ -33,9 +33,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fingerprints.index import RedisBlockIndex  # noqa: E402
-from fingerprints.keyindex import RECORD_DTYPE, STORED_KEYS, RedisKeyIndex  # noqa: E402
-from fingerprints.urlmap import RedisUrlMap  # noqa: E402
+from fingerprints.rule.keys import STORED_KEYS
+from fingerprints.stores.block_index import RedisBlockIndex  # noqa: E402
+from fingerprints.stores.key_index import RECORD_DTYPE, RedisKeyIndex  # noqa: E402
+from fingerprints.stores.url_map import RedisUrlMap  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import table  # noqa: E402

@@ -7,7 +7,7 @@ fields as whole values, weight 2 for name and address). Then, on the same
 fingerprints:
 
 * block index: all pairs within Hamming distance 3 through the k+1 blocks
-  (``fingerprints.allpairs``), then groups by union-find;
+  (``fingerprints.table.allpairs``), then groups by union-find;
 * single pass: each row is compared with the representative of every cluster so far
   and joins the first within distance 3, or starts a new cluster (the seed's O(n^2)
   baseline, vectorized with NumPy so that only the algorithm differs).
@@ -43,9 +43,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fingerprints.allpairs import all_pairs  # noqa: E402
-from fingerprints.table import dedup_rows, parse_fields, prepare_row, row_fingerprint  # noqa: E402
-from fingerprints.unionfind import UnionFind  # noqa: E402
+from fingerprints.batch.unionfind import UnionFind  # noqa: E402
+from fingerprints.table.allpairs import all_pairs  # noqa: E402
+from fingerprints.table.match import dedup_rows, parse_fields, prepare_row, row_fingerprint  # noqa: E402
 
 SYLLABLES = ["ka", "lo", "mi", "ran", "to", "shi", "ven", "da", "ro", "li", "zen", "pa", "qu"]
 STREETS = ["main st", "oak ave", "sunset blvd", "pine rd", "lake dr", "hill st", "river rd"]
@@ -141,7 +141,7 @@ def scores(found: set[tuple[str, str]], truth: set[tuple[str, str]]) -> dict[str
 
 
 def run_ours(method: str, data: Dataset) -> set[tuple[str, str]]:
-    from fingerprints.table import TableConfig
+    from fingerprints.table.match import TableConfig
 
     _columns, rows, _truth, spec = data
     return dedup_rows(rows, parse_fields(spec), TableConfig(method=method)).pairs()
@@ -153,8 +153,8 @@ def run_spark(data: Dataset, master: str) -> set[tuple[str, str]]:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from fingerprints.spark import build_session
-    from fingerprints.spark_table import dedup_rows_spark
+    from fingerprints.batch.spark import build_session
+    from fingerprints.table.spark import dedup_rows_spark
 
     _columns, rows, _truth, spec = data
     spark = build_session(master, app_name="dedupsite-bench-table")

@@ -8,10 +8,10 @@ Redis Cluster (``redis+cluster://host:port[,host:port...]``, redis-py's
 ``RedisCluster``). Why the split is where it is: docs/scaling.md.
 
 Key layout (prefix from REDIS_PREFIX, default "dd"):
-  {p}:c:GEN:...   content SimHash block index  (fingerprints.index.RedisBlockIndex)  index
+  {p}:c:GEN:...   content SimHash block index (stores.block_index.RedisBlockIndex)   index
   {p}:t:GEN:...   title SimHash block index                                          index
-  {p}:x:GEN:...   clause-key index (fingerprints.keyindex.RedisKeyIndex)              index
-  {p}:u:GEN:nnnnn URL map: <Q URL hash><I article id> records (fingerprints.urlmap)   index
+  {p}:x:GEN:...   clause-key index (stores.key_index.RedisKeyIndex)                  index
+  {p}:u:GEN:nnnnn URL map: <Q URL hash><I article id> records (stores.url_map)       index
   {p}:live:GEN... the index's presence markers (articles/index/markers.py)           index
   {p}:gen         generation of the indexes (must equal IndexState.generation)       queue
   {p}:pause       the pause gate of an index switch                                  queue

@@ -15,7 +15,7 @@ redis_store.ensure_server()
 if os.environ.get("DEDUPSITE_WARMUP", "1") != "0":
     # Load the segmenter dictionary and the IDF table now, not in the first request.
     from articles.tuning.state import active_config
-    from fingerprints.engine import extract
+    from fingerprints.rule import extract
 
     # The database may not be reachable yet: then the first request warms up.
     with contextlib.suppress(Exception):

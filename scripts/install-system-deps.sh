@@ -16,7 +16,7 @@ PACKAGES=(
     redis-server
     default-libmysqlclient-dev
     pkg-config
-    gcc  # builds mysqlclient and the engine kernel (fingerprints/_kernel.c)
+    gcc  # builds mysqlclient and the engine kernel (fingerprints/rule/_kernel.c)
     chromium
     fonts-wqy-microhei
     openjdk-17-jre-headless  # Java for PySpark (spark_dedup, tests/batch)

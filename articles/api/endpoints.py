@@ -37,12 +37,13 @@ from articles.api.schemas import (
     field_errors,
 )
 from articles.ingest import results
-from articles.ingest.assign import assign, find_similar
+from articles.ingest.assign import assign
 from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
+from articles.ingest.lookup import find_similar
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters
-from fingerprints.normalize import has_text
+from fingerprints.rule.normalize import has_text
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from articles.ingest.intake import ArticleInput
-from fingerprints.normalize import has_text
+from fingerprints.rule.normalize import has_text
 
 # C0/C1 control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

@@ -38,11 +38,11 @@ from articles.models import (
     RepresentativeOutbox,
 )
 from articles.representatives import election, outbox
-from fingerprints.ids import to_unsigned, unused_doc_id
-from fingerprints.unionfind import UnionFind
+from fingerprints.batch.unionfind import UnionFind
+from fingerprints.rule.ids import to_unsigned, unused_doc_id
 
 CHUNK = 1000
-LIGHT_COLUMNS = ["seq", "nid", "docId", "isFounder", "hotness", "media"]
+LIGHT_COLUMNS = ["seq", "nid", "docId", "isAnchor", "hotness", "media"]
 
 
 class ResultError(ValueError):
@@ -228,15 +228,15 @@ def _split_cannot_links(
 
 
 def _read_batch(dataset: Any) -> tuple[dict[str, tuple[int, str]], dict[str, str]]:
-    """nid -> (seq, batch docId) for every result row, and docId -> founder nid."""
+    """nid -> (seq, batch docId) for every result row, and docId -> anchor nid."""
     batch: dict[str, tuple[int, str]] = {}
-    founders: dict[str, str] = {}
+    anchors: dict[str, str] = {}
     for rows in _batches(dataset, LIGHT_COLUMNS):
         for row in rows:
             batch[row["nid"]] = (int(row["seq"]), row["docId"])
-            if row["isFounder"]:
-                founders[row["docId"]] = row["nid"]
-    return batch, founders
+            if row["isAnchor"]:
+                anchors[row["docId"]] = row["nid"]
+    return batch, anchors
 
 
 def _existing_states(nids: Iterable[str]) -> dict[str, tuple[int, str | None, bool]]:
@@ -273,7 +273,7 @@ def import_result(
     """Load ``result_dir`` (written by ``spark_dedup``) into the database."""
     dataset = _dataset(result_dir)
     report = ImportReport()
-    batch, founders = _read_batch(dataset)
+    batch, anchors = _read_batch(dataset)
     report.articles = len(batch)
 
     existing = _existing_states(batch)
@@ -300,7 +300,7 @@ def import_result(
                 progress(len(rows))
         _link_matches(pending_matches, ids)
         touched = {d for d in set(target.values()) | previous if d is not None}
-        report.docs_touched, report.docs_emptied = _refresh_docs(touched, founders)
+        report.docs_touched, report.docs_emptied = _refresh_docs(touched, anchors)
         AuditEntry.objects.create(
             actor_label="spark_dedup --import", action="batch_import",
             note=str(result_dir)[:2000], data=report.as_dict(),
@@ -392,7 +392,7 @@ def _link_matches(pending: list[tuple[str, str]], ids: dict[str, int]) -> None:
     Article.objects.bulk_update(updates, ["matched_article"], batch_size=CHUNK)
 
 
-def _refresh_docs(doc_ids: set[str], founders: dict[str, str]) -> tuple[int, int]:
+def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]:
     """Size, anchor and representative of each doc from its members; outbox rows."""
     emptied = 0
     touched = 0
@@ -418,9 +418,9 @@ def _refresh_docs(doc_ids: set[str], founders: dict[str, str]) -> tuple[int, int
             else:
                 ids = {a.pk for a in group}
                 earliest = min(group, key=lambda a: (a.received_at, a.pk))
-                founder = next((a for a in group if a.nid == founders.get(doc.doc_id)), None)
-                if founder is not None:
-                    doc.anchor = founder
+                anchor = next((a for a in group if a.nid == anchors.get(doc.doc_id)), None)
+                if anchor is not None:
+                    doc.anchor = anchor
                 elif doc.anchor_id not in ids:
                     doc.anchor = earliest
                 if not (doc.representative_pinned and doc.representative_id in ids):

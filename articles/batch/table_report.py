@@ -7,8 +7,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from fingerprints.fellegi import LEVELS
-from fingerprints.table import TableResult
+from fingerprints.table.fellegi import LEVELS
+from fingerprints.table.match import TableResult
 
 MAX_GROUPS = 2000  # a page a browser still opens; the CSV has them all
 

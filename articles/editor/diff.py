@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from articles.tuning.state import active_config
-from fingerprints.engine import EngineConfig, idf_table
-from fingerprints.normalize import normalize, strip_html
-from fingerprints.stopwords import build_stopwords, is_punctuation_or_space
-from fingerprints.tokenize import get_segmenter
+from fingerprints.rule import EngineConfig, idf_table
+from fingerprints.rule.normalize import normalize, strip_html
+from fingerprints.rule.stopwords import build_stopwords, is_punctuation_or_space
+from fingerprints.rule.tokenize import get_segmenter
 
 #: Longer texts are cut before diffing (SequenceMatcher is quadratic at worst).
 MAX_DIFF_CHARS = 20_000

@@ -52,7 +52,8 @@ from articles.editor.forms import (
     NoteForm,
     TargetForm,
 )
-from articles.ingest.assign import IndexUnavailable, related_docs
+from articles.ingest.candidates import IndexUnavailable
+from articles.ingest.lookup import related_docs
 from articles.models import (
     Article,
     ArticleStatus,
@@ -64,9 +65,9 @@ from articles.models import (
 )
 from articles.templatetags.dashboard import action_label, http_url
 from articles.tuning.state import active_config
-from fingerprints.engine import EngineConfig, Features
-from fingerprints.simhash import hamming
-from fingerprints.verify import verify
+from fingerprints.rule import EngineConfig, Features
+from fingerprints.rule.simhash import hamming
+from fingerprints.rule.verification import verify
 
 log = logging.getLogger(__name__)
 

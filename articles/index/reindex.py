@@ -35,12 +35,13 @@ from articles.models import Article, ArticleStatus, EngineSettings, IndexState, 
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, config_to_json, forget_state
 from dedupsite import redis_store
-from fingerprints.engine import EngineConfig, extract_many
-from fingerprints.features import Features
-from fingerprints.ids import to_signed
-from fingerprints.index import RedisBlockIndex, unlink_matching
-from fingerprints.keyindex import RedisKeyIndex, stored_keys
-from fingerprints.urlmap import RedisUrlMap
+from fingerprints.rule import EngineConfig, extract_many
+from fingerprints.rule.features import Features
+from fingerprints.rule.ids import to_signed
+from fingerprints.rule.keys import stored_keys
+from fingerprints.stores.block_index import RedisBlockIndex, unlink_matching
+from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.url_map import RedisUrlMap
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def generation_key() -> str:
 
 #: The Redis layout of the indexes, at the head of every generation name. A generation
 #: built by code with another layout (an upgrade that changed it: 2 = the URL map in
-#: buckets of records, fingerprints/urlmap.py) counts as missing, so the first worker
+#: buckets of records, fingerprints/stores/url_map.py) counts as missing, so the first worker
 #: to need the index rebuilds it (``ensure_index``); docs/architecture.md, upgrading.
 LAYOUT = "l2-"
 

@@ -16,7 +16,7 @@ so concurrent ``APPEND``\\ s are never lost, and only ids below the floor are dr
 so a story inside the window is never split. Redis memory in steady state is articles
 per day x window x bytes per article.
 
-**URLs.** The Redis URL map (``fingerprints.urlmap``: buckets of records, like the
+**URLs.** The Redis URL map (``fingerprints.stores.url_map``: buckets of records, like the
 other indexes) is expired with the window by the same scan, and beyond it a URL is
 looked up in MySQL's ``url_hash`` index (:func:`owners_beyond_window`, one query per
 batch for the URLs Redis did not know):
@@ -40,9 +40,9 @@ from django.utils import timezone
 from articles.models import Article, ArticleStatus, EngineSettings
 from articles.tuning.state import active_config
 from dedupsite import redis_store
-from fingerprints.index import RedisBlockIndex, scan_step
-from fingerprints.keyindex import RedisKeyIndex
-from fingerprints.urlmap import RedisUrlMap
+from fingerprints.stores.block_index import RedisBlockIndex, scan_step
+from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.url_map import RedisUrlMap
 
 #: seconds a process keeps the floor before reading it again
 FLOOR_TTL = 30.0

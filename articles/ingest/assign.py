@@ -1,15 +1,16 @@
-"""docId assignment: the url -> title -> content cascade against the Redis indexes.
+"""docId assignment, the write path: a batch of queued articles decided under one lock
+with :func:`fingerprints.rule.cascade` against the Redis indexes and the batch itself,
+then saved in one transaction and indexed.
 
-MySQL is the system of record; the Redis indexes are derived from it and can
-be rebuilt at any time (`articles.index.reindex.rebuild_index`). See docs/engine.md for the rule.
+MySQL is the system of record; the Redis indexes are derived from it and can be rebuilt
+at any time (``articles.index.reindex.rebuild_index``). The read paths over the same
+stores are in :mod:`articles.ingest.lookup`; docs/engine.md has the rule.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,10 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles.index import markers, reindex, window
+from articles.index import markers, reindex
 from articles.index.locks import StaleValue, multi_lock
 from articles.ingest import boilerplate
+from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
 from articles.lib.bulksql import (
     column,
     fetch_models,
@@ -33,69 +35,33 @@ from articles.lib.bulksql import (
     table,
     update_rows,
 )
-from articles.models import Article, ArticleStatus, Doc, DocStatus, EditorLink, MatchedBy
+from articles.models import Article, ArticleStatus, Doc, DocStatus, EditorLink
 from articles.representatives import election
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, active_state, active_version
 from dedupsite import redis_store
-from fingerprints.engine import (
+from fingerprints.rule import (
     Candidate,
-    Decision,
     EngineConfig,
     Features,
+    Match,
+    cascade,
     content_probes,
-    decide,
     extract_many,
 )
-from fingerprints.ids import make_doc_id, splitmix64_finalize, url_hash
-from fingerprints.index import RedisBlockIndex, block_values, near_pairs_by_block
-from fingerprints.keyindex import RedisKeyIndex, query_keys, stored_keys
-from fingerprints.simhash import hamming
-from fingerprints.urlmap import RedisUrlMap
-from fingerprints.verify import verify
+from fingerprints.rule.blocks import block_values
+from fingerprints.rule.ids import make_doc_id, splitmix64_finalize, url_hash
+from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.stores.block_index import near_pairs_by_block
 
-log = logging.getLogger(__name__)
-
-
-class IndexUnavailable(RuntimeError):
-    """The Redis indexes are missing or stale and are being rebuilt."""
-
-
-@dataclass
-class Indexes:
-    content: RedisBlockIndex
-    title: RedisBlockIndex
-    keys: RedisKeyIndex
-    urls: RedisUrlMap
-    generation: str
-
-    floor: int = 0  # the time window (articles/index/window.py): older ids are not found
-
-    @classmethod
-    def open(cls, config: EngineConfig, generation: str) -> Indexes:
-        client = redis_store.index_client()
-        names = reindex.namespaces(generation)
-        floor = window.live_floor()
-        return cls(
-            content=RedisBlockIndex(client, k=config.k, namespace=names["c"], floor=floor),
-            title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"], floor=floor),
-            keys=RedisKeyIndex(client, namespace=names["x"], floor=floor),
-            urls=RedisUrlMap(client, namespace=names["u"], floor=floor),
-            generation=generation, floor=floor,
-        )
-
-    def url_owners(self, hashes: Sequence[int], owners: list[int | None]) -> list[int | None]:
-        """The URL map's answers (``owners``), completed from MySQL for the URLs it
-        does not hold when a window is on (they may have expired from it)."""
-        if self.floor:
-            missing = [h for h, o in zip(hashes, owners, strict=True) if o is None]
-            older = window.owners_beyond_window(missing)
-            owners = [o if o is not None else older.get(h) for h, o in
-                      zip(hashes, owners, strict=True)]
-        return owners
-
-
-# --- assignment -------------------------------------------------------------
+# The batch's locks live this long unless renewed; the holder renews them every third
+# of it, so a killed worker blocks the batches after it for at most this long.
+BATCH_LOCK_TTL_MS = 10_000
+# A batch at least this big writes its features before taking the lock (one more
+# statement, a shorter critical section); a smaller one writes everything at once.
+PREWRITE_MIN = 8
+_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity")
+_FEATURE_FIELDS = ("title_fp", "content_fp", "features", "url_hash")
 
 
 def process_articles(nids: Sequence[str], *, count_attempt: bool = True) -> int:
@@ -174,7 +140,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
             if article.doc_id is not None:
                 with transaction.atomic():
                     detach(article)
-        decisions, first_urls = _decide_batch(todo, todo_probes, config, indexes)
+        matches, first_urls = _match_batch(todo, todo_probes, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
@@ -191,17 +157,19 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
             reindex.forget_generation(indexes.generation)
             raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
                                    "batch will retry")
-        _save_batch(todo, decisions, active_version(), features_written=prewritten)
+        _save_batch(todo, matches, active_version(), features_written=prewritten)
     # Outside the lock and after the commit: each new story's clauses are counted once.
     # An article whose body is not about its title counts as a story of its own even
     # when it joined a doc: near-identical redirect pages and disclaimers join each other
     # and would never be counted otherwise.
-    boilerplate.learn([a for (a, f), d in zip(todo, decisions, strict=True)
+    boilerplate.learn([a for (a, f), d in zip(todo, matches, strict=True)
                        if d is None or f.off_title], config, known)
     return [a for a, _f in todo]
 
 
 @contextlib.contextmanager
+
+
 def _batch_lock(keys: list[str], indexes: Indexes) -> Iterator[None]:
     try:
         lock = multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
@@ -251,11 +219,12 @@ def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]
     return result
 
 
-def _decide_batch(
+def _match_batch(
     todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
     indexes: Indexes,
-) -> tuple[list[Decision | None], list[bool]]:
-    """Decide each article in order against the index and the batch's earlier articles.
+) -> tuple[list[Match | None], list[bool]]:
+    """Match each article in order against the index and the batch's earlier articles
+    (:func:`fingerprints.rule.cascade`, the one rule every engine calls).
     Also says which articles are the first with their URL (the URL map records them)."""
     # the URL hashes, the content buckets and the title buckets: one round trip (on a
     # cluster, one per node, sent together)
@@ -304,7 +273,7 @@ def _decide_batch(
     for c in stored:
         if c.is_anchor:
             anchors.setdefault(c.doc_key, []).append(c)
-    decisions: list[Decision | None] = []
+    matches: list[Match | None] = []
     first_urls: list[bool] = []
     for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
                                                              strict=True)):
@@ -312,36 +281,28 @@ def _decide_batch(
         # beyond the window: then later articles find it in Redis again)
         first_urls.append(bool(article.url_hash) and in_map[n] is None
                           and (article.url_hash or 0) not in local_urls)
-        decision = None
         url_owner = url_hit if url_hit is not None else local_urls.get(article.url_hash or 0)
         owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
-        if owner is not None and url_owner != article.pk:
-            decision = Decision(doc_key=owner.doc_key, article_id=owner.article_id,
-                                matched_by=MatchedBy.URL, distance=0, similarity=1.0)
-        if decision is None:
-            ids = set(ids)
-            ids.update(todo[j][0].pk for j in near_content[n] if j < n)
-            ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
-            ids.update(todo[j][0].pk for key in query_keys(feats.keys)
-                       for j in batch_keys.get(key, ()))
-            candidates = [by_id[i] if i in by_id else local[i] for i in ids
-                          if i in by_id or i in local]
-            docs = {c.doc_key for c in candidates}
-            candidates += [c for key in docs for c in anchors.get(key, ())
-                           if c.article_id not in ids]
-            if candidates:
-                forbidden = _forbidden(article)
-                decision = decide(feats, candidates, config, forbidden_docs=forbidden)
-        decisions.append(decision)
-        doc_key = decision.doc_key if decision else _new_doc_key(article)
-        local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=decision is None)
-        if decision is None:
+        ids = set(ids)
+        ids.update(todo[j][0].pk for j in near_content[n] if j < n)
+        ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
+        ids.update(todo[j][0].pk for key in query_keys(feats.keys)
+                   for j in batch_keys.get(key, ()))
+        found = [by_id[i] if i in by_id else local[i] for i in ids if i in by_id or i in local]
+        match = cascade(
+            feats, url_owner=owner if owner is not None and url_owner != article.pk else None,
+            hits=found, anchors_of=lambda key: anchors.get(key, ()), config=config,
+            forbidden_docs=_forbidden(article) if found else frozenset())
+        matches.append(match)
+        doc_key = match.doc_key if match else _new_doc_key(article)
+        local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=match is None)
+        if match is None:
             anchors.setdefault(doc_key, []).append(local[article.pk])
         local_urls.setdefault(article.url_hash or 0, article.pk)
         # what the key index will hold for it: found by later articles of the batch
         for key in stored_keys(feats.keys):
             batch_keys.setdefault(key, []).append(n)
-    return decisions, first_urls
+    return matches, first_urls
 
 
 def _new_doc_key(article: Article) -> str:
@@ -352,37 +313,6 @@ def _forbidden(article: Article) -> frozenset[str]:
     if not article.pinned and not article.matched_by:
         return frozenset()
     return EditorLink.objects.cannot_link_docs(article.nid)
-
-
-def load_candidates(ids: Iterable[int]) -> list[Candidate]:
-    """Candidate members plus the anchor of every candidate doc (no chaining without it),
-    in one query: the done members with their doc, and each such doc's anchor with the
-    anchor's own doc."""
-    ids = sorted({int(i) for i in ids})
-    if not ids:
-        return []
-    a_id, a_doc, a_features = (column(Article, n) for n in ("id", "doc", "features"))
-    d_id, d_key, d_anchor = (column(Doc, n) for n in ("id", "doc_id", "anchor"))
-    members = f"FROM {table(Article)} a JOIN {table(Doc)} d ON d.{d_id} = a.{a_doc}"
-    anchors = (f"JOIN {table(Article)} n ON n.{a_id} = d.{d_anchor} "
-               f"JOIN {table(Doc)} e ON e.{d_id} = n.{a_doc}")
-    done = (f"WHERE a.{a_id} IN ({', '.join(map(str, ids))}) "
-            f"AND a.{column(Article, 'status')} = %s")
-    rows = fetch_values(
-        f"SELECT a.{a_id}, d.{d_key}, a.{a_features}, d.{d_anchor} {members} {done} "
-        f"UNION ALL SELECT n.{a_id}, e.{d_key}, n.{a_features}, e.{d_anchor} "
-        f"{members} {anchors} {done}",
-        [ArticleStatus.DONE.value, ArticleStatus.DONE.value])
-    seen: set[int] = set()
-    out = []
-    for article_id, doc_key, features, anchor_id in rows:
-        if article_id in seen or features is None:
-            continue
-        seen.add(article_id)
-        out.append(Candidate(article_id=article_id, doc_key=doc_key,
-                             features=Features.from_bytes(bytes(features)),
-                             is_anchor=article_id == anchor_id))
-    return out
 
 
 _DOC_FIELDS = tuple(f.name for f in Doc._meta.concrete_fields)
@@ -413,19 +343,19 @@ def _locked_docs(doc_ids: Iterable[str]) -> dict[str, Doc]:
     return out
 
 
-def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision | None],
+def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None],
                 settings_version: int | None, *, features_written: bool = False) -> None:
     """One transaction: new docs, joins, articles, representatives and outbox rows."""
     now = timezone.now()
     with transaction.atomic():
-        founders = [a for (a, _f), d in zip(todo, decisions, strict=True) if d is None]
-        wanted = [make_doc_id(a.nid) for a in founders]
+        anchors = [a for (a, _f), m in zip(todo, matches, strict=True) if m is None]
+        wanted = [make_doc_id(a.nid) for a in anchors]
         taken = {row[0] for row in fetch_values(
             f"SELECT {column(Doc, 'doc_id')} FROM {table(Doc)} "
             f"WHERE {column(Doc, 'doc_id')} IN ({placeholders(len(wanted))})", wanted)
         } if wanted else set()
         new_docs = {}
-        for article in founders:
+        for article in anchors:
             doc_id = make_doc_id(article.nid)
             if doc_id in taken:
                 doc_id = Doc.objects.fresh_doc_id(article.nid)
@@ -439,7 +369,7 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                           "last_seen", "created_at", "updated_at"),
                     [(d.doc_id, DocStatus.AUTO.value, d.anchor_id, d.representative_id,
                       False, 0, 0, stamp, stamp, stamp, stamp) for d in new_docs.values()])
-        existing_keys = {d.doc_key for d in decisions if d is not None} - set(new_docs)
+        existing_keys = {m.doc_key for m in matches if m is not None} - set(new_docs)
         existing = _locked_docs(existing_keys)
         if len(new_docs) == 1 and last_id:
             next(iter(new_docs.values())).pk = last_id
@@ -450,32 +380,22 @@ def _save_batch(todo: list[tuple[Article, Features]], decisions: list[Decision |
                 doc.pk = ids[doc.doc_id]
         docs = {**existing, **new_docs}
         joined: dict[str, list[Article]] = {}
-        for (article, _feats), decision in zip(todo, decisions, strict=True):
-            key = decision.doc_key if decision else _new_doc_key(article)
+        for (article, _feats), match in zip(todo, matches, strict=True):
+            key = match.doc_key if match else _new_doc_key(article)
             doc = docs[key]
             article.doc = doc
             article.status = ArticleStatus.DONE
             article.failure_reason = ""
-            article.matched_by = decision.matched_by if decision else None
-            article.matched_article_id = decision.article_id if decision else None
-            article.distance = decision.distance if decision else None
-            article.similarity = decision.similarity if decision else None
+            article.matched_by = match.matched_by if match else None
+            article.matched_article_id = match.article_id if match else None
+            article.distance = match.distance if match else None
+            article.similarity = match.similarity if match else None
             article.processed_at = now
             article.settings_version = settings_version
             joined.setdefault(key, []).append(article)
         _update_articles([a for a, _f in todo], now, settings_version,
                          with_features=not features_written)
         election.on_batch_join(docs, joined, now)
-
-
-# The batch's locks live this long unless renewed; the holder renews them every third
-# of it, so a killed worker blocks the batches after it for at most this long.
-BATCH_LOCK_TTL_MS = 10_000
-# A batch at least this big writes its features before taking the lock (one more
-# statement, a shorter critical section); a smaller one writes everything at once.
-PREWRITE_MIN = 8
-_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity")
-_FEATURE_FIELDS = ("title_fp", "content_fp", "features", "url_hash")
 
 
 def _feature_values(a: Article) -> tuple[Any, ...]:
@@ -538,115 +458,3 @@ def mark_failed(nids: Sequence[str], reason: str) -> None:
     Article.objects.filter(nid__in=list(nids), status=ArticleStatus.QUEUED).update(
         status=ArticleStatus.FAILED, failure_reason=reason[:2000]
     )
-
-
-# --- dry run ------------------------------------------------------------------
-
-
-def find_similar(title: str, content: str, url: str | None = None, limit: int = 10
-                 ) -> dict[str, Any]:
-    """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
-    config = active_config()
-    feats = extract_many([(title, content)], config,
-                         boilerplate=active_boilerplate())[0]
-    indexes = Indexes.open(config, reindex.ensure_index())
-    matches: dict[str, dict[str, Any]] = {}
-    if url:
-        hashed = url_hash(url)
-        known = indexes.url_owners([hashed], indexes.urls.lookup([hashed]))[0]
-        row = (
-            Article.objects.filter(pk=int(known), doc__isnull=False)
-            .values_list("nid", "doc__doc_id").first() if known is not None else None
-        )
-        if row is not None:
-            matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
-                               "distance": 0, "similarity": 1.0, "verified": True}
-    hits = _index_hits(indexes, [feats], config)[0]
-    nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
-    candidates = load_candidates(hits)
-    for cand in candidates:
-        if cand.article_id not in hits:
-            continue  # an anchor loaded for context, not an index hit
-        rule, dist = hits[cand.article_id]
-        if dist < 0:  # found through the key index
-            dist = hamming(feats.content_fp, cand.features.content_fp)
-        check = verify(feats, cand.features, config)
-        entry: dict[str, Any] = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
-                 "matchedBy": rule, "distance": dist,
-                 "similarity": round(max(check.similarity, check.containment), 4),
-                 "verified": check.ok}
-        best = matches.get(cand.doc_key)
-        if best is None or (entry["verified"], -entry["distance"]) > (
-                best["verified"], -best["distance"]):
-            matches[cand.doc_key] = entry
-    decision = decide(feats, candidates, config)
-    ordered = sorted(matches.values(), key=lambda m: (not m["verified"], m["distance"]))
-    would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
-    return {"docId": would_join or (decision.doc_key if decision else None),
-            "matches": ordered[:limit]}
-
-
-def _index_hits(indexes: Indexes, feats: Sequence[Features], config: EngineConfig
-                ) -> list[dict[int, tuple[str, int]]]:
-    """For each article's features, what the content index (with its probes), the title
-    index and the key index find: article id -> (rule, distance); distance -1 for a hit
-    of the key index alone. Content and keys in one round trip each."""
-    contents = indexes.content.query_probes(
-        [[f.content_fp, *content_probes(f, config)] for f in feats], config.content_radius)
-    keyed = indexes.keys.query_many([query_keys(f.keys) for f in feats])
-    titled = [f.title_fp for f in feats if f.title_fp]
-    found = iter(indexes.title.query_many(titled, config.title_radius) if titled else [])
-    out = []
-    for f, content_hits, key_hits in zip(feats, contents, keyed, strict=True):
-        hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
-        for item_id, _fp, dist in (next(found) if f.title_fp else ()):
-            hits.setdefault(item_id, ("title", dist))
-        for item_id in key_hits:
-            hits.setdefault(item_id, ("content", -1))
-        out.append(hits)
-    return out
-
-
-RELATED_MEMBERS = 20  # the hottest members of a doc whose matches are looked up
-
-
-def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
-    """Other docIds that a member of ``doc`` verifies against (against one of their
-    members), best first: merge candidates for an editor. An article joins one docId
-    even when it also matches another, and a doc accepts a member only when it matches
-    the doc's founder (no chaining), so one story can end in two docIds (docs/engine.md,
-    "The star rule's splits"). Docs holding an article cannot-linked to one of ``doc``'s
-    (every member's links, not only the looked-up ones') are left out. Reads the index;
-    stores nothing. Raises ``IndexUnavailable`` when the index is being rebuilt."""
-    config = active_config()
-    members = list(
-        Article.objects.filter(doc=doc, status=ArticleStatus.DONE, features__isnull=False)
-        .order_by("-hotness", "id").values_list("nid", "features")[:RELATED_MEMBERS])
-    if not members:
-        return []
-    generation = reindex.active_generation()
-    if generation is None:
-        raise IndexUnavailable("the index is being rebuilt")
-    indexes = Indexes.open(config, generation)
-    feats = [Features.from_bytes(bytes(features or b"")) for _nid, features in members]
-    hits = _index_hits(indexes, feats, config)
-    forbidden = EditorLink.objects.cannot_link_docs_of(
-        Article.objects.filter(doc=doc).values_list("nid", flat=True))  # every member's
-    candidates = {c.article_id: c for c in load_candidates(set().union(*hits))
-                  if c.doc_key != doc.doc_id and c.doc_key not in forbidden}
-    best: dict[str, dict[str, Any]] = {}
-    for (nid, _f), mine, found in zip(members, feats, hits, strict=True):
-        for cand in (candidates[i] for i in found if i in candidates):
-            check = verify(mine, cand.features, config)
-            similarity = max(check.similarity, check.containment)
-            if check.ok and similarity > best.get(cand.doc_key, {}).get("similarity", -1.0):
-                best[cand.doc_key] = {"doc_key": cand.doc_key, "member": nid,
-                                      "other": cand.article_id, "reason": check.reason,
-                                      "similarity": similarity}
-    ranked = sorted(best.values(), key=lambda m: (-m["similarity"], m["doc_key"]))[:limit]
-    docs = Doc.objects.select_related("representative").in_bulk(
-        [m["doc_key"] for m in ranked], field_name="doc_id")
-    nids = dict(Article.objects.filter(pk__in=[m["other"] for m in ranked])
-                .values_list("id", "nid"))
-    return [{**m, "doc": docs[m["doc_key"]], "other": nids.get(m["other"], "")}
-            for m in ranked if m["doc_key"] in docs and docs[m["doc_key"]].size]

@@ -1,6 +1,6 @@
-"""Boilerplate learning, shared by every worker (fingerprints/boilerplate.py).
+"""Boilerplate learning, shared by every worker (fingerprints/rule/boilerplate.py).
 
-Counting lives in Redis (:class:`fingerprints.boilerplate.RedisCounter`, one bounded
+Counting lives in Redis (:class:`fingerprints.rule.boilerplate.RedisCounter`, one bounded
 slot table for all workers): after a batch is saved, every article that founded a
 story counts its clauses once (:func:`learn`), and so does every article whose body is
 not about its title (``Features.off_title``: it may have joined a doc of look-alike
@@ -24,15 +24,15 @@ from django.db import transaction
 from articles.models import Article, BoilerplateClause
 from articles.tuning.boilerplate import forget
 from dedupsite import redis_store
-from fingerprints.boilerplate import (
+from fingerprints.rule import EngineConfig
+from fingerprints.rule.boilerplate import (
     DEFAULT_SLOTS_LOG2,
     RedisCounter,
     clause_texts,
     story_clauses,
 )
-from fingerprints.engine import EngineConfig
-from fingerprints.ids import to_signed
-from fingerprints.normalize import normalize
+from fingerprints.rule.ids import to_signed
+from fingerprints.rule.normalize import normalize
 
 log = logging.getLogger(__name__)
 
@@ -43,22 +43,22 @@ def counter(config: EngineConfig) -> RedisCounter:
                         namespace=redis_store.key("bp"))
 
 
-def learn(founders: Iterable[Article], config: EngineConfig, known: frozenset[int]) -> int:
+def learn(anchors: Iterable[Article], config: EngineConfig, known: frozenset[int]) -> int:
     """Count the clauses of the articles that founded a story; write the clauses that
     became boilerplate. Returns how many were learned. Never raises."""
     if not config.boilerplate_min_docs:
         return 0
     try:
-        return _learn(list(founders), config, known)
+        return _learn(list(anchors), config, known)
     except Exception:  # best effort: the batch is saved already
         log.exception("boilerplate learning failed for this batch; it goes on with the next")
         return 0
 
 
-def _learn(founders: list[Article], config: EngineConfig, known: frozenset[int]) -> int:
+def _learn(anchors: list[Article], config: EngineConfig, known: frozenset[int]) -> int:
     count = counter(config)
     learned: dict[int, str] = {}
-    stories = [story_clauses(normalize(article.content), known) for article in founders]
+    stories = [story_clauses(normalize(article.content), known) for article in anchors]
     for (body, _hashes), seen in zip(stories, count.observe_many([h for _b, h in stories]),
                                      strict=True):
         if seen.promoted:

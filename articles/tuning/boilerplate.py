@@ -1,4 +1,4 @@
-"""Which clauses are boilerplate, as every process reads it (fingerprints/boilerplate.py).
+"""Which clauses are boilerplate, as every process reads it (fingerprints/rule/boilerplate.py).
 
 The list lives in MySQL (:class:`BoilerplateClause`): it survives Redis, the admin
 lists it (most stories first), adds a clause or switches one off. Workers, the reindex
@@ -17,9 +17,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 
 from articles.models import BoilerplateClause, BoilerplateSource
-from fingerprints.boilerplate import MIN_CLAUSE, clause_hash, clauses
-from fingerprints.ids import to_signed, to_unsigned
-from fingerprints.normalize import normalize
+from fingerprints.rule.boilerplate import MIN_CLAUSE, clause_hash, clauses
+from fingerprints.rule.ids import to_signed, to_unsigned
+from fingerprints.rule.normalize import normalize
 
 _cache = threading.local()
 

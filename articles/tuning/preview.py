@@ -1,7 +1,7 @@
 """What a settings change would do, before it is made.
 
 * `cluster_changes`: replays a sample of recent articles through the online
-  rule (fingerprints.batch.Replayer, the same code as the batch engine) with
+  rule (fingerprints.batch.replay.Replayer, the same code as the batch engine) with
   the proposed settings and compares the result with today's docIds: docIds
   that would split, groups of docIds that would merge, with examples.
 * `editor_precision_recall`: the editors' own decisions as ground truth —
@@ -17,10 +17,10 @@ from typing import Any
 from articles.models import Article, ArticleStatus, EditorLink, LinkKind
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, needs_reindex
-from fingerprints.batch import Item, Replayer
-from fingerprints.engine import EngineConfig, Features, extract_many
-from fingerprints.simhash import hamming
-from fingerprints.verify import verify
+from fingerprints.batch.replay import Item, Replayer
+from fingerprints.rule import EngineConfig, Features, extract_many
+from fingerprints.rule.simhash import hamming
+from fingerprints.rule.verification import verify
 
 MAX_K = 8
 
@@ -46,7 +46,7 @@ def cluster_changes(proposed: EngineConfig, limit: int = 2000, examples: int = 5
     for row, feats in zip(rows, features, strict=True):
         replayer.add(Item(seq=row["id"], nid=row["nid"], features=feats,
                           url_hash=row["url_hash"]))
-    proposed_of = {row["nid"]: replayer.founder[row["id"]] for row in rows}
+    proposed_of = {row["nid"]: replayer.anchor_of[row["id"]] for row in rows}
     current_of = {row["nid"]: row["doc__doc_id"] for row in rows}
     title_of = {row["nid"]: row["title"] for row in rows}
     return compare_partitions(current_of, proposed_of, title_of, examples)

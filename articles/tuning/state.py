@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from fingerprints.engine import EngineConfig
+from fingerprints.rule import EngineConfig
 
 # EngineConfig fields whose change needs new fingerprints or a new block layout.
 REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend")

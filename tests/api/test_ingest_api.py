@@ -8,7 +8,8 @@ import pytest
 
 from articles.models import Article, Doc
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# dialect: the whole write path: bulk INSERT, row locks, the batch UPDATE, unsigned columns
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
 
 BODY = (
     "江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"

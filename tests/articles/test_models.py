@@ -4,7 +4,8 @@ import pytest
 
 from articles.models import ApiKey, Article, Doc
 
-pytestmark = pytest.mark.django_db
+# dialect: unsigned 64-bit fingerprints stored in two's complement on SQLite (articles/fields.py)
+pytestmark = [pytest.mark.django_db, pytest.mark.dialect]
 
 
 @pytest.mark.parametrize("value", [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1])

@@ -19,7 +19,7 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 def spark() -> Iterator[Any]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from fingerprints.spark import build_session
+    from fingerprints.batch.spark import build_session
 
     session = build_session("local[2]", shuffle_partitions=4, driver_memory="2g")
     yield session
@@ -29,7 +29,7 @@ def spark() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def spark_result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """spark_dedup's job on the test corpus at local[2]: (result folder, statistics)."""
-    from fingerprints.spark import run_job
+    from fingerprints.batch.spark import run_job
 
     from .corpus import corpus
 

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from fingerprints import batch, decide
-from fingerprints.verify import verify
+from fingerprints.batch import replay as batch
+from fingerprints.rule import decision as decide
+from fingerprints.rule.verification import verify
 
 from .corpus import BRIDGE, EXPECTED, corpus, record
 
 
 def test_doc_ids_and_url_hashes_are_the_online_engines() -> None:
     from articles.ingest import assign
-    from fingerprints import ids, spark
+    from articles.models import MatchedBy
+    from fingerprints.batch import spark
+    from fingerprints.rule import URL_MATCH, cascade, ids
 
     # one implementation for the online engine, the batch engine and Spark ...
     assert batch.make_doc_id is assign.make_doc_id is spark.make_doc_id is ids.make_doc_id
     assert batch.url_hash is assign.url_hash is spark.url_hash is ids.url_hash
+    # one cascade for all three, whose URL reason is the stored one
+    assert assign.cascade is batch.cascade is cascade and MatchedBy.URL == URL_MATCH
     # ... whose values never change between releases (stored docIds and URL hashes)
     assert batch.make_doc_id("bridge-1") == "053aeb7020ecf0cc-7345bfabc70974f5"
     assert batch.make_doc_id("a", "#1") == "7a9544fd30d6c9e2-d4c3185b1574d995"
@@ -31,7 +36,7 @@ def test_it_finds_reposts_and_cut_copies_and_keeps_bulletins_apart() -> None:
     assert by_nid["library-recrawl"].matched_by == "url"
     assert by_nid["bridge-repost-2"].matched_by == "content"
     assert result.mapping()["bridge-cut"] == batch.make_doc_id("bridge-1")
-    reps = {d.founder_nid: d.representative_nid for d in result.docs}
+    reps = {d.anchor_nid: d.representative_nid for d in result.docs}
     assert reps["bridge-1"] == "bridge-repost"  # hotness 9, earlier than bridge-repost-2
 
 
@@ -64,7 +69,7 @@ def test_thousands_of_identical_copies_cost_a_few_verifications_each(monkeypatch
     monkeypatch.setattr(decide, "verify", counted)
     result = batch.run_items(copies)
     assert len(result.docs) == 1 and result.docs[0].size == 3000
-    # each copy is verified against its doc's founder and the member found, not against
+    # each copy is verified against its doc's anchor and the member found, not against
     # every earlier copy (that would be ~4.5 million verifications)
     assert len(calls) <= 3 * 3000
 
@@ -77,6 +82,6 @@ def test_it_writes_the_spark_layout(tmp_path) -> None:
     table = pq.read_table(tmp_path / "articles").to_pylist()
     assert [row["nid"] for row in table] == [r["nid"] for r in records]
     assert {row["nid"]: row["docId"] for row in table} == result.mapping()
-    assert sum(row["isFounder"] for row in table) == len(EXPECTED)
+    assert sum(row["isAnchor"] for row in table) == len(EXPECTED)
     assert (tmp_path / "mapping.jsonl").read_text().count("\n") == len(records)
     assert len(pq.read_table(tmp_path / "clusters")) == len(EXPECTED)

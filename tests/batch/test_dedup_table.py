@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from fingerprints.table import TableConfig, dedup_rows, parse_fields
+from fingerprints.table.match import TableConfig, dedup_rows, parse_fields
 
 from .records import f1, labelled_table
 
@@ -105,7 +105,7 @@ def test_it_groups_duplicate_rows_of_a_sqlite_table(tmp_path) -> None:
 
 
 def test_the_seeds_row_simhash_alone_finds_few_duplicates() -> None:
-    from fingerprints.table import candidate_pairs, prepare_row
+    from fingerprints.table.match import candidate_pairs, prepare_row
 
     table, truth = labelled_table(seed=7)
     fields = parse_fields(FIELDS)
@@ -141,7 +141,7 @@ def test_bad_arguments_are_command_errors(tmp_path) -> None:
 
 
 def test_sqlite_urls_are_read_with_three_or_four_slashes(tmp_path, monkeypatch) -> None:
-    from fingerprints.table import read_rows
+    from fingerprints.table.match import read_rows
 
     path = tmp_path / "t.sqlite3"
     with sqlite3.connect(path) as connection:

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from articles.batch.importer import ImportReport, plan_targets
 from articles.editor.actions import merge_docs, split_article
 from articles.models import Article, AuditEntry, Doc, MatchedBy
-from fingerprints.batch import make_doc_id
+from fingerprints.batch.replay import make_doc_id
 
 from .conftest import read_mapping
 from .corpus import corpus, record

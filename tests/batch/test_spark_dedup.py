@@ -8,9 +8,9 @@ import random
 import pytest
 from django.core.management import call_command
 
-from fingerprints import batch
-from fingerprints.index import block_keys
-from fingerprints.spark import SparkOptions, leaders, near_pairs, to_signed
+from fingerprints.batch import replay as batch
+from fingerprints.batch.spark import SparkOptions, leaders, near_pairs, to_signed
+from fingerprints.rule.blocks import block_keys
 
 from .conftest import partition, read_mapping, write_jsonl
 from .corpus import EXPECTED, corpus
@@ -34,7 +34,7 @@ def test_spark_writes_parquet_with_representatives(spark, spark_result) -> None:
     rows = {r["nid"]: r for r in spark.read.parquet(str(out / "articles")).collect()}
     assert rows["bridge-repost"]["isRepresentative"] and not rows["bridge-1"]["isRepresentative"]
     assert rows["bridge-cut"]["matchedNid"] == "bridge-1"
-    clusters = {r["founderNid"]: r for r in spark.read.parquet(str(out / "clusters")).collect()}
+    clusters = {r["anchorNid"]: r for r in spark.read.parquet(str(out / "clusters")).collect()}
     assert clusters["bridge-1"]["size"] == 4
     assert clusters["bridge-1"]["representativeNid"] == "bridge-repost"
     assert json.loads((out / "stats.json").read_text())["docs"] == len(EXPECTED)
@@ -82,7 +82,7 @@ def test_thousands_of_identical_fingerprints_collapse_before_blocking(spark) -> 
 
 
 def test_a_skewed_bucket_is_cut_into_tiles_and_finds_every_pair(spark) -> None:
-    from fingerprints.allpairs import all_pairs
+    from fingerprints.table.allpairs import all_pairs
 
     rng = random.Random(3)
     top = 0xBEEF << 48  # 3000 distinct fingerprints that all share block 0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from fingerprints.fellegi import LEVELS, choose_threshold
-from fingerprints.table import (
+from fingerprints.table.fellegi import LEVELS, choose_threshold
+from fingerprints.table.match import (
     TableConfig,
     dedup_rows,
     identifying_fields,
@@ -174,7 +174,7 @@ def test_the_similarity_method_keeps_its_threshold_and_columns(places, tmp_path)
 
 
 def test_spark_gives_the_local_groups(spark, places, tmp_path) -> None:
-    from fingerprints.spark_table import dedup_rows_spark
+    from fingerprints.table.spark import dedup_rows_spark
 
     rows, _truth, _table = _rows(seed=11)
     fields = parse_fields(FIELDS)

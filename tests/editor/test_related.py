@@ -1,7 +1,7 @@
 """The cluster page's "Clusters this one matches": docIds a member verifies against.
 
 A story can end in two docIds: an article joins one docId even when it also matches
-another, and a docId takes a member only when it matches the docId's founder. Three
+another, and a docId takes a member only when it matches the docId's anchor. Three
 texts make it: X and Y share a third of their sentences (two docIds), Z holds both
 whole, so Z verifies against X and against Y and joins X's docId.
 """
@@ -65,7 +65,7 @@ def test_a_docid_lists_the_docids_its_members_match_and_can_merge_into_one(clien
     page = client.get(f"/clusters/{y.doc_id}/").content.decode()
     assert 'hx-trigger="load"' in page and 'id="related"' in page
     html = _related(client, y)
-    # y's founder matches z, a member of x's docId (y and x themselves do not match)
+    # y's anchor matches z, a member of x's docId (y and x themselves do not match)
     assert x.doc_id in html
     assert re.search(r'Matched: <bdi class="mono">y</bdi> ↔ <bdi class="mono">z</bdi> '
                      r"\(contained, \d+%\)", html)

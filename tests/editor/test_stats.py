@@ -13,7 +13,8 @@ from articles.editor import actions, stats
 from articles.ingest import watchdog
 from articles.models import Article, Decision, QueueSample
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# dialect: date truncation and aggregates in the dialect's own SQL
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
 
 BODY = ("滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
         "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")

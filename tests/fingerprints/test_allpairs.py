@@ -2,8 +2,8 @@ import itertools
 
 import numpy as np
 
-from fingerprints.allpairs import all_pairs
-from fingerprints.simhash import hamming
+from fingerprints.rule.simhash import hamming
+from fingerprints.table.allpairs import all_pairs
 
 
 def test_all_pairs_matches_brute_force() -> None:

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from fingerprints.boilerplate import (
+from fingerprints.rule import EngineConfig, extract, verify
+from fingerprints.rule.boilerplate import (
     CLAUSE_SEED,
     MIN_CLAUSE,
     MemoryCounter,
@@ -17,9 +18,8 @@ from fingerprints.boilerplate import (
     is_only_boilerplate,
     strip,
 )
-from fingerprints.engine import EngineConfig, extract, verify
-from fingerprints.normalize import normalize
-from fingerprints.shorttext import compare_short
+from fingerprints.rule.normalize import normalize
+from fingerprints.rule.shorttext import compare_short
 
 DISCLAIMER = "特别声明：以上文章内容仅代表作者本人观点，不代表新浪看点观点或立场。"
 STORIES = [
@@ -209,7 +209,7 @@ def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
 def test_the_python_count_matches_the_kernel_count(monkeypatch) -> None:
     import random
 
-    from fingerprints import boilerplate
+    from fingerprints.rule import boilerplate
 
     rng = random.Random(11)
     pool = [rng.getrandbits(64) for _ in range(300)]
@@ -232,8 +232,8 @@ def test_the_python_count_matches_the_kernel_count(monkeypatch) -> None:
 def test_the_kernel_rebuilds_bodies_as_the_python_does() -> None:
     import random
 
-    from fingerprints import boilerplate
-    from fingerprints.kernel import kernel
+    from fingerprints.rule import boilerplate
+    from fingerprints.rule.kernel import kernel
 
     assert kernel is not None
     learned = _bp(3)
@@ -259,7 +259,7 @@ def test_the_kernel_rebuilds_bodies_as_the_python_does() -> None:
 
 
 def test_long_bodies_are_normalized_and_stripped_alike_without_the_cache() -> None:
-    from fingerprints import normalize as normalization
+    from fingerprints.rule import normalize as normalization
 
     learned = _bp(3)
     short = STORIES[0] + DISCLAIMER

@@ -1,4 +1,4 @@
-from fingerprints.canonical import canonical_url
+from fingerprints.rule.canonical import canonical_url
 
 
 def test_it_canonicalizes_scheme_host_port_fragment_and_slash() -> None:

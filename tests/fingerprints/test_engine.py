@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from fingerprints.engine import (
+from fingerprints.rule import (
     Candidate,
     EngineConfig,
     Features,
@@ -11,8 +11,8 @@ from fingerprints.engine import (
     extract_many,
     verify,
 )
-from fingerprints.extract import split_title
-from fingerprints.normalize import normalize
+from fingerprints.rule.extraction import split_title
+from fingerprints.rule.normalize import normalize
 
 from .texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 

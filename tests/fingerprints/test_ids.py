@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fingerprints.ids import (
+from fingerprints.rule.ids import (
     MASK64,
     make_doc_id,
     splitmix64_finalize,
@@ -56,7 +56,7 @@ def test_splitmix64_matches_the_reference_and_leaves_its_input_alone() -> None:
 
 
 def test_an_unused_doc_id_is_salted_only_while_taken() -> None:
-    from fingerprints.ids import unused_doc_id
+    from fingerprints.rule.ids import unused_doc_id
 
     assert unused_doc_id("n", lambda _doc_id: False) == make_doc_id("n")
     taken = {make_doc_id("n"), make_doc_id("n", "#1")}

@@ -3,11 +3,10 @@ import random
 import numpy as np
 import pytest
 
-from fingerprints.index import (
+from fingerprints.rule.blocks import block_keys, block_layout
+from fingerprints.stores.block_index import (
     MemoryBlockIndex,
     RedisBlockIndex,
-    block_keys,
-    block_layout,
     near_pairs_by_block,
     near_sharing_block,
 )

@@ -1,4 +1,4 @@
-"""The C kernel (fingerprints/_kernel.c) against the NumPy reference: same bytes."""
+"""The C kernel (fingerprints/rule/_kernel.c) against the NumPy reference: same bytes."""
 
 import json
 import subprocess
@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fingerprints import extract as extraction
-from fingerprints.engine import EngineConfig, extract, extract_many
-from fingerprints.kernel import kernel
-from fingerprints.sketch import _KEEP, Sketch, char_shingled, sketch_many, sketch_one
+from fingerprints.rule import EngineConfig, extract, extract_many, extraction
+from fingerprints.rule.kernel import kernel
+from fingerprints.rule.sketch import _KEEP, Sketch, char_shingled, sketch_many, sketch_one
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CORPORA = {
@@ -46,7 +45,7 @@ def _bytes(items: list[tuple[str, str]], **kwargs: object) -> list[bytes]:
 
 def test_the_kernel_is_built_in_the_test_environment() -> None:
     # Without it the comparisons below would compare NumPy with itself.
-    assert kernel is not None, "fingerprints._kernel is not built: run `make install`"
+    assert kernel is not None, "fingerprints.rule._kernel is not built: run `make install`"
 
 
 def test_it_gives_the_numpy_bytes_on_edge_cases() -> None:
@@ -140,7 +139,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
 
 
 def test_dedup_kernel_0_turns_it_off() -> None:
-    code = "from fingerprints.kernel import kernel; print(kernel is None)"
+    code = "from fingerprints.rule.kernel import kernel; print(kernel is None)"
     off = subprocess.run(
         [sys.executable, "-c", code], env={"DEDUP_KERNEL": "0", "PATH": ""},
         capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
@@ -193,8 +192,8 @@ def test_clauses_match_the_regular_expressions() -> None:
     hashed_clauses: on real bodies, the edge cases and random strings of the
     characters the rules turn on (breaks, a literal backslash-n, spaces between CJK
     characters, NUL, underscores, surrogates, astral ideographs)."""
-    from fingerprints.boilerplate import CLAUSE_SEED, MIN_CLAUSE, clauses, hashed_clauses
-    from fingerprints.normalize import normalize
+    from fingerprints.rule.boilerplate import CLAUSE_SEED, MIN_CLAUSE, clauses, hashed_clauses
+    from fingerprints.rule.normalize import normalize
 
     assert kernel is not None
     texts = [content for _title, content in EDGE_CASES]
@@ -218,7 +217,7 @@ def test_clauses_match_the_regular_expressions() -> None:
 def test_query_union_matches_the_python_loop(k: int) -> None:
     # crowded buckets: fingerprints drawn near a few centres, probes and radii as a
     # worker uses them; the C loop must give the same items, fingerprints and order
-    from fingerprints.index import MemoryBlockIndex, _query_union
+    from fingerprints.stores.block_index import MemoryBlockIndex, _query_union
 
     assert kernel is not None
     rng = np.random.default_rng(k)
@@ -259,7 +258,7 @@ def test_probes_match_the_python_loop() -> None:
     import random
     from itertools import combinations
 
-    from fingerprints.probes import _block_masks, _block_of_bit, _probes, _probes_py
+    from fingerprints.rule.probes import _block_masks, _block_of_bit, _probes, _probes_py
 
     def by_definition(fp: int, weak: bytes, k: int, probe_bits: int) -> tuple[int, ...]:
         out = []
@@ -295,7 +294,7 @@ def test_number_conflicts_match_the_python() -> None:
     import random
     from types import SimpleNamespace
 
-    from fingerprints.verify import _number_conflicts_py, number_conflicts
+    from fingerprints.rule.verification import _number_conflicts_py, number_conflicts
 
     assert kernel is not None
     rng = random.Random(4)

@@ -1,18 +1,12 @@
-"""The key index (fingerprints/keyindex.py): keys of bodies, in memory and in Redis."""
+"""The key index (fingerprints/stores/key_index.py): keys of bodies, in memory and in Redis."""
 
 from __future__ import annotations
 
 import random
 
-from fingerprints.engine import extract
-from fingerprints.keyindex import (
-    QUERY_KEYS,
-    STORED_KEYS,
-    MemoryKeyIndex,
-    RedisKeyIndex,
-    query_keys,
-    stored_keys,
-)
+from fingerprints.rule import extract
+from fingerprints.rule.keys import QUERY_KEYS, STORED_KEYS, query_keys, stored_keys
+from fingerprints.stores.key_index import MemoryKeyIndex, RedisKeyIndex
 
 STORY = ("市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点。图书馆馆长表示，"
          "过去一年读者问卷显示超过七成受访者希望在下班后也能借书。此外图书馆还将每月举办两场"

@@ -3,7 +3,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from fingerprints.normalize import normalize
+from fingerprints.rule.normalize import normalize
 
 
 def test_it_applies_nfkc_and_lower_case() -> None:
@@ -25,11 +25,11 @@ def test_it_collapses_white_space_and_drops_control_characters() -> None:
 
 def test_features_are_identical_in_a_process_with_another_hash_seed() -> None:
     code = (
-        "from fingerprints.engine import extract;"
+        "from fingerprints.rule import extract;"
         "f = extract('统计局：工业生产稳中有升', '国家统计局今天发布数据，工业增加值增长6.8%。');"
         "print(f.to_bytes().hex())"
     )
-    from fingerprints.engine import extract
+    from fingerprints.rule import extract
 
     expected = extract("统计局：工业生产稳中有升", "国家统计局今天发布数据，工业增加值增长6.8%。")
     out = subprocess.run(

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from fingerprints.engine import (
+from fingerprints.rule import (
     Candidate,
     EngineConfig,
     Features,
@@ -14,8 +14,9 @@ from fingerprints.engine import (
     extract,
     verify,
 )
-from fingerprints.index import MemoryBlockIndex, block_layout
-from fingerprints.simhash import hamming
+from fingerprints.rule.blocks import block_layout
+from fingerprints.rule.simhash import hamming
+from fingerprints.stores.block_index import MemoryBlockIndex
 
 from .texts import BULLETIN_1, BULLETIN_2, OTHER, STORY
 

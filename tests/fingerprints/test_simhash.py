@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from fingerprints.simhash import feature_hash, hamming, simhash, similarity
+from fingerprints.rule.simhash import feature_hash, hamming, simhash, similarity
 
 
 def test_hamming_counts_differing_bits() -> None:
@@ -23,7 +23,8 @@ def test_simhash_is_unsigned_64_bit_and_weighted() -> None:
 
 
 def test_fingerprints_are_the_same_in_another_process() -> None:
-    code = "from fingerprints.simhash import simhash; print(simhash({'统计局': 2.0, 'x': 1.0}))"
+    code = ("from fingerprints.rule.simhash import simhash; "
+            "print(simhash({'统计局': 2.0, 'x': 1.0}))")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
         env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=str(Path(__file__).parents[2]),

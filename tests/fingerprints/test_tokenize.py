@@ -4,7 +4,7 @@ from pathlib import Path
 import jieba
 import rjieba
 
-from fingerprints.tokenize import Segmenter, SegmenterSpec, segment
+from fingerprints.rule.tokenize import Segmenter, SegmenterSpec, segment
 
 from .texts import SAMPLE_SENTENCES
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import random
 
-from fingerprints.unionfind import UnionFind
+from fingerprints.batch.unionfind import UnionFind
 
 
 def test_it_joins_sets_transitively_and_reports_new_joins() -> None:

@@ -13,11 +13,12 @@ from redis.cluster import RedisCluster
 
 from articles.index import markers, reindex, window
 from articles.ingest import assign, watchdog
+from articles.ingest.candidates import IndexUnavailable
 from articles.models import Article
 from dedupsite import redis_store
-from fingerprints.index import MemoryBlockIndex, RedisBlockIndex, is_cluster
-from fingerprints.keyindex import RedisKeyIndex
-from fingerprints.urlmap import RedisUrlMap
+from fingerprints.stores.block_index import MemoryBlockIndex, RedisBlockIndex, is_cluster
+from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.url_map import RedisUrlMap
 from tests.drills import corpus
 from tests.index.test_window import age, set_window
 
@@ -183,7 +184,7 @@ def test_a_node_that_comes_back_empty_is_noticed_and_the_index_rebuilt(
     # the next batch notices after its lookups, drops the generation and fails (retried)
     Article.objects.create(nid="probe", url="https://n.example/probe", title="t",
                            content=corpus.repost(0, 1))
-    with pytest.raises(assign.IndexUnavailable):
+    with pytest.raises(IndexUnavailable):
         assign.assign(["probe"])
     assert reindex.active_generation() is None
     assert Article.objects.get(nid="probe").status == "queued"

@@ -6,7 +6,7 @@ import pytest
 
 from articles.index import locks
 from articles.index.locks import LockTimeout, multi_lock
-from fingerprints.index import RedisBlockIndex
+from fingerprints.stores.block_index import RedisBlockIndex
 
 
 def test_bucket_locks_exclude_each_other_only_when_buckets_overlap(redis_client):
@@ -39,7 +39,7 @@ def _article(url_hash: int | None = None) -> SimpleNamespace:
 
 def test_lock_stripes_cover_every_shared_bucket(settings) -> None:
     from articles.ingest.assign import _lock_keys
-    from fingerprints.engine import EngineConfig, content_probes, extract
+    from fingerprints.rule import EngineConfig, content_probes, extract
 
     settings.INDEX_LOCK_STRIPES = 1024
     config = EngineConfig()

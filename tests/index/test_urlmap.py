@@ -1,4 +1,4 @@
-"""The canonical-URL map (fingerprints/urlmap.py): the first article of a URL, the
+"""The canonical-URL map (fingerprints/stores/url_map.py): the first article of a URL, the
 time window, expiry, bulk loading, and the rebuild of an index of another layout."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 
 from articles.index import reindex
 from articles.models import Article, IndexState
-from fingerprints.ids import url_hash
-from fingerprints.urlmap import BUCKET_BITS, RECORD_DTYPE, RedisUrlMap
+from fingerprints.rule.ids import url_hash
+from fingerprints.stores.url_map import BUCKET_BITS, RECORD_DTYPE, RedisUrlMap
 from tests.index.test_window import BODY, post
 
 

@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from articles.index import reindex, window
 from articles.models import Article, EngineSettings
-from fingerprints.index import RedisBlockIndex
-from fingerprints.keyindex import RedisKeyIndex
-from fingerprints.urlmap import RedisUrlMap
+from fingerprints.stores.block_index import RedisBlockIndex
+from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.url_map import RedisUrlMap
 from tests.ingest.test_concurrency import start_workers, variant
 
 BODY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"

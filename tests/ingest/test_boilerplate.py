@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from articles.index.reindex import apply_settings
 from articles.models import Article, BoilerplateClause, BoilerplateSource, EngineSettings
 from articles.tuning.boilerplate import active_boilerplate, add_clause
-from fingerprints.boilerplate import clause_hash
-from fingerprints.ids import to_signed
+from fingerprints.rule.boilerplate import clause_hash
+from fingerprints.rule.ids import to_signed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

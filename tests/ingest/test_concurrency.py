@@ -111,6 +111,7 @@ def test_after_redis_is_emptied_rebuild_index_gives_the_old_doc_ids(client, auth
     assert Article.objects.get(nid="later").doc.doc_id == old
 
 
+@pytest.mark.dialect  # rebuild_index --recompute: a dialect's own UPDATE ... JOIN
 @pytest.mark.django_db(transaction=True)
 def test_rebuild_index_recompute_re_extracts_stored_features(client, auth, run_worker,
                                                              redis_client):
@@ -118,8 +119,8 @@ def test_rebuild_index_recompute_re_extracts_stored_features(client, auth, run_w
     every stored article's features with the new code; docIds stay."""
     from django.core.management import call_command
 
-    from fingerprints.engine import extract
-    from fingerprints.features import Features
+    from fingerprints.rule import extract
+    from fingerprints.rule.features import Features
 
     title, body = "打着雅好幌子一百五十次收受钱财_赤峰新闻网", variant(5)
     client.post("/api/v1/articles", content_type="application/json", **auth,
@@ -169,6 +170,7 @@ def test_a_batch_planned_for_a_switched_generation_changes_nothing(client, auth,
                                                                   redis_client, monkeypatch):
     from articles.index import reindex
     from articles.ingest import assign
+    from articles.ingest.candidates import IndexUnavailable
 
     client.post("/api/v1/articles", content_type="application/json", **auth,
                 data=json.dumps({"nid": "first", "url": "https://a.example/1",
@@ -185,7 +187,7 @@ def test_a_batch_planned_for_a_switched_generation_changes_nothing(client, auth,
         return planned
 
     monkeypatch.setattr(reindex, "ensure_index", switch_meanwhile)
-    with pytest.raises(assign.IndexUnavailable):
+    with pytest.raises(IndexUnavailable):
         assign.process_articles(["later"])
     later = Article.objects.get(nid="later")
     assert (later.status, later.doc_id) == ("queued", None)

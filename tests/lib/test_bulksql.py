@@ -8,7 +8,8 @@ from django.utils import timezone
 from articles.lib import bulksql
 from articles.models import Article, Doc
 
-pytestmark = pytest.mark.django_db
+# dialect: raw SQL per dialect (placeholders, CASE updates, inserted ids)
+pytestmark = [pytest.mark.django_db, pytest.mark.dialect]
 
 
 def _docs(n: int) -> list[Doc]:
@@ -97,8 +98,8 @@ def test_locked_docs_read_what_the_orm_reads() -> None:
 
 
 def test_load_candidates_gives_members_and_their_docs_anchors() -> None:
-    from articles.ingest.assign import load_candidates
-    from fingerprints.engine import extract
+    from articles.ingest.candidates import load_candidates
+    from fingerprints.rule import extract
 
     feats = extract("标题", "正文内容" * 20).to_bytes()
     docs = _docs(2)

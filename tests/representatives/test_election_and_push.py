@@ -18,7 +18,8 @@ from articles.representatives import outbox
 from articles.representatives.stores import HBaseStore, StoreUnavailable
 from tests.hbase_server import spawn_server_process
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# dialect: the election's bulk SQL and row locks
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
 
 BODY = (
     "江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"

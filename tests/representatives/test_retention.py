@@ -135,10 +135,11 @@ def test_the_cluster_page_says_the_body_is_no_longer_kept(client, story):
     assert "Body no longer kept" not in html
 
 
+@pytest.mark.dialect  # rebuild_index --recompute: a dialect's own UPDATE ... JOIN
 def test_re_fingerprinting_after_a_settings_change_keeps_cleared_members_features(
         client, auth, run_worker, story):
     from articles.index import reindex
-    from fingerprints.engine import EngineConfig
+    from fingerprints.rule import EngineConfig
 
     retention(7)
     clear_old_bodies(batches=None)

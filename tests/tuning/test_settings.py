@@ -14,7 +14,7 @@ from articles.index import reindex
 from articles.models import Article, Doc, EditorLink, EngineSettings, IndexState, LinkKind
 from articles.tuning import preview
 from dedupsite import redis_store
-from fingerprints.index import block_keys
+from fingerprints.rule.blocks import block_keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -147,9 +147,9 @@ def test_precision_and_recall_from_editor_decisions_match_a_brute_force_count(
     EditorLink.objects.create(kind=LinkKind.MUST, nid_a="s0", nid_b="s1")
     EditorLink.objects.create(kind=LinkKind.MUST, nid_a="s0", nid_b="s2")
     EditorLink.objects.create(kind=LinkKind.CANNOT, nid_a="o", nid_b="s0")
-    from fingerprints.engine import Features
-    from fingerprints.simhash import hamming
-    from fingerprints.verify import verify
+    from fingerprints.rule import Features
+    from fingerprints.rule.simhash import hamming
+    from fingerprints.rule.verification import verify
 
     config = EngineSettings.load().engine_config()
     feats = {a.nid: Features.from_bytes(bytes(a.features)) for a in Article.objects.all()}

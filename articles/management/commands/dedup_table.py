@@ -57,7 +57,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         from articles.batch.table_report import render_report
-        from fingerprints.table import TableConfig, dedup_rows, parse_fields, read_rows
+        from fingerprints.table.match import TableConfig, dedup_rows, parse_fields, read_rows
 
         method = options["method"]
         threshold = options["threshold"]
@@ -80,8 +80,8 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {options['table']}: {exc}") from exc
         with tqdm(total=total, unit="row", disable=None, desc="read") as bar:
             if options["engine"] == "spark":
-                from fingerprints.spark import build_session
-                from fingerprints.spark_table import dedup_rows_spark
+                from fingerprints.batch.spark import build_session
+                from fingerprints.table.spark import dedup_rows_spark
 
                 spark = build_session(options["master"] or os.environ.get("SPARK_MASTER")
                                       or "local[*]", app_name="dedupsite-dedup-table")
@@ -112,7 +112,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _weights_table(result: Any) -> str:
-        from fingerprints.fellegi import LEVELS
+        from fingerprints.table.fellegi import LEVELS
 
         model, stats = result.model, result.stats
         table = model.level_weights()

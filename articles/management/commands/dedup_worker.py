@@ -19,7 +19,7 @@ class Command(BaseCommand):
         # run in this process (SimpleWorker: no fork per job, which would load them
         # again for every batch and add a fork to every single-article request).
         from articles.tuning.state import active_config
-        from fingerprints.engine import extract
+        from fingerprints.rule import extract
 
         extract("预热", "加载分词词典和逆文档频率表。warm up", active_config())
         stop = watchdog.start()

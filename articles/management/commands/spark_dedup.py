@@ -78,7 +78,7 @@ class Command(BaseCommand):
                 "(or `make spark`). --engine local gives the same result in this process."
             ) from exc
 
-        from fingerprints.spark import SparkOptions, build_session, run_job
+        from fingerprints.batch.spark import SparkOptions, build_session, run_job
 
         master = options["master"] or settings.SPARK_MASTER
         shared = SparkSession.getActiveSession()  # e.g. a test's session: leave it running
@@ -97,7 +97,7 @@ class Command(BaseCommand):
                 spark.stop()
 
     def _local(self, options: dict[str, Any], config: Any) -> dict[str, Any]:
-        from fingerprints import batch
+        from fingerprints.batch import replay as batch
 
         path = Path(options["input"])
         if options["format"] == "parquet" or path.suffix == ".parquet":

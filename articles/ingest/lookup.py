@@ -1,0 +1,133 @@
+"""Read paths over the candidate stores: nothing here writes.
+
+:func:`find_similar` answers ``POST /api/v1/similar`` (the docIds an article would
+join, stored nowhere); :func:`related_docs` gives the editor's cluster page the other
+docIds its members verify against (merge candidates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from articles.index import reindex
+from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
+from articles.models import Article, ArticleStatus, Doc, EditorLink
+from articles.tuning.boilerplate import active_boilerplate
+from articles.tuning.state import active_config
+from fingerprints.rule import EngineConfig, Features, content_probes, decide, extract_many
+from fingerprints.rule.ids import url_hash
+from fingerprints.rule.keys import query_keys
+from fingerprints.rule.simhash import hamming
+from fingerprints.rule.verification import verify
+
+
+def find_similar(title: str, content: str, url: str | None = None, limit: int = 10
+                 ) -> dict[str, Any]:
+    """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
+    config = active_config()
+    feats = extract_many([(title, content)], config,
+                         boilerplate=active_boilerplate())[0]
+    indexes = Indexes.open(config, reindex.ensure_index())
+    matches: dict[str, dict[str, Any]] = {}
+    if url:
+        hashed = url_hash(url)
+        known = indexes.url_owners([hashed], indexes.urls.lookup([hashed]))[0]
+        row = (
+            Article.objects.filter(pk=int(known), doc__isnull=False)
+            .values_list("nid", "doc__doc_id").first() if known is not None else None
+        )
+        if row is not None:
+            matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
+                               "distance": 0, "similarity": 1.0, "verified": True}
+    hits = _index_hits(indexes, [feats], config)[0]
+    nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
+    candidates = load_candidates(hits)
+    for cand in candidates:
+        if cand.article_id not in hits:
+            continue  # an anchor loaded for context, not an index hit
+        rule, dist = hits[cand.article_id]
+        if dist < 0:  # found through the key index
+            dist = hamming(feats.content_fp, cand.features.content_fp)
+        check = verify(feats, cand.features, config)
+        entry: dict[str, Any] = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
+                 "matchedBy": rule, "distance": dist,
+                 "similarity": round(max(check.similarity, check.containment), 4),
+                 "verified": check.ok}
+        best = matches.get(cand.doc_key)
+        if best is None or (entry["verified"], -entry["distance"]) > (
+                best["verified"], -best["distance"]):
+            matches[cand.doc_key] = entry
+    decision = decide(feats, candidates, config)
+    ordered = sorted(matches.values(), key=lambda m: (not m["verified"], m["distance"]))
+    would_join = next((m["docId"] for m in ordered if m["matchedBy"] == "url"), None)
+    return {"docId": would_join or (decision.doc_key if decision else None),
+            "matches": ordered[:limit]}
+
+
+def _index_hits(indexes: Indexes, feats: Sequence[Features], config: EngineConfig
+                ) -> list[dict[int, tuple[str, int]]]:
+    """For each article's features, what the content index (with its probes), the title
+    index and the key index find: article id -> (rule, distance); distance -1 for a hit
+    of the key index alone. Content and keys in one round trip each."""
+    contents = indexes.content.query_probes(
+        [[f.content_fp, *content_probes(f, config)] for f in feats], config.content_radius)
+    keyed = indexes.keys.query_many([query_keys(f.keys) for f in feats])
+    titled = [f.title_fp for f in feats if f.title_fp]
+    found = iter(indexes.title.query_many(titled, config.title_radius) if titled else [])
+    out = []
+    for f, content_hits, key_hits in zip(feats, contents, keyed, strict=True):
+        hits = {item_id: ("content", dist) for item_id, _fp, dist in content_hits}
+        for item_id, _fp, dist in (next(found) if f.title_fp else ()):
+            hits.setdefault(item_id, ("title", dist))
+        for item_id in key_hits:
+            hits.setdefault(item_id, ("content", -1))
+        out.append(hits)
+    return out
+
+
+RELATED_MEMBERS = 20  # the hottest members of a doc whose matches are looked up
+
+
+def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
+    """Other docIds that a member of ``doc`` verifies against (against one of their
+    members), best first: merge candidates for an editor. An article joins one docId
+    even when it also matches another, and a doc accepts a member only when it matches
+    the doc's anchor (no chaining), so one story can end in two docIds (docs/engine.md,
+    "The cascade"; docs/glossary.md, "star rule's split"). Docs holding an article
+    cannot-linked to one of ``doc``'s (every member's links, not only the looked-up
+    ones') are left out. Reads the index; stores nothing. Raises ``IndexUnavailable``
+    when the index is being rebuilt."""
+    config = active_config()
+    members = list(
+        Article.objects.filter(doc=doc, status=ArticleStatus.DONE, features__isnull=False)
+        .order_by("-hotness", "id").values_list("nid", "features")[:RELATED_MEMBERS])
+    if not members:
+        return []
+    generation = reindex.active_generation()
+    if generation is None:
+        raise IndexUnavailable("the index is being rebuilt")
+    indexes = Indexes.open(config, generation)
+    feats = [Features.from_bytes(bytes(features or b"")) for _nid, features in members]
+    hits = _index_hits(indexes, feats, config)
+    forbidden = EditorLink.objects.cannot_link_docs_of(
+        Article.objects.filter(doc=doc).values_list("nid", flat=True))  # every member's
+    candidates = {c.article_id: c for c in load_candidates(set().union(*hits))
+                  if c.doc_key != doc.doc_id and c.doc_key not in forbidden}
+    best: dict[str, dict[str, Any]] = {}
+    for (nid, _f), mine, found in zip(members, feats, hits, strict=True):
+        for cand in (candidates[i] for i in found if i in candidates):
+            check = verify(mine, cand.features, config)
+            similarity = max(check.similarity, check.containment)
+            if check.ok and similarity > best.get(cand.doc_key, {}).get("similarity", -1.0):
+                best[cand.doc_key] = {"doc_key": cand.doc_key, "member": nid,
+                                      "other": cand.article_id, "reason": check.reason,
+                                      "similarity": similarity}
+    ranked = sorted(best.values(), key=lambda m: (-m["similarity"], m["doc_key"]))[:limit]
+    docs = Doc.objects.select_related("representative").in_bulk(
+        [m["doc_key"] for m in ranked], field_name="doc_id")
+    nids = dict(Article.objects.filter(pk__in=[m["other"] for m in ranked])
+                .values_list("id", "nid"))
+    return [{**m, "doc": docs[m["doc_key"]], "other": nids.get(m["other"], "")}
+            for m in ranked if m["doc_key"] in docs and docs[m["doc_key"]].size]
+

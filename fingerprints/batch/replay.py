@@ -1,0 +1,472 @@
+"""The in-process batch engine: a whole corpus in arrival order -> docIds.
+
+The online engine (``articles.ingest.assign``) gives each article, in arrival order, the
+docId chosen by the url -> title -> content cascade against everything processed
+before it: same canonical URL as an earlier article -> that article's docId; else
+:func:`fingerprints.rule.decide` over the index hits (content fingerprints within
+``k``, title fingerprints within ``title_k``) plus the anchor of every hit's doc;
+else a new docId named after the founding article (:func:`make_doc_id`).
+
+:class:`Replayer` is that rule with in-memory indexes instead of Redis and MySQL,
+and :func:`run` replays a whole corpus through it. The Spark job
+(:mod:`fingerprints.batch.spark`) runs the same :class:`Replayer` inside each connected
+component of candidate pairs; :func:`candidate_components` is the in-memory version
+of that partition, used by the tests. Nothing here imports Django or Spark.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fingerprints.batch.unionfind import UnionFind
+from fingerprints.rule import (
+    Candidate,
+    EngineConfig,
+    Features,
+    cascade,
+    content_probes,
+    extract_many,
+)
+from fingerprints.rule.ids import make_doc_id, to_signed, unused_doc_id, url_hash
+from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.stores.block_index import MemoryBlockIndex
+from fingerprints.stores.key_index import MemoryKeyIndex
+
+__all__ = [
+    "Assignment",
+    "BatchResult",
+    "DocSummary",
+    "Item",
+    "Replayer",
+    "write_result",
+    "candidate_components",
+    "doc_ids_for",
+    "make_doc_id",
+    "prepare",
+    "read_jsonl",
+    "run",
+    "url_hash",
+]
+
+DEFAULT_CONFIG = EngineConfig()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One article as the batch sees it: its arrival position and features."""
+
+    seq: int  # arrival order: smaller arrived first (the online engine's article id)
+    nid: str
+    features: Features
+    url_hash: int | None = None
+    hotness: float = 0.0
+    media: str = ""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    seq: int
+    nid: str
+    anchor: int  # seq of the doc's founding article (its anchor)
+    matched_by: str | None  # "url", "title", "content", or None for a anchor
+    matched_seq: int | None
+    distance: int | None
+    similarity: float | None
+
+
+@dataclass(frozen=True)
+class DocSummary:
+    doc_id: str
+    anchor_nid: str
+    representative_nid: str
+    size: int
+    anchor_seq: int
+
+
+@dataclass
+class BatchResult:
+    assignments: list[Assignment]  # in arrival order
+    doc_ids: dict[int, str]  # anchor seq -> docId
+    docs: list[DocSummary]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def mapping(self) -> dict[str, str]:
+        """nid -> docId."""
+        return {a.nid: self.doc_ids[a.anchor] for a in self.assignments}
+
+    def partition(self) -> set[frozenset[str]]:
+        """The clusters as sets of nids (order- and name-independent, for comparisons)."""
+        groups: dict[int, set[str]] = {}
+        for a in self.assignments:
+            groups.setdefault(a.anchor, set()).add(a.nid)
+        return {frozenset(g) for g in groups.values()}
+
+
+# --- the online rule, in memory --------------------------------------------------
+
+
+class Replayer:
+    """Assign articles one at a time, in arrival order, exactly as the online engine.
+
+    Indexes are keyed by *distinct* fingerprint; under each fingerprint only the
+    earliest article per (doc, features) is kept as a candidate. A later member of
+    the same doc with identical features can never be the member ``decide`` picks
+    (the earlier one has the same distances and verifications and comes first), so
+    this changes no decision, and a bucket of thousands of identical copies costs one
+    candidate instead of thousands.
+    """
+
+    def __init__(self, config: EngineConfig = DEFAULT_CONFIG) -> None:
+        self.config = config
+        self._content = MemoryBlockIndex(config.k)
+        self._title = MemoryBlockIndex(config.title_k)
+        self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
+        self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
+        self._urls: dict[int, int] = {}
+        self._keys = MemoryKeyIndex()
+        self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
+        self._features: dict[int, Features] = {}
+        self._last = -1
+
+    def add(self, item: Item) -> Assignment:
+        if item.seq <= self._last:
+            raise ValueError(f"items must come in increasing seq order: {item.seq} after "
+                             f"{self._last}")
+        self._last = item.seq
+        assignment = self._assign(item)
+        self.anchor_of[item.seq] = assignment.anchor
+        self._features[item.seq] = item.features
+        key = (assignment.anchor, item.features)
+        fp = item.features.content_fp  # zero too: the online index holds it
+        self._content.add(fp, fp)
+        self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
+        fp = item.features.title_fp
+        if fp:
+            self._title.add(fp, fp)
+            self._by_title.setdefault(fp, {}).setdefault(key, item.seq)
+        if item.url_hash is not None:
+            self._urls.setdefault(item.url_hash, item.seq)
+        self._keys.add(item.seq, stored_keys(item.features.keys))
+        return assignment
+
+    def _assign(self, item: Item) -> Assignment:
+        seq, feats = item.seq, item.features
+        known = self._urls.get(item.url_hash) if item.url_hash is not None else None
+        hits: dict[tuple[int, Features], int] = {}
+        # As online: every item within the candidate radius among those sharing a block
+        # with the content fingerprint or one of its probes (engine.content_probes).
+        found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
+                                          self.config.content_radius)
+        for fp in found:
+            for key, member in self._by_content[fp].items():
+                if hits.get(key, member + 1) > member:
+                    hits[key] = member
+        if feats.title_fp:
+            for fp, _value, _distance in self._title.query(feats.title_fp,
+                                                           self.config.title_radius):
+                for key, member in self._by_title[fp].items():
+                    if hits.get(key, member + 1) > member:
+                        hits[key] = member
+        members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
+        members.update(hits.values())
+        match = cascade(
+            feats, url_owner=self._candidate(known) if known is not None else None,
+            hits=[self._candidate(member) for member in sorted(members)],
+            anchors_of=lambda doc_key: (self._candidate(int(doc_key)),), config=self.config)
+        if match is None:
+            return Assignment(seq, item.nid, seq, None, None, None, None)
+        return Assignment(seq, item.nid, int(match.doc_key), match.matched_by,
+                          match.article_id, match.distance, match.similarity)
+
+    def _candidate(self, member: int) -> Candidate:
+        """A replayed article as a candidate: its doc is named by its anchor's seq."""
+        anchor = self.anchor_of[member]
+        return Candidate(member, str(anchor), self._features[member], member == anchor)
+
+
+def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list[Assignment]:
+    """Assignments of ``items`` (sorted here by seq) through one :class:`Replayer`."""
+    replayer = Replayer(config)
+    return [replayer.add(item) for item in sorted(items, key=lambda i: i.seq)]
+
+
+# --- inputs --------------------------------------------------------------------------
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSON-lines file (blank lines skipped)."""
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]
+                ) -> list[Item]:
+    start, records, config, boilerplate = args
+    features = extract_many(
+        [(r.get("title") or "", r.get("content") or "") for r in records], config,
+        boilerplate=boilerplate,
+    )
+    return [
+        Item(
+            seq=start + i,
+            nid=str(r["nid"]),
+            features=feats,
+            url_hash=url_hash(r["url"]) if r.get("url") else None,
+            hotness=float(r.get("hotness") or 0.0),
+            media=str(r.get("media") or ""),
+        )
+        for i, (r, feats) in enumerate(zip(records, features, strict=True))
+    ]
+
+
+def prepare(
+    records: Iterable[Mapping[str, Any]],
+    config: EngineConfig = DEFAULT_CONFIG,
+    *,
+    workers: int = 1,
+    chunk: int = 2000,
+    boilerplate: frozenset[int] = frozenset(),
+) -> tuple[list[Item], int]:
+    """Items in arrival order (``seq`` = position) and how many records repeated an
+    earlier nid (skipped: the first record of a nid wins). ``workers`` > 1 extracts
+    features in that many processes (fingerprints do not depend on the process).
+    ``boilerplate``: the clause hashes removed from bodies (the online engine's learned
+    list, ``articles.tuning.boilerplate.active_boilerplate``); fixed for the run."""
+    unique: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    repeated = 0
+    for record in records:
+        nid = str(record["nid"])
+        if nid in seen:
+            repeated += 1
+            continue
+        seen.add(nid)
+        unique.append(dict(record))
+    jobs = [(i, unique[i : i + chunk], config, boilerplate)
+            for i in range(0, len(unique), chunk)]
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_item_chunk, jobs)
+    else:
+        parts = [_item_chunk(job) for job in jobs]
+    return [item for part in parts for item in part], repeated
+
+
+# --- results ----------------------------------------------------------------------
+
+
+def doc_ids_for(anchors: Iterable[tuple[int, str]]) -> dict[int, str]:
+    """anchor seq -> docId: ``make_doc_id(anchor nid)``, salted ``#1``, ``#2``... only
+    when an earlier anchor already holds that docId (as the online engine salts)."""
+    taken: set[str] = set()
+    out: dict[int, str] = {}
+    for seq, nid in sorted(anchors):
+        doc_id = unused_doc_id(nid, taken.__contains__)
+        taken.add(doc_id)
+        out[seq] = doc_id
+    return out
+
+
+def representative_key(item: Item, weights: Mapping[str, float] | None = None
+                       ) -> tuple[float, int]:
+    """Higher is better: hotness x media weight, ties to the earliest."""
+    weight = weights.get(item.media, 1.0) if weights else 1.0
+    return (item.hotness * weight, -item.seq)
+
+
+def summarize(
+    items: Sequence[Item],
+    assignments: Sequence[Assignment],
+    media_weights: Mapping[str, float] | None = None,
+) -> BatchResult:
+    by_seq = {item.seq: item for item in items}
+    anchors = {a.anchor for a in assignments}
+    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in anchors)
+    best: dict[int, Item] = {}
+    sizes: Counter[int] = Counter()
+    for a in assignments:
+        item = by_seq[a.seq]
+        sizes[a.anchor] += 1
+        current = best.get(a.anchor)
+        if current is None or (representative_key(item, media_weights)
+                               > representative_key(current, media_weights)):
+            best[a.anchor] = item
+    docs = [
+        DocSummary(doc_ids[f], by_seq[f].nid, best[f].nid, sizes[f], f) for f in sorted(anchors)
+    ]
+    return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
+
+
+def cluster_stats(sizes: Iterable[int]) -> dict[str, Any]:
+    values = list(sizes)
+    histogram: Counter[str] = Counter()
+    for size in values:
+        histogram["1" if size == 1 else "2" if size == 2 else "3-4" if size <= 4
+                  else "5-9" if size <= 9 else "10+"] += 1
+    return {
+        "articles": sum(values),
+        "docs": len(values),
+        "clusters": sum(1 for s in values if s > 1),
+        "duplicates": sum(s - 1 for s in values),
+        "largestCluster": max(values, default=0),
+        "sizeHistogram": dict(sorted(histogram.items())),
+    }
+
+
+def run(
+    records: Iterable[Mapping[str, Any]],
+    config: EngineConfig = DEFAULT_CONFIG,
+    *,
+    workers: int = 1,
+    media_weights: Mapping[str, float] | None = None,
+    boilerplate: frozenset[int] = frozenset(),
+) -> BatchResult:
+    """Deduplicate a corpus in this process: the online rule replayed in arrival order."""
+    items, repeated = prepare(records, config, workers=workers, boilerplate=boilerplate)
+    result = run_items(items, config, media_weights=media_weights)
+    result.stats["repeatedNids"] = repeated
+    return result
+
+
+def run_items(
+    items: Sequence[Item],
+    config: EngineConfig = DEFAULT_CONFIG,
+    *,
+    media_weights: Mapping[str, float] | None = None,
+) -> BatchResult:
+    return summarize(items, replay(items, config), media_weights)
+
+
+# --- output (same layout as the Spark job) ------------------------------------------
+
+
+def write_result(
+    out_dir: str | Path,
+    records: Sequence[Mapping[str, Any]],
+    items: Sequence[Item],
+    result: BatchResult,
+) -> None:
+    """Write ``articles/`` and ``clusters/`` (Parquet, needs pyarrow), ``mapping.jsonl``
+    and ``stats.json`` — the layout of :func:`fingerprints.batch.spark.run_job`, so that
+    ``spark_dedup --import`` loads either. ``records`` are the input records by seq."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    (out / "articles").mkdir(parents=True, exist_ok=True)
+    (out / "clusters").mkdir(parents=True, exist_ok=True)
+    by_seq = {item.seq: item for item in items}
+    reps = {d.doc_id: d.representative_nid for d in result.docs}
+    columns: dict[str, list[Any]] = {name: [] for name, _ in ARTICLE_COLUMNS}
+    for a in result.assignments:
+        item, record = by_seq[a.seq], records[a.seq]
+        doc_id = result.doc_ids[a.anchor]
+        feats = item.features
+        row = {
+            "seq": a.seq, "nid": a.nid, "docId": doc_id, "matchedBy": a.matched_by,
+            "matchedNid": by_seq[a.matched_seq].nid if a.matched_seq is not None else None,
+            "distance": a.distance, "similarity": a.similarity,
+            "isAnchor": a.anchor == a.seq, "isRepresentative": reps[doc_id] == a.nid,
+            "urlHash": to_signed(item.url_hash) if item.url_hash is not None else None,
+            "titleFp": to_signed(feats.title_fp), "contentFp": to_signed(feats.content_fp),
+            "features": feats.to_bytes(),
+            "url": str(record.get("url") or ""), "title": str(record.get("title") or ""),
+            "content": str(record.get("content") or ""),
+            "category": str(record.get("category") or ""), "media": item.media,
+            "imageCount": int(record.get("imageCount") or 0), "hotness": item.hotness,
+            "publishedAt": str(record["publishedAt"]) if record.get("publishedAt") else None,
+        }
+        for name, value in row.items():
+            columns[name].append(value)
+    schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in ARTICLE_COLUMNS])
+    pq.write_table(pa.table(columns, schema=schema), out / "articles" / "part-00000.parquet")
+    pq.write_table(pa.table({
+        "docId": [d.doc_id for d in result.docs],
+        "size": pa.array([d.size for d in result.docs], pa.int64()),
+        "anchorNid": [d.anchor_nid for d in result.docs],
+        "representativeNid": [d.representative_nid for d in result.docs],
+        "anchorSeq": pa.array([d.anchor_seq for d in result.docs], pa.int64()),
+    }), out / "clusters" / "part-00000.parquet")
+    with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
+        for a in result.assignments:
+            mapping.write(json.dumps({"nid": a.nid, "docId": result.doc_ids[a.anchor]},
+                                     ensure_ascii=False) + "\n")
+    (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
+
+
+#: The ``articles/`` Parquet columns (Spark job and in-process engine alike).
+ARTICLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("seq", "int64"), ("nid", "string"), ("docId", "string"), ("matchedBy", "string"),
+    ("matchedNid", "string"), ("distance", "int32"), ("similarity", "double"),
+    ("isAnchor", "bool"), ("isRepresentative", "bool"), ("urlHash", "int64"),
+    ("titleFp", "int64"), ("contentFp", "int64"), ("features", "binary"), ("url", "string"),
+    ("title", "string"), ("content", "string"), ("category", "string"), ("media", "string"),
+    ("imageCount", "int64"), ("hotness", "double"), ("publishedAt", "string"),
+)
+
+
+# --- the partition the Spark job works in -------------------------------------------
+
+
+def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_CONFIG
+                         ) -> list[list[int]]:
+    """Connected components (lists of seq) of the candidate graph: what the online index
+    lookups can return — content fingerprints (zero included) sharing a pigeonhole block
+    of ``k`` and within ``content_radius``, non-zero title fingerprints sharing a block
+    of ``title_k`` and within ``title_radius``, a shared key (fingerprints/stores/key_index.py)
+    — and the same canonical URL.
+
+    Every online decision joins an article to a doc through one of these pairs (a
+    URL hit, or an index hit in that doc), so every doc lies inside one component and
+    replaying each component alone gives the online partition.
+    """
+    sets: UnionFind[int] = UnionFind(range(len(items)))
+    union = sets.union
+
+    for attr, k, radius, zero in (("content_fp", config.k, config.content_radius, True),
+                                  ("title_fp", config.title_k, config.title_radius, False)):
+        leader: dict[int, int] = {}
+        for pos, item in enumerate(items):
+            fp = getattr(item.features, attr)
+            if fp or zero:
+                union(pos, leader.setdefault(fp, pos))
+            if attr == "content_fp":
+                # A probe stands for its article like a second fingerprint: linking
+                # it with everything near it is a superset of what its lookup returns.
+                for probe in content_probes(item.features, config):
+                    union(pos, leader.setdefault(probe, pos))
+        index = MemoryBlockIndex(k)
+        for fp in leader:
+            index.add(fp, fp)
+        for fp, pos in leader.items():
+            for other, _value, _distance in index.query(fp, radius):
+                union(pos, leader[other])
+    first_url: dict[int, int] = {}
+    for pos, item in enumerate(items):
+        if item.url_hash is not None:
+            union(pos, first_url.setdefault(item.url_hash, pos))
+    _link_keys(items, sets)
+    groups = [[items[pos].seq for pos in group] for group in sets.groups()]
+    return sorted(groups, key=lambda g: g[0])
+
+
+def _link_keys(items: Sequence[Item], sets: UnionFind[int]) -> None:
+    """The key index (fingerprints/stores/key_index.py): link each article with every article
+    indexed under one of its keys."""
+    by_key: dict[int, int] = {}
+    for pos, item in enumerate(items):
+        for key in stored_keys(item.features.keys):
+            sets.union(pos, by_key.setdefault(key, pos))
+    for pos, item in enumerate(items):
+        for key in query_keys(item.features.keys):
+            if key in by_key:
+                sets.union(pos, by_key[key])

@@ -1,0 +1,1281 @@
+/* The engine's per-article inner loops in C: the vocabulary lookup, the SimHash vote
+ * sums with the weak bits, the numbers in context and the character-shingle sketch;
+ * and the loops around them: clause splitting and boilerplate removal, the boilerplate
+ * slot table, the memory block index's bucket walk, the multi-probe fingerprints and
+ * the template guard's context comparison.
+ *
+ * Every function computes exactly what the NumPy code in fingerprints/rule/extraction.py and
+ * fingerprints/rule/sketch.py computes (integer arithmetic throughout, the same hashes, the
+ * same tie rules); tests/fingerprints/test_kernel.py compares the two byte for byte on
+ * the corpora and on edge cases. The NumPy code stays the reference and the fallback
+ * when this module is not built (see fingerprints/rule/kernel.py).
+ *
+ * The module keeps no state between calls except a scratch counter array, and it never
+ * releases the GIL, so calls from several threads are serialized by the interpreter.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define SHINGLE_SEED 0x9E3779B97F4A7C15ULL
+#define SHINGLE_MUL 0x100000001B3ULL
+#define CJK_SHINGLE 5
+#define MAX_SAMPLES 192
+#define MAX_NUMBERS 48
+
+static uint32_t murmur3_32(const unsigned char *data, Py_ssize_t len, uint32_t seed);
+static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t seed);
+
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    return h;
+}
+
+/* engine._token_keys for one token: sum(cp[t] * BASE**t) mod 2**64, xor length * GOLDEN,
+ * splitmix64; 0 becomes 1 (0 marks an empty slot of the vocabulary table). */
+static uint64_t token_key(PyObject *token) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    int kind = PyUnicode_KIND(token);
+    const void *data = PyUnicode_DATA(token);
+    uint64_t h = 0, power = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h += (uint64_t)PyUnicode_READ(kind, data, i) * power;
+        power *= KEY_BASE;
+    }
+    h ^= (uint64_t)n * GOLDEN;
+    h = mix64(h);
+    return h ? h : 1;
+}
+
+/* LSD radix sort of n uint32 values (tmp: scratch of n). */
+static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
+    if (n < 48) { /* insertion sort: cheaper for the short lists (numbers, titles) */
+        for (Py_ssize_t i = 1; i < n; i++) {
+            uint32_t v = values[i];
+            Py_ssize_t j = i;
+            while (j > 0 && values[j - 1] > v) {
+                values[j] = values[j - 1];
+                j--;
+            }
+            values[j] = v;
+        }
+        return;
+    }
+    uint32_t *src = values, *dst = tmp;
+    for (int shift = 0; shift < 32; shift += 8) {
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) count[((src[i] >> shift) & 0xFF) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (Py_ssize_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint32_t *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    /* four passes: the sorted values are back in `values` */
+}
+
+static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
+    if (n == 0) return 0;
+    Py_ssize_t out = 1;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (values[i] != values[out - 1]) values[out++] = values[i];
+    return out;
+}
+
+/* Scratch: per vocabulary id, how often it occurs in the current text (always zero
+ * between calls). */
+static int32_t *seen = NULL;
+static Py_ssize_t seen_size = 0;
+
+static int ensure_seen(Py_ssize_t size) {
+    if (size <= seen_size) return 0;
+    Py_ssize_t grown = seen_size ? seen_size : 1 << 16;
+    while (grown < size) grown *= 2;
+    int32_t *mem = realloc(seen, (size_t)grown * sizeof(int32_t));
+    if (!mem) return -1;
+    memset(mem + seen_size, 0, (size_t)(grown - seen_size) * sizeof(int32_t));
+    seen = mem;
+    seen_size = grown;
+    return 0;
+}
+
+typedef int32_t v4si __attribute__((vector_size(16)));
+
+/* BYTE_MASKS[v][half] lane j is -1 when bit 4 * half + j of v is set, else 0 */
+static v4si BYTE_MASKS[256][2];
+
+static void init_masks(void) {
+    for (int v = 0; v < 256; v++)
+        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j / 4][j % 4] = ((v >> j) & 1) ? -1 : 0;
+}
+
+static void spill(v4si lanes[16], int64_t sums[64]) {
+    for (int g = 0; g < 16; g++) {
+        for (int j = 0; j < 4; j++) sums[4 * g + j] += lanes[g][j];
+        lanes[g] = (v4si){0, 0, 0, 0};
+    }
+}
+
+#define N_VIEWS 9
+
+/* Tables(table_keys, table_ids, hashes, weights, skip, number, number_hash, month,
+ *        tf_factor): the vocabulary's NumPy arrays, their buffers held for the object's
+ * life (the vocabulary builds a new one whenever it replaces an array). */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[N_VIEWS];
+    int n_views;
+    /* the weight of a plain token the table does not hold (-1: such tokens go back to
+     * the caller), and the seed of the feature hashes */
+    long long default_weight;
+    unsigned long seed;
+} Tables;
+
+static void tables_dealloc(Tables *self) {
+    for (int i = 0; i < self->n_views; i++) PyBuffer_Release(&self->views[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int tables_init(Tables *self, PyObject *args, PyObject *kwds) {
+    if (self->n_views) {
+        PyErr_SetString(PyExc_TypeError, "Tables is immutable");
+        return -1;
+    }
+    if (kwds && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Tables takes positional arguments only");
+        return -1;
+    }
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    if (nargs != N_VIEWS && nargs != N_VIEWS + 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "Tables takes %d arrays, then optionally default_weight and seed",
+                     N_VIEWS);
+        return -1;
+    }
+    self->default_weight = -1;
+    self->seed = 0;
+    if (nargs == N_VIEWS + 2) {
+        self->default_weight = PyLong_AsLongLong(PyTuple_GET_ITEM(args, N_VIEWS));
+        self->seed = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(args, N_VIEWS + 1));
+        if (PyErr_Occurred()) return -1;
+        if (self->seed > 0xFFFFFFFFUL) {
+            PyErr_SetString(PyExc_ValueError, "seed must fit in 32 bits");
+            return -1;
+        }
+    }
+    static const int itemsize[N_VIEWS] = {8, 8, 8, 8, 1, 1, 8, 1, 8};
+    for (int i = 0; i < N_VIEWS; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, i), &self->views[i],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            return -1;
+        self->n_views = i + 1;
+        if (self->views[i].itemsize != itemsize[i]) {
+            PyErr_Format(PyExc_TypeError, "array %d must have %d-byte items", i, itemsize[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyTypeObject TablesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fingerprints.rule._kernel.Tables",
+    .tp_basicsize = sizeof(Tables),
+    .tp_dealloc = (destructor)tables_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The vocabulary arrays the kernel reads (buffers held while it lives).",
+    .tp_init = (initproc)tables_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* A plain token: lower-case ASCII letters and digits only (an English word, a number,
+ * "10px" after normalization). When the vocabulary holds every plain word whose
+ * columns are not the default ones (stopwords, IDF words, names, months: what
+ * extract._Vocabulary.enable_defaults preloads), a plain token it does not hold has
+ * the default columns: not skipped, the default weight, its mmh3 feature hash, and a
+ * number (with its mmh3 number hash) when it is all digits. */
+typedef struct {
+    uint64_t key, hash;
+    int64_t weight;
+    uint64_t number_hash;
+    uint8_t number;
+} Extra;
+
+static int is_plain(PyObject *token) {
+    if (PyUnicode_KIND(token) != PyUnicode_1BYTE_KIND) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(token);
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= '0' && c[i] <= '9'))) return 0;
+    return 1;
+}
+
+#define NUMBER_MASK 0x7FFF /* extract.NUMBER_MASK */
+
+static void describe_plain(PyObject *token, uint64_t key, const Tables *tab, Extra *out) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    const unsigned char *c = PyUnicode_1BYTE_DATA(token);
+    uint32_t seed = (uint32_t)tab->seed;
+    int digits = 1;
+    for (Py_ssize_t i = 0; i < n; i++) digits &= c[i] >= '0' && c[i] <= '9';
+    out->key = key;
+    out->hash = murmur3_64(c, n, seed);
+    out->weight = tab->default_weight;
+    out->number = (uint8_t)digits;
+    out->number_hash = 0;
+    if (digits) { /* leading zeros dropped, "0" for zeros only */
+        Py_ssize_t z = 0;
+        while (z < n - 1 && c[z] == '0') z++;
+        out->number_hash = murmur3_32(c + z, n - z, seed) & NUMBER_MASK;
+    }
+}
+
+/* fingerprint(tokens, tables, use_tf, weak_bits, with_numbers)
+ *
+ * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes); or the list of
+ * the tokens not in the vocabulary yet (the caller adds them and calls again; plain
+ * tokens never are when the tables have a default weight); or None while the hash
+ * table is being replaced (the caller retries under its lock). */
+static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fingerprint(tokens: list, tables: Tables, use_tf, weak_bits, "
+                        "with_numbers)");
+        return NULL;
+    }
+    PyObject *tokens = args[0];
+    const Tables *tab = (const Tables *)args[1];
+    const Py_buffer *v = tab->views;
+    int use_tf = PyObject_IsTrue(args[2]);
+    int with_numbers = PyObject_IsTrue(args[4]);
+    long weak_long = PyLong_AsLong(args[3]);
+    if (use_tf < 0 || with_numbers < 0 || (weak_long == -1 && PyErr_Occurred())) return NULL;
+    int weak_bits = (weak_long < 0 || weak_long > 64) ? -1 : (int)weak_long;
+    PyObject *result = NULL, *unknown = NULL;
+    int64_t *ids = NULL;
+    int64_t *uniq = NULL;
+    uint32_t *numbers = NULL, *tmp = NULL;
+    Extra *extras = NULL; /* plain tokens the table does not hold: ids vocab_len + i */
+    int64_t *extra_slots = NULL;
+    Py_ssize_t n_extras = 0;
+    uint64_t extra_mask = 0;
+
+    const uint64_t *table_keys = v[0].buf;
+    const int64_t *table_ids = v[1].buf;
+    const uint64_t *hashes = v[2].buf;
+    const int64_t *weights = v[3].buf;
+    const uint8_t *skip = v[4].buf, *is_number = v[5].buf, *month = v[7].buf;
+    const uint64_t *number_hash = v[6].buf;
+    const int64_t *tf_factor = v[8].buf;
+    Py_ssize_t table_len = v[0].len / 8;
+    Py_ssize_t tf_len = v[8].len / 8;
+    /* ids beyond the shortest per-id array count as unknown: another thread may be
+     * growing the vocabulary (arrays are replaced one by one by larger copies) */
+    Py_ssize_t vocab_len = v[2].len / 8;
+    if (v[3].len / 8 < vocab_len) vocab_len = v[3].len / 8;
+    if (v[6].len / 8 < vocab_len) vocab_len = v[6].len / 8;
+    if (v[4].len < vocab_len) vocab_len = v[4].len;
+    if (v[5].len < vocab_len) vocab_len = v[5].len;
+    if (v[7].len < vocab_len) vocab_len = v[7].len;
+    if (tf_len < 1 || weak_bits < 0 || weak_bits > 64) {
+        PyErr_SetString(PyExc_ValueError, "invalid tf table or weak_bits");
+        goto done;
+    }
+    if (table_len == 0 || (table_len & (table_len - 1)) || v[1].len / 8 != table_len) {
+        result = Py_NewRef(Py_None); /* the table is being rebuilt: the caller's locked path */
+        goto done;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!ids || !uniq) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t mask = (uint64_t)table_len - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *token = PyList_GET_ITEM(tokens, i);
+        if (!PyUnicode_Check(token)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be str");
+            goto done;
+        }
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(token) < 0) goto done; /* legacy strings exist before 3.12 */
+#endif
+        uint64_t key = token_key(token);
+        uint64_t slot = key & mask;
+        int64_t id = -1;
+        for (;;) {
+            uint64_t found = table_keys[slot];
+            if (found == key) {
+                id = table_ids[slot];
+                break;
+            }
+            if (found == 0) break;
+            slot = (slot + 1) & mask;
+        }
+        if (id < 0 && tab->default_weight >= 0 && is_plain(token)) {
+            if (!extras) { /* a local hash table: key -> extra, load <= 1/2 */
+                uint64_t size = 2;
+                while (size < 2 * (uint64_t)n) size *= 2;
+                extras = PyMem_Malloc((size_t)n * sizeof(Extra));
+                extra_slots = PyMem_Malloc((size_t)size * sizeof(int64_t));
+                if (!extras || !extra_slots) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                memset(extra_slots, 0xFF, (size_t)size * sizeof(int64_t));
+                extra_mask = size - 1;
+            }
+            uint64_t s = key & extra_mask;
+            while (extra_slots[s] >= 0 && extras[extra_slots[s]].key != key)
+                s = (s + 1) & extra_mask;
+            if (extra_slots[s] < 0) {
+                describe_plain(token, key, tab, &extras[n_extras]);
+                extra_slots[s] = n_extras++;
+            }
+            id = vocab_len + extra_slots[s];
+        } else if (id < 0 || id >= vocab_len) { /* new token (or one being added now) */
+            if (!unknown && !(unknown = PyList_New(0))) goto done;
+            if (PyList_Append(unknown, token) < 0) goto done;
+        }
+        ids[i] = id;
+    }
+    if (unknown) { /* the caller adds them and calls again */
+        result = unknown;
+        unknown = NULL;
+        goto done;
+    }
+#define EXTRA(id) (extras[(id) - vocab_len])
+#define WEIGHT(id) ((id) < vocab_len ? weights[id] : EXTRA(id).weight)
+#define HASH(id) ((id) < vocab_len ? hashes[id] : EXTRA(id).hash)
+#define SKIP(id) ((id) < vocab_len ? skip[id] : 0)
+#define IS_NUMBER(id) ((id) < vocab_len ? is_number[id] : EXTRA(id).number)
+#define NUMBER_HASH(id) ((id) < vocab_len ? number_hash[id] : EXTRA(id).number_hash)
+#define MONTH(id) ((id) < vocab_len ? month[id] : 0)
+    if (ensure_seen(vocab_len + n_extras) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* votes: one per bit, exact integers (the NumPy code sums the same integers) */
+    Py_ssize_t informative = 0, n_uniq = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t id = ids[i];
+        if (WEIGHT(id) > 0) {
+            informative++;
+            if (seen[id]++ == 0) uniq[n_uniq++] = id;
+        }
+    }
+    /* votes[b] = sum(w if bit b else -w) = 2 * set[b] - total, where set[b] sums the
+     * weights of the tokens whose hash has bit b; set[] is accumulated eight bits at a
+     * time in 32-bit vector lanes (masks per byte value) and spilled into 64-bit
+     * sums before a lane could overflow. */
+    int64_t votes[64] = {0}, total = 0;
+    v4si lanes[16];
+    memset(lanes, 0, sizeof(lanes));
+    int64_t lane_room = INT32_MAX;
+    for (Py_ssize_t u = 0; u < n_uniq; u++) {
+        int64_t id = uniq[u];
+        int64_t tf = seen[id];
+        seen[id] = 0;
+        int64_t w = WEIGHT(id);
+        if (use_tf) w *= tf_factor[tf < tf_len ? tf : tf_len - 1];
+        uint64_t h = HASH(id);
+        total += w;
+        if (w > INT32_MAX) { /* never with jieba's IDF table; kept exact anyway */
+            for (int b = 0; b < 64; b++)
+                if ((h >> b) & 1) votes[b] += w;
+            continue;
+        }
+        if (w > lane_room) {
+            spill(lanes, votes);
+            lane_room = INT32_MAX;
+        }
+        lane_room -= w;
+        v4si wv = {(int32_t)w, (int32_t)w, (int32_t)w, (int32_t)w};
+        for (int g = 0; g < 8; g++) {
+            const v4si *masks = BYTE_MASKS[(h >> (8 * g)) & 0xFF];
+            lanes[2 * g] += masks[0] & wv;
+            lanes[2 * g + 1] += masks[1] & wv;
+        }
+    }
+    spill(lanes, votes);
+    for (int b = 0; b < 64; b++) votes[b] = 2 * votes[b] - total;
+    uint64_t fp = 0;
+    char weak[64];
+    Py_ssize_t n_weak = 0;
+    if (n_uniq) {
+        for (int b = 0; b < 64; b++)
+            if (votes[b] > 0) fp |= 1ULL << b;
+        if (weak_bits) { /* argsort(|votes|), stable: ties by bit position */
+            uint64_t order[64];
+            for (int b = 0; b < 64; b++) {
+                uint64_t a = (uint64_t)(votes[b] < 0 ? -votes[b] : votes[b]);
+                order[b] = (a << 6) | (uint64_t)b; /* |vote| < 2**58: exact */
+            }
+            /* the weak_bits smallest keys, in order: insertion into a bounded list */
+            uint64_t best[64];
+            int kept = 0;
+            for (int b = 0; b < 64; b++) {
+                uint64_t key = order[b];
+                if (kept == weak_bits && (kept == 0 || best[kept - 1] < key)) continue;
+                int j = kept < weak_bits ? kept++ : kept - 1;
+                while (j > 0 && best[j - 1] > key) {
+                    best[j] = best[j - 1];
+                    j--;
+                }
+                best[j] = key;
+            }
+            for (int b = 0; b < weak_bits; b++) weak[b] = (char)(best[b] & 63);
+            n_weak = weak_bits;
+        }
+    }
+    /* numbers in context: each number token with the word before it */
+    Py_ssize_t n_numbers = 0;
+    if (with_numbers) {
+        numbers = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        if (!numbers || !tmp) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int64_t prev = -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t id = ids[i];
+            if (SKIP(id)) continue;
+            if (IS_NUMBER(id) && !(prev >= 0 && MONTH(prev))) {
+                uint64_t context = prev >= 0 ? HASH(prev) >> 48 : 0;
+                numbers[n_numbers++] = (uint32_t)((context << 16) | (NUMBER_HASH(id) & 0xFFFF));
+            }
+            prev = id;
+        }
+        radix_sort_u32(numbers, tmp, n_numbers);
+        n_numbers = unique_sorted(numbers, n_numbers);
+    }
+    Py_ssize_t kept = n_numbers < MAX_NUMBERS ? n_numbers : MAX_NUMBERS;
+    PyObject *number_bytes = PyBytes_FromStringAndSize(NULL, kept * 4);
+    if (!number_bytes) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(number_bytes);
+    for (Py_ssize_t i = 0; i < kept; i++) { /* little-endian uint32 */
+        out[4 * i] = numbers[i] & 0xFF;
+        out[4 * i + 1] = (numbers[i] >> 8) & 0xFF;
+        out[4 * i + 2] = (numbers[i] >> 16) & 0xFF;
+        out[4 * i + 3] = numbers[i] >> 24;
+    }
+    result = Py_BuildValue("(KnNny#)", (unsigned long long)fp, informative, number_bytes,
+                           n_numbers, weak, n_weak);
+#undef EXTRA
+#undef WEIGHT
+#undef HASH
+#undef SKIP
+#undef IS_NUMBER
+#undef NUMBER_HASH
+#undef MONTH
+
+done:
+    Py_XDECREF(unknown);
+    PyMem_Free(extras);
+    PyMem_Free(extra_slots);
+    PyMem_Free(ids);
+    PyMem_Free(uniq);
+    PyMem_Free(numbers);
+    PyMem_Free(tmp);
+    return result;
+}
+
+static inline int is_cjk(uint32_t cp) {
+    return (cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
+}
+
+/* MurmurHash3 x86_32 (what mmh3.hash computes over a str's UTF-8 bytes). */
+static uint32_t murmur3_32(const unsigned char *data, Py_ssize_t len, uint32_t seed) {
+    const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+    uint32_t h = seed;
+    Py_ssize_t blocks = len / 4;
+    for (Py_ssize_t i = 0; i < blocks; i++) {
+        uint32_t k = (uint32_t)data[4 * i] | ((uint32_t)data[4 * i + 1] << 8) |
+                     ((uint32_t)data[4 * i + 2] << 16) | ((uint32_t)data[4 * i + 3] << 24);
+        k *= c1;
+        k = (k << 15) | (k >> 17);
+        k *= c2;
+        h ^= k;
+        h = (h << 13) | (h >> 19);
+        h = h * 5 + 0xe6546b64;
+    }
+    const unsigned char *tail = data + 4 * blocks;
+    uint32_t k = 0;
+    switch (len & 3) {
+    case 3: k ^= (uint32_t)tail[2] << 16; /* fall through */
+    case 2: k ^= (uint32_t)tail[1] << 8;  /* fall through */
+    case 1:
+        k ^= tail[0];
+        k *= c1;
+        k = (k << 15) | (k >> 17);
+        k *= c2;
+        h ^= k;
+    }
+    h ^= (uint32_t)len;
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >> 16;
+    return h;
+}
+
+#define WORD_SEED 0x51E7C4
+#define WORD_SHINGLE 5
+
+/* Append the UTF-8 bytes of cp (not a surrogate). */
+static Py_ssize_t put_utf8(unsigned char *out, uint32_t cp) {
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* sketch(text, keep_table) -> (level, shingles, samples_bytes, char_shingled), the last
+ * being sketch.char_shingled(text), or None when the text
+ * takes a path left to Python (no kept character, or a CJK share that is >= 30 % only
+ * by sketch.Sketch.from_text's rule: short or borderline texts).
+ *
+ * keep_table: 65,536 bools, True for the BMP code points shingles keep (letters and
+ * digits). A text with >= 5 kept characters of which >= 30 % are CJK gets character
+ * 5-gram shingles (sketch_many's rule); a text under 30 % CJK gets word 5-grams, a word
+ * being a run of Unicode alphanumerics (the regex [^\W_]+) hashed with mmh3's x86_32
+ * over its UTF-8 bytes (sketch._word_units). */
+static PyObject *sketch(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_buffer keep_view;
+    if (!PyArg_ParseTuple(args, "Uy*", &text, &keep_view)) return NULL;
+    PyObject *result = NULL;
+    uint32_t *cps = NULL, *values = NULL, *tmp = NULL;
+    unsigned char *word = NULL;
+    if (keep_view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "keep table must have 65536 entries");
+        goto done;
+    }
+    const uint8_t *keep = keep_view.buf;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) goto done;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    cps = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (!cps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t m = 0, cjk = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t cp = PyUnicode_READ(kind, data, i);
+        if (cp >= 0x10000 || keep[cp]) {
+            cps[m++] = cp;
+            cjk += is_cjk(cp);
+        }
+    }
+    /* sketch.char_shingled: any kept character and >= 30 % of them CJK (its float
+     * mean, a division; the shingle choice below multiplies, as sketch_many does) */
+    int char_kind = m > 0 && (double)cjk / (double)m >= 0.3;
+    Py_ssize_t units = 0, width = CJK_SHINGLE;
+    if (m >= CJK_SHINGLE && (double)cjk >= 0.3 * (double)m) {
+        units = m; /* character shingles over the kept code points */
+    } else if (m == 0 || (double)cjk / (double)m >= 0.3) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    } else { /* word shingles: cps[] is reused for the word hashes */
+        word = PyMem_Malloc((size_t)(4 * n + 1));
+        if (!word) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        Py_ssize_t len = 0;
+        for (Py_ssize_t i = 0; i <= n; i++) {
+            Py_UCS4 cp = i < n ? PyUnicode_READ(kind, data, i) : 0;
+            if (i < n && Py_UNICODE_ISALNUM(cp)) { /* never a surrogate (category Cs) */
+                len += put_utf8(word + len, cp);
+            } else if (len) {
+                cps[units++] = murmur3_32(word, len, WORD_SEED);
+                len = 0;
+            }
+        }
+        width = WORD_SHINGLE;
+        if (units == 0) {
+            result = Py_BuildValue("(iny#O)", 0, (Py_ssize_t)0, "", (Py_ssize_t)0,
+                                   char_kind ? Py_True : Py_False);
+            goto done;
+        }
+        if (units < width) width = units; /* a text shorter than one shingle is one */
+    }
+    Py_ssize_t windows = units - width + 1;
+    values = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    tmp = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    if (!values || !tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < windows; i++) {
+        uint64_t h = SHINGLE_SEED;
+        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
+        values[i] = (uint32_t)(mix64(h) >> 32);
+    }
+    radix_sort_u32(values, tmp, windows);
+    Py_ssize_t distinct = unique_sorted(values, windows);
+    int level = 0;
+    while ((distinct >> level) > MAX_SAMPLES) level++;
+    Py_ssize_t sampled = distinct;
+    if (level) { /* sorted: the samples (top `level` bits clear) are a prefix */
+        uint64_t cut = 1ULL << (32 - level);
+        sampled = 0;
+        while (sampled < distinct && values[sampled] < cut) sampled++;
+    }
+    PyObject *samples = PyBytes_FromStringAndSize(NULL, sampled * 4);
+    if (!samples) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(samples);
+    for (Py_ssize_t i = 0; i < sampled; i++) {
+        out[4 * i] = values[i] & 0xFF;
+        out[4 * i + 1] = (values[i] >> 8) & 0xFF;
+        out[4 * i + 2] = (values[i] >> 16) & 0xFF;
+        out[4 * i + 3] = values[i] >> 24;
+    }
+    result = Py_BuildValue("(inNO)", level, distinct, samples, char_kind ? Py_True : Py_False);
+
+done:
+    PyMem_Free(cps);
+    PyMem_Free(values);
+    PyMem_Free(tmp);
+    PyMem_Free(word);
+    PyBuffer_Release(&keep_view);
+    return result;
+}
+
+
+/* --- clauses (fingerprints/rule/boilerplate.py) ------------------------------------------ */
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t fmix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xFF51AFD7ED558CCDULL;
+    k ^= k >> 33;
+    k *= 0xC4CEB9FE1A85EC53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* The first 64 bits of MurmurHash3_x64_128(data, seed): what mmh3.hash64(key, seed,
+ * signed=False)[0] returns for a str key (its UTF-8 bytes). */
+static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t seed) {
+    const uint64_t c1 = 0x87C37B91114253D5ULL, c2 = 0x4CF5AD432745937FULL;
+    uint64_t h1 = seed, h2 = seed;
+    Py_ssize_t blocks = len / 16;
+    for (Py_ssize_t i = 0; i < blocks; i++) {
+        uint64_t k1 = load64(data + 16 * i), k2 = load64(data + 16 * i + 8);
+        k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
+        h1 = rotl64(h1, 27); h1 += h2; h1 = h1 * 5 + 0x52DCE729;
+        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
+        h2 = rotl64(h2, 31); h2 += h1; h2 = h2 * 5 + 0x38495AB5;
+    }
+    const unsigned char *tail = data + 16 * blocks;
+    uint64_t k1 = 0, k2 = 0;
+    int rest = (int)(len & 15);
+    for (int i = rest - 1; i >= 8; i--) k2 = (k2 << 8) | tail[i];
+    if (rest > 8) { k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2; }
+    for (int i = (rest < 8 ? rest : 8) - 1; i >= 0; i--) k1 = (k1 << 8) | tail[i];
+    if (rest > 0) { k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1; }
+    h1 ^= (uint64_t)len; h2 ^= (uint64_t)len;
+    h1 += h2; h2 += h1;
+    h1 = fmix64(h1); h2 = fmix64(h2);
+    h1 += h2;
+    return h1;
+}
+
+static inline int is_clause_break(Py_UCS4 ch) {
+    switch (ch) {
+    case '.': case '!': case '?': case ';': case ':': case ',': case '|':
+    case 0x3002: case 0xFF01: case 0xFF1F: case 0xFF1B: case 0xFF1A: case 0xFF0C:
+    case 0x3001: case 0x2022: case 0x00B7:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static inline int is_cjk(uint32_t cp);
+
+/* index of the next character that is not NUL at or after i (n when none) */
+static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n) {
+    while (i < n && PyUnicode_READ(kind, data, i) == 0) i++;
+    return i;
+}
+
+/* boilerplate.clause_hash of the letters and digits buf[0:len] (utf8: scratch of 4 * len
+ * bytes; letters and digits are never surrogates). */
+static uint64_t clause_key_hash(const Py_UCS4 *buf, Py_ssize_t len, unsigned char *utf8,
+                                uint32_t seed) {
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < len; i++) size += put_utf8(utf8 + size, buf[i]);
+    return murmur3_64(utf8, size, seed);
+}
+
+/* Append the clause buf[0:len] (and its hash, 0 when shorter than min_clause). */
+static int flush_clause(PyObject *found, PyObject *hashes, const Py_UCS4 *buf, Py_ssize_t len,
+                        unsigned char *utf8, Py_ssize_t min_clause, uint32_t seed) {
+    if (len == 0) return 0;
+    PyObject *clause = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
+    if (!clause) return -1;
+    int failed = PyList_Append(found, clause) < 0;
+    Py_DECREF(clause);
+    if (failed) return -1;
+    uint64_t h = len >= min_clause ? clause_key_hash(buf, len, utf8, seed) : 0;
+    PyObject *value = PyLong_FromUnsignedLongLong(h);
+    if (!value) return -1;
+    failed = PyList_Append(hashes, value) < 0;
+    Py_DECREF(value);
+    return failed ? -1 : 0;
+}
+
+/* clauses(text, min_clause, seed) -> (clauses, hashes)
+ *
+ * What fingerprints.rule.boilerplate.clauses and hashed_clauses compute, in one pass: the
+ * text split at runs of clause punctuation, at a literal backslash-n or backslash-r,
+ * and at a single space between two CJK characters, each clause reduced to its letters
+ * and digits (str.isalnum), empty ones dropped; NUL characters are ignored. */
+static PyObject *clauses(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t min_clause;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "Unk", &text, &min_clause, &seed)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_UCS4 *buf = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = PyMem_Malloc((size_t)(n ? n : 1) * 4);
+    PyObject *found = PyList_New(0), *hashes = PyList_New(0), *result = NULL;
+    if (!buf || !utf8 || !found || !hashes) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t len = 0;
+    Py_UCS4 prev = 0; /* the last character that is not NUL */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (ch == 0) continue;
+        int cut = is_clause_break(ch);
+        if (!cut && ch == '\\') {
+            Py_ssize_t j = next_char(kind, data, i + 1, n);
+            if (j < n) {
+                Py_UCS4 next = PyUnicode_READ(kind, data, j);
+                if (next == 'n' || next == 'r') {
+                    cut = 1;
+                    i = j;
+                    ch = next;
+                }
+            }
+        } else if (!cut && ch == ' ' && is_cjk(prev)) {
+            Py_ssize_t j = next_char(kind, data, i + 1, n);
+            cut = j < n && is_cjk(PyUnicode_READ(kind, data, j));
+        }
+        if (cut) {
+            if (flush_clause(found, hashes, buf, len, utf8, min_clause, (uint32_t)seed) < 0)
+                goto done;
+            len = 0;
+            /* the character before a CJK break space must be CJK in the marked text:
+             * a break (now NUL there) never is */
+            prev = 0;
+            continue;
+        }
+        if (Py_UNICODE_ISALNUM(ch)) buf[len++] = ch;
+        prev = ch;
+    }
+    if (flush_clause(found, hashes, buf, len, utf8, min_clause, (uint32_t)seed) < 0) goto done;
+    result = PyTuple_Pack(2, found, hashes);
+
+done:
+    Py_XDECREF(found);
+    Py_XDECREF(hashes);
+    PyMem_Free(buf);
+    PyMem_Free(utf8);
+    return result;
+}
+
+/* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
+ * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
+ * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
+ * is within `radius` of a fingerprint whose bucket holds it; items come out in the
+ * order the Python loop finds them (fingerprints, then blocks, then bucket order). */
+#define MAX_BLOCKS 16
+static PyObject *query_union(PyObject *self, PyObject *args) {
+    PyObject *fps, *layout, *buckets;
+    int radius;
+    if (!PyArg_ParseTuple(args, "OOO!i", &fps, &layout, &PyList_Type, &buckets, &radius))
+        return NULL;
+    PyObject *fps_seq = PySequence_Fast(fps, "fps must be a sequence");
+    if (!fps_seq) return NULL;
+    PyObject *layout_seq = PySequence_Fast(layout, "layout must be a sequence");
+    PyObject *found = NULL;
+    if (!layout_seq) goto fail;
+    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(layout_seq);
+    if (blocks > MAX_BLOCKS || blocks != PyList_GET_SIZE(buckets)) {
+        PyErr_SetString(PyExc_ValueError, "layout and buckets must have one entry per block");
+        goto fail;
+    }
+    int shifts[MAX_BLOCKS];
+    uint64_t masks[MAX_BLOCKS];
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        int shift, width;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(layout_seq, b), "ii", &shift, &width))
+            goto fail;
+        if (shift < 0 || width < 1 || shift + width > 64) {
+            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
+            goto fail;
+        }
+        shifts[b] = shift;
+        masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
+        if (!PyDict_Check(PyList_GET_ITEM(buckets, b))) {
+            PyErr_SetString(PyExc_TypeError, "buckets must be dicts");
+            goto fail;
+        }
+    }
+    found = PyDict_New();
+    if (!found) goto fail;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fps_seq);
+    for (Py_ssize_t f = 0; f < count; f++) {
+        PyObject *fp_obj = PySequence_Fast_GET_ITEM(fps_seq, f);
+        PyObject *as_int = PyNumber_Index(fp_obj); /* ints, NumPy integers */
+        uint64_t fp = as_int ? PyLong_AsUnsignedLongLong(as_int) : 0;
+        Py_XDECREF(as_int);
+        if (!as_int || (fp == (uint64_t)-1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         "fingerprint must be an unsigned 64-bit integer, not %R", fp_obj);
+            goto fail;
+        }
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            PyObject *key = PyLong_FromUnsignedLongLong((fp >> shifts[b]) & masks[b]);
+            if (!key) goto fail;
+            PyObject *bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
+            Py_DECREF(key);
+            if (!bucket) {
+                if (PyErr_Occurred()) goto fail;
+                continue;
+            }
+            if (!PyDict_Check(bucket)) {
+                PyErr_SetString(PyExc_TypeError, "a bucket must be a dict");
+                goto fail;
+            }
+            Py_ssize_t pos = 0;
+            PyObject *item, *other;
+            while (PyDict_Next(bucket, &pos, &item, &other)) {
+                int seen = PyDict_Contains(found, item);
+                if (seen < 0) goto fail;
+                if (seen) continue;
+                uint64_t value = PyLong_AsUnsignedLongLong(other);
+                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
+                if (__builtin_popcountll(fp ^ value) <= radius &&
+                    PyDict_SetItem(found, item, other) < 0)
+                    goto fail;
+            }
+        }
+    }
+    Py_DECREF(fps_seq);
+    Py_DECREF(layout_seq);
+    return found;
+
+fail:
+    Py_DECREF(fps_seq);
+    Py_XDECREF(layout_seq);
+    Py_XDECREF(found);
+    return NULL;
+}
+
+/* observe(slots, hashes, slots_log2, min_docs) -> [promoted clause hashes]: one story's
+ * clauses counted in a slot table (boilerplate.MemoryCounter.observe, the arithmetic of
+ * RedisCounter's script). slots: a writable buffer of 2**slots_log2 uint32 slots, each
+ * check << 16 | count. A clause's slot is its low slots_log2 bits, its check the top 16
+ * bits of its 64-bit hash (1 when those are 0): an empty slot takes it, the same check
+ * counts up (to 0xFFFF), another check counts the holder down and takes the slot when
+ * that reaches 0. A clause is promoted when its count reaches min_docs just now. */
+static PyObject *observe(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *hashes;
+    int slots_log2, min_docs;
+    if (!PyArg_ParseTuple(args, "w*Oii", &view, &hashes, &slots_log2, &min_docs)) return NULL;
+    PyObject *promoted = NULL, *seq = NULL;
+    if (slots_log2 < 1 || slots_log2 > 30 ||
+        view.len != (Py_ssize_t)(4 * ((size_t)1 << slots_log2))) {
+        PyErr_SetString(PyExc_ValueError, "slots must hold 2**slots_log2 uint32 values");
+        goto done;
+    }
+    seq = PySequence_Fast(hashes, "hashes must be a sequence");
+    if (!seq) goto done;
+    promoted = PyList_New(0);
+    if (!promoted) goto done;
+    uint32_t *slots = view.buf;
+    uint64_t mask = ((uint64_t)1 << slots_log2) - 1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        uint64_t clause = PyLong_AsUnsignedLongLong(item);
+        if (clause == (uint64_t)-1 && PyErr_Occurred()) {
+            Py_CLEAR(promoted);
+            goto done;
+        }
+        uint32_t check = (uint32_t)(clause >> 48) & 0xFFFF;
+        if (!check) check = 1;
+        uint32_t *slot = &slots[clause & mask];
+        uint32_t value = *slot, count = value & 0xFFFF, updated;
+        if (count == 0) updated = check << 16 | 1;
+        else if (value >> 16 == check) updated = count == 0xFFFF ? value : value + 1;
+        else updated = count == 1 ? (check << 16 | 1) : value - 1;
+        *slot = updated;
+        if (updated >> 16 == check && (int)(updated & 0xFFFF) == min_docs &&
+            PyList_Append(promoted, item) < 0) {
+            Py_CLEAR(promoted);
+            goto done;
+        }
+    }
+
+done:
+    Py_XDECREF(seq);
+    PyBuffer_Release(&view);
+    return promoted;
+}
+
+/* rebuild(body, boilerplate, min_clause, seed) -> str: boilerplate._rebuild. The body is
+ * cut into pieces at the matches of boilerplate._BREAK (runs of clause punctuation, a
+ * literal backslash-n or backslash-r, a space between two CJK characters); a piece whose
+ * letters and digits (>= min_clause of them) hash into `boilerplate` (a set of ints) is
+ * removed, and so is a short non-empty piece right before or after a removed one. The
+ * break after a removed piece, and a space break, become a space; the result's white
+ * space is collapsed as " ".join(text.split()). The body itself comes back when no
+ * piece is removed. */
+static PyObject *rebuild(PyObject *self, PyObject *args) {
+    PyObject *body, *boilerplate;
+    Py_ssize_t min_clause;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "UOnk", &body, &boilerplate, &min_clause, &seed)) return NULL;
+    if (!PyAnySet_Check(boilerplate)) {
+        PyErr_SetString(PyExc_TypeError, "boilerplate must be a set or frozenset");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(body);
+    const void *data = PyUnicode_DATA(body);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(body);
+    /* breaks: [bstart[j], bend[j]); piece j runs from bend[j-1] (0) to bstart[j] (n) */
+    Py_ssize_t *bstart = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *bend = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_UCS4 *key = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    Py_UCS4 *out = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = PyMem_Malloc((size_t)(n ? n : 1) * 4);
+    char *removed = PyMem_Malloc((size_t)(n + 1));
+    char *drop = PyMem_Malloc((size_t)(n + 1));
+    Py_ssize_t *key_len = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    PyObject *result = NULL;
+    if (!bstart || !bend || !key || !out || !utf8 || !removed || !drop || !key_len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t breaks = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        Py_ssize_t end = i;
+        if (is_clause_break(ch)) {
+            end = i + 1;
+            while (end < n && is_clause_break(PyUnicode_READ(kind, data, end))) end++;
+        } else if (ch == '\\' && i + 1 < n) {
+            Py_UCS4 next = PyUnicode_READ(kind, data, i + 1);
+            if (next == 'n' || next == 'r') end = i + 2;
+        } else if (ch == ' ' && i > 0 && i + 1 < n &&
+                   is_cjk(PyUnicode_READ(kind, data, i - 1)) &&
+                   is_cjk(PyUnicode_READ(kind, data, i + 1))) {
+            end = i + 1;
+        }
+        if (end > i) {
+            bstart[breaks] = i;
+            bend[breaks++] = end;
+            i = end;
+        } else {
+            i++;
+        }
+    }
+    Py_ssize_t pieces = breaks + 1;
+    int any = 0;
+    for (Py_ssize_t p = 0; p < pieces; p++) {
+        Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n, len = 0;
+        for (Py_ssize_t i = from; i < to; i++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+            if (Py_UNICODE_ISALNUM(ch)) key[len++] = ch;
+        }
+        key_len[p] = len;
+        removed[p] = 0;
+        if (len >= min_clause) {
+            PyObject *h = PyLong_FromUnsignedLongLong(
+                clause_key_hash(key, len, utf8, (uint32_t)seed));
+            if (!h) goto done;
+            int in = PySet_Contains(boilerplate, h);
+            Py_DECREF(h);
+            if (in < 0) goto done;
+            removed[p] = (char)in;
+            any |= in;
+        }
+    }
+    if (!any) {
+        result = Py_NewRef(body);
+        goto done;
+    }
+    for (Py_ssize_t p = 0; p < pieces; p++)
+        drop[p] = removed[p] || (key_len[p] > 0 && key_len[p] < min_clause &&
+                                 ((p > 0 && removed[p - 1]) ||
+                                  (p + 1 < pieces && removed[p + 1])));
+    /* the kept text, its white space collapsed on the way (str.split semantics) */
+    Py_ssize_t size = 0;
+    int pending_space = 0;
+#define EMIT(c)                                                                        \
+    do {                                                                               \
+        Py_UCS4 c_ = (c);                                                              \
+        if (Py_UNICODE_ISSPACE(c_)) {                                                  \
+            pending_space = size > 0;                                                  \
+        } else {                                                                       \
+            if (pending_space) out[size++] = ' ';                                      \
+            pending_space = 0;                                                         \
+            out[size++] = c_;                                                          \
+        }                                                                              \
+    } while (0)
+    for (Py_ssize_t p = 0; p < pieces; p++) {
+        Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n;
+        if (!drop[p])
+            for (Py_ssize_t i = from; i < to; i++) EMIT(PyUnicode_READ(kind, data, i));
+        if (p < breaks) {
+            int space = drop[p] || (bend[p] - bstart[p] == 1 &&
+                                    PyUnicode_READ(kind, data, bstart[p]) == ' ');
+            if (space) EMIT(' ');
+            else
+                for (Py_ssize_t i = bstart[p]; i < bend[p]; i++)
+                    EMIT(PyUnicode_READ(kind, data, i));
+        }
+    }
+#undef EMIT
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, size);
+
+done:
+    PyMem_Free(bstart);
+    PyMem_Free(bend);
+    PyMem_Free(key);
+    PyMem_Free(out);
+    PyMem_Free(utf8);
+    PyMem_Free(removed);
+    PyMem_Free(drop);
+    PyMem_Free(key_len);
+    return result;
+}
+
+/* probes(fp, weak_bits, block_of, probe_bits) -> tuple: probes._probes. weak_bits:
+ * bit positions, least confident first; block_of: 64 bytes, the pigeonhole block of each
+ * bit position. Per block (in order), its first probe_bits weak bits, and fp with every
+ * non-empty subset of them flipped, subsets in itertools.combinations order (by size,
+ * then lexicographically). */
+static PyObject *probes(PyObject *self, PyObject *args) {
+    unsigned long long fp;
+    Py_buffer weak, block_of;
+    int probe_bits;
+    if (!PyArg_ParseTuple(args, "Ky*y*i", &fp, &weak, &block_of, &probe_bits)) return NULL;
+    PyObject *result = NULL;
+    if (block_of.len != 64 || probe_bits < 0 || probe_bits > 8) {
+        PyErr_SetString(PyExc_ValueError, "block_of must have 64 entries, probe_bits 0-8");
+        goto done;
+    }
+    const unsigned char *blocks = block_of.buf, *bits_in = weak.buf;
+    int n_blocks = 0;
+    for (int b = 0; b < 64; b++) {
+        if (blocks[b] >= 64) {
+            PyErr_SetString(PyExc_ValueError, "a block number must be below 64");
+            goto done;
+        }
+        if (blocks[b] + 1 > n_blocks) n_blocks = blocks[b] + 1;
+    }
+    uint64_t chosen[64][8];
+    int count[64] = {0};
+    for (Py_ssize_t i = 0; i < weak.len; i++) {
+        int bit = bits_in[i];
+        if (bit >= 64) {
+            PyErr_SetString(PyExc_ValueError, "a weak bit must be below 64");
+            goto done;
+        }
+        int block = blocks[bit];
+        if (count[block] < probe_bits) chosen[block][count[block]++] = 1ULL << bit;
+    }
+    Py_ssize_t total = 0;
+    for (int block = 0; block < n_blocks; block++) total += (1 << count[block]) - 1;
+    result = PyTuple_New(total);
+    if (!result) goto done;
+    Py_ssize_t at = 0;
+    for (int block = 0; block < n_blocks; block++) {
+        int m = count[block];
+        for (int size = 1; size <= m; size++) {
+            int idx[8];
+            for (int i = 0; i < size; i++) idx[i] = i;
+            for (;;) { /* one combination: idx[0] < ... < idx[size - 1] */
+                uint64_t flip = 0;
+                for (int i = 0; i < size; i++) flip += chosen[block][idx[i]]; /* sum(subset) */
+                PyObject *value = PyLong_FromUnsignedLongLong(fp ^ flip);
+                if (!value) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+                PyTuple_SET_ITEM(result, at++, value);
+                int i = size - 1; /* the next combination, lexicographic */
+                while (i >= 0 && idx[i] == m - size + i) i--;
+                if (i < 0) break;
+                idx[i]++;
+                for (int j = i + 1; j < size; j++) idx[j] = idx[j - 1] + 1;
+            }
+        }
+    }
+
+done:
+    PyBuffer_Release(&weak);
+    PyBuffer_Release(&block_of);
+    return result;
+}
+
+/* number_conflicts(a_numbers, a_count, b_numbers, b_count, names) -> (conflicts, shared):
+ * verify.number_conflicts over two Features' numbers in context (little-endian uint32
+ * values context << 16 | value hash, a name's hash carrying 0x8000; each side keeps
+ * its smallest values, a_count/b_count are how many it had). names: compare the names
+ * instead of the numbers. */
+static PyObject *number_conflicts(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    Py_ssize_t a_count, b_count;
+    int names;
+    if (!PyArg_ParseTuple(args, "y*ny*np", &a, &a_count, &b, &b_count, &names)) return NULL;
+    PyObject *result = NULL;
+    uint32_t *va = NULL, *vb = NULL;
+    if (a.len % 4 || b.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "numbers must be whole uint32 values");
+        goto done;
+    }
+    Py_ssize_t na = a.len / 4, nb = b.len / 4;
+    if (!na || !nb) {
+        result = Py_BuildValue("(ii)", 0, 0);
+        goto done;
+    }
+    va = PyMem_Malloc((size_t)na * sizeof(uint32_t));
+    vb = PyMem_Malloc((size_t)nb * sizeof(uint32_t));
+    if (!va || !vb) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const unsigned char *pa = a.buf, *pb = b.buf;
+    for (Py_ssize_t i = 0; i < na; i++)
+        va[i] = (uint32_t)pa[4 * i] | (uint32_t)pa[4 * i + 1] << 8 |
+                (uint32_t)pa[4 * i + 2] << 16 | (uint32_t)pa[4 * i + 3] << 24;
+    for (Py_ssize_t i = 0; i < nb; i++)
+        vb[i] = (uint32_t)pb[4 * i] | (uint32_t)pb[4 * i + 1] << 8 |
+                (uint32_t)pb[4 * i + 2] << 16 | (uint32_t)pb[4 * i + 3] << 24;
+    /* a truncated side may have lost values: compare whole contexts below the cut only */
+    const uint64_t full = 0xFFFFFFFFULL;
+    uint64_t cut_a = a_count > na ? va[na - 1] : full, cut_b = b_count > nb ? vb[nb - 1] : full;
+    uint64_t cut = cut_a < cut_b ? cut_a : cut_b;
+    uint64_t limit = cut != full ? (cut >> 16) << 16 : full + 1;
+    Py_ssize_t ka = 0, kb = 0;
+    for (Py_ssize_t i = 0; i < na; i++)
+        if (va[i] < limit && ((va[i] & 0x8000) != 0) == names) va[ka++] = va[i];
+    for (Py_ssize_t i = 0; i < nb; i++)
+        if (vb[i] < limit && ((vb[i] & 0x8000) != 0) == names) vb[kb++] = vb[i];
+    long conflicts = 0, shared = 0;
+    for (Py_ssize_t i = 0; i < ka; i++) {
+        uint32_t ctx = va[i] >> 16;
+        int first = 1;
+        for (Py_ssize_t j = 0; j < i && first; j++) first = (va[j] >> 16) != ctx;
+        if (!first) continue; /* each context once */
+        int in_b = 0, same = 0;
+        for (Py_ssize_t j = 0; j < kb; j++) {
+            if ((vb[j] >> 16) != ctx) continue;
+            in_b = 1;
+            for (Py_ssize_t x = i; x < ka && !same; x++)
+                same = (va[x] >> 16) == ctx && (va[x] & 0xFFFF) == (vb[j] & 0xFFFF);
+        }
+        shared += in_b;
+        conflicts += in_b && !same;
+    }
+    result = Py_BuildValue("(ll)", conflicts, shared);
+
+done:
+    PyMem_Free(va);
+    PyMem_Free(vb);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
+     "SimHash, informative count, numbers and weak bits of one token list "
+     "(None when a token is not in the vocabulary)."},
+    {"clauses", clauses, METH_VARARGS,
+     "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"number_conflicts", number_conflicts, METH_VARARGS,
+     "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
+    {"observe", observe, METH_VARARGS,
+     "Count one story's clause hashes in a slot table; the clauses promoted just now."},
+    {"probes", probes, METH_VARARGS,
+     "A content fingerprint's multi-probe fingerprints (probes._probes)."},
+    {"query_union", query_union, METH_VARARGS,
+     "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
+    {"rebuild", rebuild, METH_VARARGS,
+     "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},
+    {"sketch", sketch, METH_VARARGS,
+     "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "fingerprints._kernel",
+    "The engine's inner loops in C (identical results to the NumPy reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    init_masks();
+    if (PyType_Ready(&TablesType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,200 @@
+"""The docId decision: which doc a new article joins among its index candidates.
+
+Every candidate is verified with the stored sketches (:mod:`fingerprints.rule.verification`), and
+a doc is joined only through its anchor: membership is a star, never a chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from fingerprints.rule.config import EngineConfig
+from fingerprints.rule.features import Features
+from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.rule.probes import content_probes, content_reach
+from fingerprints.rule.simhash import hamming
+from fingerprints.rule.verification import Verification, verify
+
+
+@dataclass(frozen=True)
+class Candidate:
+    article_id: int
+    doc_key: str  # the docId the candidate belongs to
+    features: Features
+    is_anchor: bool  # the doc's anchor: its founding (oldest) member
+
+
+@dataclass(frozen=True)
+class Match:
+    """The engine's answer for one article: the doc it joins and why. (An editor's act
+    on a doc is ``articles.models.Decision``; the two never share a name.)"""
+
+    doc_key: str
+    article_id: int  # the member whose fingerprint matched (the URL's owner for "url")
+    matched_by: str  # "url", "title" or "content"
+    distance: int  # Hamming distance of the compared fingerprints (title or content);
+    # content: up to content_radius + probe_bits when found through a probe
+    similarity: float  # verified shingle Jaccard with the doc's anchor (or the member)
+    containment: float = 0.0
+    reason: str = ""
+
+
+def decide(
+    new: Features,
+    candidates: Sequence[Candidate],
+    config: EngineConfig = EngineConfig(),
+    *,
+    forbidden_docs: frozenset[str] = frozenset(),
+) -> Match | None:
+    """The docId ``new`` joins, or None for a new docId.
+
+    A candidate doc is accepted only when ``new`` verifies directly against the doc's
+    anchor *and* against the member that the index found (when that member is not the
+    anchor). Membership is therefore a star around the anchor, never a chain.
+    When the anchor row is missing, the member alone must verify with the stricter
+    thresholds of :func:`_strict`. The caller supplies the index hits plus, for each
+    doc among them, the doc's anchor row (``is_anchor=True``).
+
+    Title rule first (title fingerprints within ``config.title_k``), then content
+    (within ``config.content_radius`` of ``new.content_fp`` or of one of its
+    :func:`content_probes`, so candidates found through probes are accepted); within a
+    rule the highest verified similarity (max of Jaccard and containment) wins, ties
+    going to the oldest doc (smallest anchor id). Docs in ``forbidden_docs`` (editor
+    cannot-links) are never joined.
+    """
+    by_doc: dict[str, list[Candidate]] = {}
+    for cand in candidates:
+        if cand.doc_key in forbidden_docs:
+            continue
+        by_doc.setdefault(cand.doc_key, []).append(cand)
+
+    strict = _strict(config)
+    probes = content_probes(new, config)
+    ranked: list[tuple[tuple[int, float, int], Match]] = []
+    for doc_key, members in by_doc.items():
+        members.sort(key=lambda c: c.article_id)
+        anchor = next((c for c in members if c.is_anchor), None)
+        doc_age = anchor.article_id if anchor else members[0].article_id
+        found = _match_doc(new, doc_key, members, anchor, config, strict, probes)
+        if found is not None:
+            rule_rank = 0 if found.matched_by == "title" else 1
+            score = max(found.similarity, found.containment)
+            ranked.append(((rule_rank, -score, doc_age), found))
+    if not ranked:
+        return None
+    return min(ranked, key=lambda item: item[0])[1]
+
+
+def _match_doc(
+    new: Features,
+    doc_key: str,
+    members: list[Candidate],
+    anchor: Candidate | None,
+    config: EngineConfig,
+    strict: EngineConfig,
+    probes: Sequence[int] = (),
+) -> Match | None:
+    checked: dict[int, Verification] = {}
+
+    def check(c: Candidate, cfg: EngineConfig) -> Verification:
+        v = checked.get(c.article_id)
+        if v is None:
+            v = checked[c.article_id] = verify(new, c.features, cfg)
+        return v
+
+    for rule in ("title", "content"):
+        for member in members:
+            distance = (
+                _title_distance(new, member, config)
+                if rule == "title"
+                else _content_distance(new, member, config, probes)
+            )
+            if distance is None:
+                continue
+            v = _accepted_verification(member, anchor, config, strict, check)
+            if v is not None:
+                return Match(
+                    doc_key, member.article_id, rule, distance, v.similarity, v.containment,
+                    v.reason,
+                )
+    return None
+
+
+def _title_distance(new: Features, member: Candidate, config: EngineConfig) -> int | None:
+    """Title Hamming distance to ``member``, or None when the title rule cannot match it."""
+    if not new.title_fp or not member.features.title_fp:
+        return None
+    distance = hamming(new.title_fp, member.features.title_fp)
+    if distance > config.title_k:
+        return None
+    return distance
+
+
+def _content_distance(
+    new: Features, member: Candidate, config: EngineConfig, probes: Sequence[int]
+) -> int | None:
+    """Content Hamming distance to ``member``, or None when the content rule cannot match it.
+
+    A member beyond ``content_radius`` still matches when one of the ``probes`` reaches
+    it, or when it shares a key with ``new`` (fingerprints/stores/key_index.py: the key index
+    found it); the distance reported stays the direct one.
+    """
+    if shares_key(new, member.features):
+        return hamming(new.content_fp, member.features.content_fp)
+    if not new.content_fp or not member.features.content_fp:
+        return None
+    distance = hamming(new.content_fp, member.features.content_fp)
+    if distance > config.content_radius and (
+        not probes
+        or content_reach(new, member.features.content_fp, config, probes)
+        > config.content_radius
+    ):
+        return None
+    return distance
+
+
+def shares_key(new: Features, stored: Features) -> bool:
+    """Would the key index find ``stored`` for ``new`` (one of new's keys is one of the
+    keys ``stored`` is indexed under)?"""
+    if not new.keys or not stored.keys:
+        return False
+    return not set(query_keys(new.keys)).isdisjoint(stored_keys(stored.keys))
+
+
+def _accepted_verification(
+    member: Candidate,
+    anchor: Candidate | None,
+    config: EngineConfig,
+    strict: EngineConfig,
+    check: Callable[[Candidate, EngineConfig], Verification],
+) -> Verification | None:
+    """The verification that admits ``member``'s doc, or None when the doc is refused.
+
+    With an anchor, the anchor's verification is the one reported, but a non-anchor
+    member must verify too (star membership); without one, the member alone must pass
+    the stricter thresholds.
+    """
+    if anchor is None:
+        v = check(member, strict)
+        return v if v.ok else None
+    v = check(anchor, config)
+    if not v.ok:
+        return None
+    if member is not anchor and not check(member, config).ok:
+        return None
+    return v
+
+
+@lru_cache(maxsize=64)
+def _strict(config: EngineConfig) -> EngineConfig:
+    """Thresholds for a member whose doc anchor was not supplied (made once per
+    configuration: ``dataclasses.replace`` re-runs the validation)."""
+
+    return replace(
+        config,
+        jaccard=max(config.jaccard, 0.8),
+        copy_containment=max(config.copy_containment, 0.9),
+        containment=max(config.containment, 0.95),
+    )

@@ -1,0 +1,112 @@
+"""What the engine stores per article (:class:`Features`) and its byte layout."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from fingerprints.rule.sketch import Sketch
+
+FEATURES_VERSION = 4  # 3: no flags; 2: no title key / short text; 1: no weak bits (all read)
+OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
+CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
+MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
+
+
+@dataclass(frozen=True)
+class Features:
+    """Everything stored per article (serialize with :meth:`to_bytes`)."""
+
+    title_fp: int  # unsigned 64-bit, 0 when the title has no informative words
+    content_fp: int  # unsigned 64-bit, 0 when the content has none
+    token_count: int  # informative content words (stopwords and punctuation excluded)
+    sketch: Sketch = field(default_factory=lambda: Sketch(0, 0, b""))
+    numbers: bytes = b""  # sorted uint32 hashes of the content's numbers (smallest kept)
+    number_count: int = 0  # distinct numbers in the content
+    # positions (0-63) of the content fingerprint's least confident bits, weakest first
+    # (smallest |vote sum|): the bits a light edit flips. Empty in version-1 rows.
+    weak_bits: bytes = b""
+    # The title's and a short body's letters and digits (normalized, desk tag removed;
+    # at most MAX_KEY_CHARS; the body only when it is that short, else ""): what the
+    # title-only and short-text rules compare character by character. Empty in v1/v2 rows.
+    title_key: str = ""
+    short_text: str = ""
+    # Exact-match keys (fingerprints/stores/key_index.py): sorted uint32, the smallest clause
+    # hashes of the body (or a short body's head and tail); the first few are indexed,
+    # all are looked up. Empty in v1/v2 rows.
+    keys: bytes = b""
+    # The body shares no informative word with a title of at least two: a redirect
+    # page, a site footer or a disclaimer crawled as the body (verify's title-only rule
+    # decides two such pages). False in v1-v3 rows.
+    off_title: bool = False
+    # The sketch is of character 5-grams (the body is mostly CJK): verify's CJK
+    # containment rule applies. False in v1-v3 rows.
+    char_shingles: bool = False
+
+    def to_bytes(self) -> bytes:
+        """Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
+        (one byte each; version 2 ends here), then the title key and the short text,
+        each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
+        3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
+        head = struct.pack(
+            "<BQQIIH",
+            FEATURES_VERSION,
+            self.title_fp,
+            self.content_fp,
+            self.token_count,
+            self.number_count,
+            len(self.numbers) // 4,
+        )
+        tail = struct.pack("<B", len(self.weak_bits)) + self.weak_bits
+        for text in (self.title_key, self.short_text):
+            data = text.encode("utf-8")
+            tail += struct.pack("<H", len(data)) + data
+        tail += struct.pack("<B", len(self.keys) // 4) + self.keys
+        tail += struct.pack("<B", (OFF_TITLE if self.off_title else 0)
+                            | (CHAR_SHINGLES if self.char_shingles else 0))
+        return head + self.numbers + self.sketch.to_bytes() + tail
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Features:
+        """Reads versions 4, 3 (no flags: not off-title), 2 (no title key or short
+        text: the title-only and
+        short-text rules see nothing to compare) and 1 (rows written before multi-probe
+        lookups: no weak bits, so :func:`content_probes` returns nothing for them)."""
+        data = bytes(data)
+        version = data[0] if data else None
+        if version not in (1, 2, 3, FEATURES_VERSION):
+            raise ValueError(f"unknown features version {version!r}")
+        _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
+        offset = struct.calcsize("<BQQIIH")
+        numbers = data[offset : offset + 4 * n]
+        sketch, end = Sketch.from_bytes(data, offset + 4 * n)
+        weak = b""
+        texts = ["", ""]
+        keys = b""
+        if version >= 2:
+            (count,) = struct.unpack_from("<B", data, end)
+            weak = data[end + 1 : end + 1 + count]
+            if len(weak) != count or any(bit > 63 for bit in weak):
+                raise ValueError("truncated or invalid features (weak bits)")
+            end += 1 + count
+        if version >= 3:
+            for i in range(2):
+                (size,) = struct.unpack_from("<H", data, end)
+                raw = data[end + 2 : end + 2 + size]
+                if len(raw) != size:
+                    raise ValueError("truncated features (title key or short text)")
+                texts[i] = raw.decode("utf-8")
+                end += 2 + size
+            (count,) = struct.unpack_from("<B", data, end)
+            keys = data[end + 1 : end + 1 + 4 * count]
+            if len(keys) != 4 * count:
+                raise ValueError("truncated features (keys)")
+            end += 1 + 4 * count
+        flags = 0
+        if version >= 4:
+            if end >= len(data):
+                raise ValueError("truncated features (flags)")
+            flags = data[end]
+        return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
+                   texts[0], texts[1], keys, bool(flags & OFF_TITLE),
+                   bool(flags & CHAR_SHINGLES))

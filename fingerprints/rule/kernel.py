@@ -1,0 +1,28 @@
+"""The optional C kernel (``fingerprints/rule/_kernel.c``, built by ``pip install``).
+
+It computes the same bytes as the NumPy code of :mod:`fingerprints.rule` and
+:mod:`fingerprints.rule.sketch` for one article at a time, 3-5 times faster per article
+(docs/results/log.md, "Speed"), and runs the per-article loops of the boilerplate pass
+(``clauses``, ``rebuild``, ``observe``), the memory block index (``query_union``), the
+multi-probe lookups (``probes``) and the template guard (``number_conflicts``), each
+giving what the Python it replaces gives (the Python stays as the fallback).
+``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy path then runs
+everywhere); a checkout where it was not built falls back the same way.
+``tests/fingerprints/test_kernel.py`` checks that both paths give identical features.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+kernel: ModuleType | None
+try:
+    from fingerprints.rule import _kernel as kernel  # type: ignore[attr-defined,no-redef]
+except ImportError:  # not built: the NumPy path
+    kernel = None
+
+if os.environ.get("DEDUP_KERNEL", "1").strip().lower() in ("0", "false", "no", "off"):
+    kernel = None
+
+__all__ = ["kernel"]

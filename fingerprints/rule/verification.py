@@ -1,0 +1,300 @@
+"""Verification of a SimHash candidate pair with the stored sketches.
+
+The rule (reasoning and measurements in ``docs/engine.md``):
+
+1. *Nothing to compare*: either side has no shingles (an empty body, or one that
+   was only boilerplate), or the bodies cannot tell two items apart under titles
+   with edit similarity below ``off_title_similarity`` (the smaller is site chrome
+   off its title, or a short stub: :func:`_mute_bodies`) -> the titles decide:
+   ``"title-only"`` when both title keys have >= ``title_only_min_chars`` letters and
+   digits, edit similarity >= ``title_only_similarity`` and no other number or name;
+   else ``"empty"``.
+2. *Short text*: the smaller side has fewer than ``short_shingles`` shingles. SimHash
+   of a few words is noise and a few shared words prove nothing, so only near-identical
+   texts match: Jaccard >= ``short_jaccard`` (both sketches are exact at this size).
+   Failing the short rules (here and in 4), a *stub* — a short body off its title, a
+   source line or a download link (:func:`_stub`) — is no body: the titles decide as
+   in 1.
+3. *Copy*: Jaccard >= ``jaccard`` and containment >= ``copy_containment`` -> match
+   (a repost with light edits, a new byline, a changed header or footer). The second
+   condition rejects rewrites of one event that share many phrases but keep less than
+   80% of either text. Two alphabetic bodies (word 5-gram sketches) of at least
+   ``containment_min_shingles`` shingles are a copy at Jaccard >= ``word_jaccard``
+   alone: independent write-ups do not share 60 % of their five-word sequences.
+4. *Cut or padded copy*: containment of the smaller text in the larger >=
+   ``containment`` and the smaller is at least ``containment_min_shingles`` long ->
+   match (the shorter article's main body is inside the longer).
+   Failing that, two short bodies kept whole (``Features.short_text``) match when
+   their edit similarity is >= ``short_edit`` and no replaced stretch is a number or a
+   name (:mod:`fingerprints.rule.shorttext`): ``"short-edit"``.
+   Two CJK bodies (character 5-gram sketches) of at least ``containment_min_shingles``
+   shingles match at containment >= ``cjk_containment`` (``"contained"``), or at
+   containment >= ``cjk_strict_containment`` when not one number and not one name in
+   context differs (``"contained-strict"``: a repost under chrome that is a third of
+   the shorter text; templates and site listings show their other names and numbers).
+   Two alphabetic bodies (word 5-gram sketches) of that size match at containment >=
+   ``word_containment`` (a story kept whole under a later version's new lead).
+   Two bodies of that size under one headline (title keys >= ``title_only_similarity``
+   alike, both >= ``title_only_min_chars`` long, no other number or name) match at
+   Jaccard >= ``title_jaccard``: the seeds' title match confirmed by the content
+   (``"same-headline"``).
+5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
+   different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
+   ``guard_conflicts`` of the contexts both texts share, and at least
+   ``guard_min_conflicts`` of them (``guard_part_min_conflicts`` when the pair's
+   Jaccard is under ``guard_part_jaccard``: a part inside a page several times its
+   size, not two fillings of one frame). The same bulletin for another day or
+   company, item (3) vs (4) of a photo series, share nearly all words but not their
+   numbers; a repost that drops a dateline or adds a footer has no conflicting context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+import numpy as np
+import numpy.typing as npt
+
+from fingerprints.rule.config import EngineConfig
+from fingerprints.rule.extraction import NAME_FLAG
+from fingerprints.rule.features import Features
+from fingerprints.rule.kernel import kernel
+from fingerprints.rule.shorttext import ShortComparison, compare_short
+from fingerprints.rule.simhash import hamming
+from fingerprints.rule.sketch import Overlap, compare
+
+TITLE_FRAME_SIMILARITY = 0.8  # titles this similar are one frame (title_numbers_differ)
+
+
+@dataclass(frozen=True)
+class Verification:
+    ok: bool
+    similarity: float  # estimated shingle Jaccard
+    containment: float  # estimated share of the smaller text found in the larger
+    distance: int  # Hamming distance of the content fingerprints
+    reason: str  # "copy", "contained", or why it was rejected
+
+
+def number_conflicts(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
+    """(contexts whose numbers differ, contexts both texts have).
+
+    A context is the word before a number. The same context with other numbers is the
+    mark of a template (``收盘报3012`` vs ``收盘报2998``); a context only one side has
+    (a dateline a repost dropped, a footer) says nothing. ``names=True``: the same for
+    the names in context (``被告人 张伟`` vs ``被告人 王芳``) instead of the numbers.
+    """
+    if kernel is not None:
+        found: tuple[int, int] = kernel.number_conflicts(a.numbers, a.number_count, b.numbers,
+                                                         b.number_count, names)
+        return found
+    return _number_conflicts_py(a, b, names=names)
+
+
+def _number_conflicts_py(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
+    """:func:`number_conflicts` in NumPy and Python (the kernel's gives the same)."""
+    va = np.frombuffer(a.numbers, dtype="<u4")
+    vb = np.frombuffer(b.numbers, dtype="<u4")
+    if len(va) == 0 or len(vb) == 0:
+        return 0, 0
+    # Each side keeps its smallest values; compare only below the common cut, where
+    # both lists are complete.
+    full = np.uint32(0xFFFFFFFF)
+    cut = min(
+        va[-1] if a.number_count > len(va) else full,
+        vb[-1] if b.number_count > len(vb) else full,
+    )
+    if cut != full:
+        # a truncated context may have lost some of its numbers: keep whole contexts only
+        below = np.uint32((int(cut) >> 16) << 16)
+        va, vb = va[va < below], vb[vb < below]
+    va, vb = _split_kinds(va)[int(names)], _split_kinds(vb)[int(names)]
+    by_context_a: dict[int, set[int]] = {}
+    for value in va.tolist():
+        by_context_a.setdefault(value >> 16, set()).add(value & 0xFFFF)
+    by_context_b: dict[int, set[int]] = {}
+    for value in vb.tolist():
+        by_context_b.setdefault(value >> 16, set()).add(value & 0xFFFF)
+    shared = by_context_a.keys() & by_context_b.keys()
+    conflicts = sum(1 for ctx in shared if not by_context_a[ctx] & by_context_b[ctx])
+    return conflicts, len(shared)
+
+
+def _split_kinds(values: npt.NDArray[np.uint32]
+                 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """(numbers, names) of a numbers-in-context array (names carry NAME_FLAG)."""
+    is_name = (values & np.uint32(NAME_FLAG)) != 0
+    return values[~is_name], values[is_name]
+
+
+def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
+    distance = hamming(a.content_fp, b.content_fp)
+    ov = compare(a.sketch, b.sketch)
+    small = min(a.sketch.shingles, b.sketch.shingles)
+
+    def result(ok: bool, reason: str) -> Verification:
+        return Verification(ok, ov.jaccard, ov.containment, distance, reason)
+
+    if small == 0 or (_mute_bodies(a, b, small, config) and compare_short(
+            a.title_key, b.title_key).similarity < config.off_title_similarity):
+        # no body, or bodies that cannot tell two items apart under unrelated titles
+        # (two redirect pages, two disclaimers, two "video from Tieba" stubs): only the
+        # titles can tell
+        return _title_only(a, b, config, result)
+    if small < config.short_shingles:
+        if ov.jaccard >= config.short_jaccard:
+            return _guarded(a, b, config, result, ov.jaccard, "short-copy")
+        if a.short_text and b.short_text:
+            short = compare_short(a.short_text, b.short_text)
+            if short.similarity >= config.short_edit:
+                if short.conflict:
+                    return result(False, f"template: another {short.conflict}")
+                # a short text is never a part of a larger page: the full guard
+                return _guarded(a, b, config, result, 1.0, "short-edit")
+        if _stub(a, config) or _stub(b, config):
+            # a stub that says nothing about its item is no body: as for an empty one,
+            # only the titles can tell
+            return _title_only(a, b, config, result)
+        return result(False, "short-text")
+    if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
+        return _guarded(a, b, config, result, ov.jaccard, "copy")
+    if small >= config.containment_min_shingles:
+        return _long_bodies(a, b, ov, config, result)
+    return result(False, "dissimilar")
+
+
+def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> bool:
+    """Bodies that say nothing about which item they are: the smaller is off its title
+    (``Features.off_title``) and under ``off_title_max_shingles`` (site chrome crawled
+    as the body: a disclaimer, a forum's sign-in banner, found whole in another page
+    that carries the same chrome; a long article crawled under the site's name as its
+    title is compared as a body), or a short body (under ``short_shingles``) under two
+    titles (a stub such as "视频来自：百度贴吧" under two posts' own titles)."""
+    if small < config.off_title_max_shingles and any(
+            side.off_title and side.sketch.shingles == small for side in (a, b)):
+        return True
+    return small < config.short_shingles and bool(a.title_key) and bool(b.title_key)
+
+
+def _stub(side: Features, config: EngineConfig) -> bool:
+    """A short body that says nothing about its item (a source line, a download link):
+    off its title and under both ``short_shingles`` and ``off_title_max_shingles`` (0
+    turns every off-title rule off)."""
+    return side.off_title and 0 < side.sketch.shingles < min(config.short_shingles,
+                                                             config.off_title_max_shingles)
+
+
+def _long_bodies(
+    a: Features, b: Features, ov: Overlap, config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+) -> Verification:
+    """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
+    copy rule did not accept: containment, the CJK containment rule and its strict
+    band, the word Jaccard and word containment rules."""
+    if ov.containment >= config.containment:
+        return _guarded(a, b, config, result, ov.jaccard, "contained")
+    if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
+        if ov.containment >= config.cjk_containment:
+            return _guarded(a, b, config, result, ov.jaccard, "contained")
+        if (ov.containment >= config.cjk_strict_containment
+                and ov.jaccard >= config.cjk_strict_jaccard):
+            return _strictly_guarded(a, b, result)
+    if not a.char_shingles and not b.char_shingles:
+        if ov.jaccard >= config.word_jaccard:
+            return _guarded(a, b, config, result, ov.jaccard, "copy")
+        if ov.containment >= config.word_containment:
+            return _guarded(a, b, config, result, ov.jaccard, "contained")
+    if ov.jaccard >= config.title_jaccard and _same_headline(a, b, config):
+        # two fillings of one frame under one headline are what the guard is for: the
+        # full guard, whatever guard_part_jaccard says
+        return _guarded(a, b, config, result, 1.0, "same-headline")
+    return result(False, "dissimilar")
+
+
+def _same_headline(a: Features, b: Features, config: EngineConfig) -> bool:
+    """Titles that are one headline (:func:`_title_match`, no other number or name)."""
+    short = _title_match(a, b, config)
+    return short is not None and not short.conflict
+
+
+def _title_match(a: Features, b: Features, config: EngineConfig) -> ShortComparison | None:
+    """The titles' comparison when both have at least ``title_only_min_chars`` letters
+    and digits (the site's name cut off already) and edit similarity >=
+    ``title_only_similarity``; else None."""
+    ta, tb = a.title_key, b.title_key
+    if min(len(ta), len(tb)) < config.title_only_min_chars:
+        return None
+    short = compare_short(ta, tb)
+    return short if short.similarity >= config.title_only_similarity else None
+
+
+def _title_only(
+    a: Features, b: Features, config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+) -> Verification:
+    """A pair where one body is empty (or only boilerplate, or a stub): the same item
+    only when the titles say so — both at least ``title_only_min_chars`` letters and digits,
+    edit similarity >= ``title_only_similarity``, no other number or name."""
+    short = _title_match(a, b, config)
+    if short is None:
+        return result(False, "empty")
+    if short.conflict:
+        return result(False, f"template: another {short.conflict} in the title")
+    return result(True, "title-only")
+
+
+def title_numbers_differ(a: Features, b: Features) -> bool:
+    """Are the titles one frame with another number in it: edit similarity >= 0.8 and
+    a stretch of digits replaced by another (``3山西采煤明星村`` against ``4山西采煤明星村``,
+    item (3) and item (4) of a photo series whose captions share the series' text)?"""
+    ta, tb = a.title_key, b.title_key
+    if ta == tb or not any(map(str.isdigit, ta)) or not any(map(str.isdigit, tb)):
+        return False  # most titles have no digit: no matcher on the hot path
+    matcher = SequenceMatcher(None, ta, tb, autojunk=False)
+    if matcher.ratio() < TITLE_FRAME_SIMILARITY:
+        return False
+    return any(tag == "replace" and ta[i1:i2].isdigit() and tb[j1:j2].isdigit()
+               for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+
+
+def _strictly_guarded(
+    a: Features, b: Features, result: Callable[[bool, str], Verification],
+) -> Verification:
+    """The strict band: a repost only when no number and no name in context differs."""
+    if title_numbers_differ(a, b):
+        return result(False, "template: another number in the title")
+    for names in (False, True):
+        conflicts, shared = number_conflicts(a, b, names=names)
+        if conflicts:
+            kind = "names" if names else "numbers"
+            return result(False, f"template: {conflicts}/{shared} {kind} differ (strict band)")
+    return result(True, "contained-strict")
+
+
+def _guarded(
+    a: Features,
+    b: Features,
+    config: EngineConfig,
+    result: Callable[[bool, str], Verification],
+    jaccard: float,
+    reason: str,
+) -> Verification:
+    """The template guard. A pair whose Jaccard is under ``guard_part_jaccard`` is a
+    part inside a page several times its size, not two fillings of one frame (a
+    template's fillers are a small share of texts of about one size): one number that
+    differs in a shared context there is the longer page's own, so the number guard
+    needs ``guard_part_min_conflicts`` of them."""
+    if title_numbers_differ(a, b):
+        return result(False, "template: another number in the title")
+    conflicts, shared = number_conflicts(a, b)
+    least = config.guard_min_conflicts
+    if jaccard < config.guard_part_jaccard:
+        least = max(least, config.guard_part_min_conflicts)
+    if conflicts >= least and conflicts > config.guard_conflicts * shared:
+        return result(False, f"template: {conflicts}/{shared} numbers differ")
+    conflicts, shared = number_conflicts(a, b, names=True)
+    if (conflicts >= config.name_guard_min_conflicts
+            and conflicts > config.name_guard_conflicts * shared):
+        return result(False, f"template: {conflicts}/{shared} names differ")
+    return result(True, reason)

@@ -1,0 +1,31 @@
+"""docs/engine.md is the method: short, undated, and every test it cites exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE_MD = ROOT / "docs" / "engine.md"
+
+
+def test_the_method_page_is_short_and_carries_no_dated_runs() -> None:
+    text = ENGINE_MD.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 350
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\b\d\d-\d\d \d\d:\d\d\b", text), (
+        "dated runs belong in docs/results/log.md")
+
+
+def test_every_test_the_decision_table_cites_exists() -> None:
+    cited = []
+    for cell in re.findall(r"`([^`]*::test_\w+)`", ENGINE_MD.read_text(encoding="utf-8")):
+        cited.append(cell)
+    assert len(cited) >= 15
+    current = None
+    for ref in cited:
+        file, _, name = ref.partition("::")
+        if file:
+            current = file if file.startswith("tests/") else f"tests/fingerprints/{file}"
+        assert current is not None, ref
+        source = (ROOT / current).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\(", source, re.M), f"{current}::{name} is not a test"

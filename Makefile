@@ -11,8 +11,9 @@ export DJANGO_SETTINGS_MODULE := dedupsite.settings
 demo: install
 	$(PY) scripts/demo.py
 
+# The throwaway servers keep their files in RAM when the machine has /dev/shm.
 test: install spark system-deps
-	$(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-engine test-mysql test-sqlite
+	TESTENV_DIR=$${TESTENV_DIR:-$$(test -w /dev/shm && echo /dev/shm)} $(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory lint test-engine test-mysql test-sqlite
 
 install: $(VENV)/.installed
 

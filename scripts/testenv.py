@@ -32,7 +32,9 @@ servers die with it); the next run removes such dirs.
 
 Environment knobs: TESTENV_START_TIMEOUT (seconds, default 30),
 TESTENV_STOP_TIMEOUT (seconds before SIGKILL, default 10),
-TESTENV_NO_TEMPLATE=1 (always run mariadb-install-db, no datadir cache).
+TESTENV_NO_TEMPLATE=1 (always run mariadb-install-db, no datadir cache),
+TESTENV_DIR (where the servers' files and the datadir cache go instead of $TMPDIR;
+`make test` sets /dev/shm when it exists).
 Exit code 1 (with the server log on stderr) when a server cannot be started.
 """
 
@@ -284,7 +286,10 @@ class TestEnv:
             ) from None
 
     def _make_base(self, mysql: pwd.struct_passwd | None) -> Path:
-        root = Path(tempfile.gettempdir())
+        # TESTENV_DIR (make test sets /dev/shm when there is one: a throwaway database
+        # needs no disk, and InnoDB's table files and fsyncs then cost nothing), else
+        # $TMPDIR or /tmp
+        root = Path(os.environ.get("TESTENV_DIR") or tempfile.gettempdir())
         sock_suffix = len(f"/{DIR_PREFIX}xxxxxxxx/mariadb/mysqld.sock")
         if len(str(root)) + sock_suffix > MAX_SOCKET_PATH:
             root = Path("/tmp")

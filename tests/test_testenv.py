@@ -61,7 +61,8 @@ def clean_env() -> Iterator[tuple[dict[str, str], Path]]:
     """Environment without DATABASE_URL/REDIS_URL and with a TMPDIR of our own to check."""
     tmp = Path(tempfile.mkdtemp(prefix="testenv-test-"))
     tmp.chmod(0o755)  # as root, mariadbd runs as `mysql` and must get in
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"DATABASE_URL", "REDIS_URL", "TESTENV_DIR"}}
     env["TMPDIR"] = str(tmp)
     yield env, tmp
     shutil.rmtree(tmp, ignore_errors=True)  # leave nothing behind even when a test fails
@@ -242,3 +243,20 @@ def test_a_cluster_node_restarted_with_its_append_only_file_keeps_its_keys(clean
     finally:
         servers.stop()
     assert not any(is_listening(s.port) for s in servers.servers)
+
+
+def test_testenv_dir_takes_the_servers_files_instead_of_tmpdir(clean_env):
+    env, tmp = clean_env
+    elsewhere = Path(tempfile.mkdtemp(prefix="testenv-dir-"))
+    elsewhere.chmod(0o755)
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(TESTENV), "run", "--", sys.executable, "-c", INNER],
+            env={**env, "TESTENV_DIR": str(elsewhere)}, capture_output=True, text=True,
+            timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert str(elsewhere) in proc.stderr  # "started ... in <dir>"
+        assert any(p.name.startswith(TEMPLATE_PREFIX) for p in elsewhere.iterdir())
+        assert list(tmp.iterdir()) == []
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""The crawler API (django-ninja). Contract: the HTTP API table in DESIGN.md."""
+"""The crawler API (django-ninja). Contract: docs/api.md."""
 
 from __future__ import annotations
 

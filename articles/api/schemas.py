@@ -1,4 +1,4 @@
-"""API schemas (pydantic via django-ninja): camelCase on the wire, as in DESIGN.md."""
+"""API schemas (pydantic via django-ninja): camelCase on the wire (docs/api.md)."""
 
 from __future__ import annotations
 

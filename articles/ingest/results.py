@@ -1,4 +1,4 @@
-"""Result objects for the API (DESIGN.md: nid, status, docId, duplicate, matchedBy, ...)."""
+"""Result objects for the API (docs/api.md: nid, status, docId, duplicate, matchedBy, ...)."""
 
 from __future__ import annotations
 

@@ -298,6 +298,13 @@ class Article(models.Model):
     def __str__(self) -> str:
         return self.nid
 
+    @property
+    def doc_pk(self) -> int | None:
+        """The primary key of this article's Doc row (no query). In this code base
+        ``doc_id`` always names a docId string (``Doc.doc_id``); Django's foreign-key
+        attribute ``Article.doc_id`` is read through this name instead."""
+        return self.doc_id
+
 
 class IndexState(models.Model):
     """Singleton row: the generation of the Redis indexes built from this database.

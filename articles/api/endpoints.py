@@ -326,7 +326,7 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     if inline and queued:
         try:
             fresh = [a for a in stored if a.status == ArticleStatus.QUEUED and a.pk
-                     and a.doc_id is None]
+                     and a.doc_pk is None]
             targets = fresh if len(fresh) == len(queued) else queued
             done = {a.nid: a for a in assign(targets, count_attempt=False)}
         except Exception:

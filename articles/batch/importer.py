@@ -401,9 +401,9 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
         members: dict[int, list[Article]] = {}
         for article in (
             Article.objects.filter(doc__in=docs.values(), status=ArticleStatus.DONE)
-            .only("id", "nid", "doc_id", "hotness", "media", "received_at")
+            .only("id", "nid", "doc", "hotness", "media", "received_at")
         ):
-            members.setdefault(article.doc_id, []).append(article)  # type: ignore[arg-type]
+            members.setdefault(article.doc_pk, []).append(article)  # type: ignore[arg-type]
         weights = election.media_weights(
             a.media for group in members.values() for a in group)
         changed: list[Doc] = []

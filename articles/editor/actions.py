@@ -95,6 +95,8 @@ def _signed_in(user: Actor) -> User | None:
 
 # --- what a decision changes, kept for undo -----------------------------------------
 
+# Attribute names, kept as written in stored decisions: "doc_id" and "matched_article_id"
+# here are Django's foreign-key attributes (the rows' primary keys), not docIds.
 ARTICLE_STATE = ("doc_id", "pinned", "matched_by", "matched_article_id", "distance",
                  "similarity")
 DOC_STATE = ("status", "anchor_id", "representative_id", "representative_pinned",
@@ -214,14 +216,14 @@ def _place(article: Article, doc: Doc) -> None:
 def _locked(article: Article, version: int | None) -> tuple[Article, Doc]:
     """Lock the article and its doc; the doc must be at `version` (when given), and the
     article still in the doc the editor saw it in."""
-    shown_doc_id = article.doc_id
+    shown_doc_pk = article.doc_pk
     article = Article.objects.select_for_update().get(pk=article.pk)
-    if article.doc_id is None:
+    if article.doc_pk is None:
         raise EditError("the article has no docId yet")
-    doc = Doc.objects.select_for_update().get(pk=article.doc_id)
-    if version is not None and shown_doc_id is not None and article.doc_id != shown_doc_id:
+    doc = Doc.objects.select_for_update().get(pk=article.doc_pk)
+    if version is not None and shown_doc_pk is not None and article.doc_pk != shown_doc_pk:
         # Moved away since the page was read: the page's doc is stale (its version moved on).
-        raise StaleVersion(Doc.objects.get(pk=shown_doc_id), version)
+        raise StaleVersion(Doc.objects.get(pk=shown_doc_pk), version)
     _check_version(doc, version)
     return article, doc
 
@@ -462,7 +464,7 @@ def _check_undoable(decision: Decision, docs: dict[int, Doc]) -> None:
             raise UndoRefused("changed", doc.doc_id if doc is not None else "")
     restored = {int(pk) for pk in decision.before.get("articles", {})}
     for key, state in decision.before.get("docs", {}).items():
-        if state.get("created") and Article.objects.filter(doc_id=int(key)).exclude(
+        if state.get("created") and Article.objects.filter(doc=int(key)).exclude(
                 pk__in=restored).exists():
             raise UndoRefused("joined", docs[int(key)].doc_id)
 

@@ -69,7 +69,7 @@ class ClusterFilterForm(forms.Form):
         media = (data.get("media") or "").strip()
         if media:
             # Clusters with at least one article from that outlet.
-            docs = docs.filter(pk__in=Article.objects.filter(media=media).values("doc_id"))
+            docs = docs.filter(pk__in=Article.objects.filter(media=media).values("doc"))
         sort = data.get("sort") or DEFAULT_SORT
         # The tie-break ascending: (status, last_seen DESC) then serves the order (the primary
         # key is the last, ascending, part of every InnoDB index).

@@ -86,7 +86,7 @@ LIST_FIELDS = (
 )
 MEMBER_FIELDS = (
     "id", "nid", "url", "title", "media", "hotness", "published_at", "received_at",
-    "status", "doc_id", "matched_by", "distance", "similarity", "pinned", "features",
+    "status", "doc", "matched_by", "distance", "similarity", "pinned", "features",
 )
 
 
@@ -233,7 +233,7 @@ def clusters_news(request: HttpRequest) -> HttpResponse:
     count = 0
     if since.isdigit():
         fresh = Article.objects.filter(pk__gt=int(since), status=ArticleStatus.DONE)
-        docs = form.filter(Doc.objects.filter(pk__in=fresh.values("doc_id"))).order_by()
+        docs = form.filter(Doc.objects.filter(pk__in=fresh.values("doc"))).order_by()
         count = docs.values("pk")[:REVIEW_COUNT_CAP].count()
     return _render(request, "articles/_clusters_news.html",
                    {"since": since if since.isdigit() else "0", "count": count,

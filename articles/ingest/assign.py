@@ -114,7 +114,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     # locked UPDATE only names the doc and the match. Not when an article is processed
     # again: detach() reads its old fingerprints from the row to leave the index.
     prewritten = (len(articles) >= PREWRITE_MIN
-                  and all(a.doc_id is None for a in articles))
+                  and all(a.doc_pk is None for a in articles))
     if prewritten:
         update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
                     only_if={"status": ArticleStatus.QUEUED.value})
@@ -137,7 +137,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         # here, under the batch's locks, so that two jobs for one batch (a retry, the
         # watchdog) cannot both take it out of its doc.
         for article, _f in todo:
-            if article.doc_id is not None:
+            if article.doc_pk is not None:
                 with transaction.atomic():
                     detach(article)
         matches, first_urls = _match_batch(todo, todo_probes, config, indexes)
@@ -408,7 +408,7 @@ def _update_articles(articles: list[Article], now: Any, settings_version: int | 
     """One UPDATE for the batch (articles/lib/bulksql.py): per-row fields by CASE, the
     rest the same for every row."""
     names = _MATCH_FIELDS + (_FEATURE_FIELDS if with_features else ())
-    rows = [(a.pk, (a.doc_id, a.matched_by, a.matched_article_id, a.distance, a.similarity)
+    rows = [(a.pk, (a.doc_pk, a.matched_by, a.matched_article_id, a.distance, a.similarity)
              + (_feature_values(a) if with_features else ()))
             for a in articles]
     update_rows(Article, names, rows, constants={
@@ -425,7 +425,7 @@ def detach(article: Article) -> None:
     out, nothing changes.
     """
     current = (Article.objects.select_for_update().filter(pk=article.pk)
-               .values_list("doc_id", flat=True).first())
+               .values_list("doc", flat=True).first())
     if current is None:
         article.doc = None
         return

@@ -197,8 +197,8 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "",
             raise NotOwner(nid)
         old = article.hotness
         Article.objects.filter(pk=article.pk).update(hotness=hotness)
-        if article.doc_id is not None:
-            doc = Doc.objects.select_for_update().get(pk=article.doc_id)
+        if article.doc_pk is not None:
+            doc = Doc.objects.select_for_update().get(pk=article.doc_pk)
             election.refresh(doc)
             AuditEntry.objects.create(
                 actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,

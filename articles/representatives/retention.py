@@ -71,7 +71,7 @@ def _one_batch(cutoff: datetime, size: int) -> tuple[int, int]:
             rows = rows.filter(Q(received_at__gt=mark)
                                | Q(received_at=mark, id__gt=state.bodies_examined_id))
         batch = list(rows.order_by("received_at", "id")
-                     .values_list("id", "received_at", "doc_id", "body_cleared_at")[:size])
+                     .values_list("id", "received_at", "doc", "body_cleared_at")[:size])
         if not batch:
             return 0, 0
         doc_ids = sorted({d for _i, _r, d, _c in batch if d is not None})

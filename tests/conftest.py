@@ -45,7 +45,7 @@ def redis_cluster_url() -> Iterator[str]:
     if given:
         yield given
         return
-    from tests.drills.stack import load_testenv
+    from support.stack import load_testenv
 
     servers = load_testenv().TestEnv()
     try:
@@ -100,6 +100,13 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
         return sum(q.finished_job_registry.count for q in queues) - before
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Users' passwords hashed with MD5 in tests: Django's PBKDF2 costs ~0.3 s per
+    hash. tests/security/ overrides this and keeps the production hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)

@@ -291,6 +291,9 @@ ARTICLE_BODY = {
 }
 
 
+NOT_OWNER = ("this nid was first posted with another API key, which this key may not "
+             "change (an admin can allow it per key)")
+
 @api.post(
     "/v1/articles",
     response={200: BatchResult | ArticleResult, 202: BatchResult | ArticleResult, **ERRORS},
@@ -347,10 +350,6 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     answers = dict(zip([index for index, _item in parsed.valid], out, strict=True))
     answers.update((bad.index, bad) for bad in parsed.invalid)
     return status, {"results": [answers[index] for index in sorted(answers)]}
-
-
-NOT_OWNER = ("this nid was first posted with another API key, which this key may not "
-             "change (an admin can allow it per key)")
 
 
 def _wait_for(nids: list[str], seconds: int) -> list[Article]:

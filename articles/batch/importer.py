@@ -325,6 +325,13 @@ def _ensure_docs(doc_ids: set[str]) -> dict[str, Doc]:
     return docs
 
 
+_UPDATE_FIELDS = [
+    "url", "url_hash", "title", "content", "category", "media", "image_count", "hotness",
+    "published_at", "status", "failure_reason", "doc", "matched_by", "distance",
+    "similarity", "title_fp", "content_fp", "features", "processed_at",
+]
+
+
 def _write_articles(
     rows: list[dict[str, Any]],
     target: dict[str, str],
@@ -377,13 +384,6 @@ def _write_articles(
         for article in new:
             article.pk = by_nid[article.nid]
     return new, len(changed)
-
-
-_UPDATE_FIELDS = [
-    "url", "url_hash", "title", "content", "category", "media", "image_count", "hotness",
-    "published_at", "status", "failure_reason", "doc", "matched_by", "distance",
-    "similarity", "title_fp", "content_fp", "features", "processed_at",
-]
 
 
 def _link_matches(pending: list[tuple[str, str]], ids: dict[str, int]) -> None:

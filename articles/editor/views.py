@@ -785,6 +785,12 @@ def bulk_start(request: HttpRequest) -> HttpResponse:
     return redirect("bulk", pk=job.pk)
 
 
+#: The progress fragment asks again after this long while the job runs.
+BULK_POLL_MS = 700
+
+BULK_SKIPS_SHOWN = 50
+
+
 def _bulk_context(job: BulkAction) -> dict[str, Any]:
     undo = job.undos.exclude(status=BulkStatus.FAILED).order_by("-pk").first()
     return {
@@ -795,11 +801,6 @@ def _bulk_context(job: BulkAction) -> dict[str, Any]:
         "more_skipped": max(0, len(job.skipped) - BULK_SKIPS_SHOWN),
         "poll_ms": BULK_POLL_MS,
     }
-
-
-#: The progress fragment asks again after this long while the job runs.
-BULK_POLL_MS = 700
-BULK_SKIPS_SHOWN = 50
 
 
 def _bulk_fragment(request: HttpRequest, job: BulkAction) -> HttpResponse:

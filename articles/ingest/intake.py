@@ -97,6 +97,10 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
     raise AssertionError("unreachable")
 
 
+#: Fields a re-post may change without processing the article again.
+_SIDE_FIELDS = ("category", "media", "image_count", "published_at")
+
+
 def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
             key: ApiKey | None) -> list[Article]:
     latest = {item.nid: item for item in items}  # a nid twice in one batch: the last wins
@@ -160,10 +164,6 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
     by_nid: dict[str, Article] = {a.nid: a for a in to_create}
     by_nid.update((a.nid, a) for a in load_articles([n for n in latest if n not in by_nid]))
     return [by_nid[item.nid] for item in items]
-
-
-#: Fields a re-post may change without processing the article again.
-_SIDE_FIELDS = ("category", "media", "image_count", "published_at")
 
 
 def _insert_new(latest: dict[str, ArticleInput], enqueue: bool, key: ApiKey | None

@@ -76,6 +76,10 @@ def insert_objects(model: type[models.Model], objs: Sequence[models.Model]) -> N
         objs[0].pk = last_id
 
 
+_PLAIN = {models.CharField, models.TextField, models.IntegerField, models.SmallIntegerField,
+          models.PositiveIntegerField, models.PositiveSmallIntegerField, models.FloatField,
+          models.BooleanField, models.ForeignKey}
+
 def _converter(field: Any) -> Any:
     if isinstance(field, models.DateTimeField):
         return connection.ops.adapt_datetimefield_value
@@ -84,11 +88,6 @@ def _converter(field: Any) -> Any:
             return lambda value: value if value is None else str(value)
         return lambda value: value
     return lambda value: field.get_db_prep_save(value, connection)
-
-
-_PLAIN = {models.CharField, models.TextField, models.IntegerField, models.SmallIntegerField,
-          models.PositiveIntegerField, models.PositiveSmallIntegerField, models.FloatField,
-          models.BooleanField, models.ForeignKey}
 
 
 def update_rows(

@@ -349,6 +349,17 @@ def run_items(
 # --- output (same layout as the Spark job) ------------------------------------------
 
 
+#: The ``articles/`` Parquet columns (Spark job and in-process engine alike).
+ARTICLE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("seq", "int64"), ("nid", "string"), ("docId", "string"), ("matchedBy", "string"),
+    ("matchedNid", "string"), ("distance", "int32"), ("similarity", "double"),
+    ("isAnchor", "bool"), ("isRepresentative", "bool"), ("urlHash", "int64"),
+    ("titleFp", "int64"), ("contentFp", "int64"), ("features", "binary"), ("url", "string"),
+    ("title", "string"), ("content", "string"), ("category", "string"), ("media", "string"),
+    ("imageCount", "int64"), ("hotness", "double"), ("publishedAt", "string"),
+)
+
+
 def write_result(
     out_dir: str | Path,
     records: Sequence[Mapping[str, Any]],
@@ -401,17 +412,6 @@ def write_result(
             mapping.write(json.dumps({"nid": a.nid, "docId": result.doc_ids[a.anchor]},
                                      ensure_ascii=False) + "\n")
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
-
-
-#: The ``articles/`` Parquet columns (Spark job and in-process engine alike).
-ARTICLE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("seq", "int64"), ("nid", "string"), ("docId", "string"), ("matchedBy", "string"),
-    ("matchedNid", "string"), ("distance", "int32"), ("similarity", "double"),
-    ("isAnchor", "bool"), ("isRepresentative", "bool"), ("urlHash", "int64"),
-    ("titleFp", "int64"), ("contentFp", "int64"), ("features", "binary"), ("url", "string"),
-    ("title", "string"), ("content", "string"), ("category", "string"), ("media", "string"),
-    ("imageCount", "int64"), ("hotness", "double"), ("publishedAt", "string"),
-)
 
 
 # --- the partition the Spark job works in -------------------------------------------

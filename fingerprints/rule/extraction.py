@@ -60,8 +60,6 @@ def idf_table() -> tuple[dict[str, float], float]:
     return table, values[len(values) // 2]
 
 
-
-
 WEIGHT_SCALE = 100  # IDF to integer weight: exact sums, identical on every machine
 TF_SCALE = 256
 _MAX_TF = 4096
@@ -109,6 +107,17 @@ def _token_keys(flat: list[str]) -> npt.NDArray[np.uint64]:
         h = (prefix[ends] - prefix[starts]) * inverse[starts]
         h ^= (ends - starts).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     return splitmix64_finalize(h)
+
+
+_MONTHS = frozenset(
+    {
+        "月", "january", "february", "march", "april", "may", "june", "july", "august",
+        "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun",
+        "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    }
+)
+
+_PLAIN = re.compile(r"[a-z0-9]+")  # what the kernel's is_plain accepts
 
 
 class _Vocabulary:
@@ -330,15 +339,6 @@ class _Vocabulary:
         return ids
 
 
-_MONTHS = frozenset(
-    {
-        "月", "january", "february", "march", "april", "may", "june", "july", "august",
-        "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun",
-        "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-    }
-)
-
-_PLAIN = re.compile(r"[a-z0-9]+")  # what the kernel's is_plain accepts
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
 
 

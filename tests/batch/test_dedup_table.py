@@ -13,8 +13,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from fingerprints.table.match import TableConfig, dedup_rows, parse_fields
-
-from .records import f1, labelled_table
+from support.table_records import f1, labelled_table
 
 FIELDS = "name:2,addr:2,city:1,phone:1,type:1"
 COLUMNS = ["name", "addr", "city", "phone", "type"]

@@ -20,8 +20,8 @@ from fingerprints.table.match import (
     normalize_value,
     parse_fields,
 )
+from support.table_records import f1, labelled_table
 
-from .records import f1, labelled_table
 from .test_dedup_table import groups_from_csv
 
 FIELDS = "name:2,addr:2,city:1,phone:1,type:1"

@@ -37,11 +37,6 @@ def browser() -> Iterator:
         browser.close()
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def page(browser, live_server) -> Iterator:
     context = browser.new_context(base_url=live_server.url, locale="en-US",

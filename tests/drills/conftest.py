@@ -47,9 +47,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory):
-    """A production-style dedupsite with dedicated MariaDB and Redis (tests/drills/stack.py),
+    """A production-style dedupsite with dedicated MariaDB and Redis (support/stack.py),
     shared by the slow drills; each drill empties it and starts its own workers."""
-    from tests.drills.stack import Stack
+    from support.stack import Stack
 
     server = Stack(tmp_path_factory.mktemp("stack")).start()
     yield server

@@ -25,8 +25,8 @@ from django.db import connection
 from django.test import Client
 
 from articles.models import Article, AuditEntry, Doc, EditorLink, RepresentativeOutbox
-from tests.drills import corpus
-from tests.drills.records import write_record
+from support import corpus
+from support.drill_records import write_record
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

@@ -20,8 +20,8 @@ from django.db import connection
 from rq import SimpleWorker
 
 from articles.models import Article
-from tests.drills import corpus
-from tests.drills.records import write_record
+from support import corpus
+from support.drill_records import write_record
 
 pytestmark = [pytest.mark.drill, pytest.mark.mysql, pytest.mark.django_db(transaction=True)]
 

@@ -18,8 +18,8 @@ from django.db import connection
 from articles.ingest import assign
 from articles.models import Article, Doc
 from articles.representatives import outbox
-from tests.drills import corpus
-from tests.drills.records import write_record
+from support import corpus
+from support.drill_records import write_record
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

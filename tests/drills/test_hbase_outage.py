@@ -20,9 +20,9 @@ from rq import SimpleWorker
 
 from articles.models import Article, Doc, OutboxStatus, RepresentativeOutbox
 from articles.representatives import outbox
-from tests.drills import corpus
-from tests.drills.records import write_record
-from tests.hbase_server import spawn_server_process
+from support import corpus
+from support.drill_records import write_record
+from support.hbase_server import spawn_server_process
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

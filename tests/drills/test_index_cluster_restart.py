@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 from redis.cluster import ClusterNode, RedisCluster
 
-from tests.drills import corpus
+from support import corpus
+from support.drill_records import write_record
 from tests.drills.client import RetryingClient
-from tests.drills.records import write_record
 from tests.drills.test_redis_restart import supervise
 
 pytestmark = [pytest.mark.drill(slow=True)]

@@ -20,9 +20,9 @@ from urllib.parse import quote
 import pytest
 import requests
 
-from tests.drills import corpus
+from support import corpus
+from support.drill_records import write_record
 from tests.drills.client import RetryingClient, answer
-from tests.drills.records import write_record
 
 pytestmark = [pytest.mark.drill(slow=True)]
 

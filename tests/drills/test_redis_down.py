@@ -16,8 +16,8 @@ import pytest
 
 from articles.models import ApiKey, Article
 from dedupsite import redis_store
-from tests.drills import corpus
-from tests.drills.records import write_record
+from support import corpus
+from support.drill_records import write_record
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db(transaction=True)]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.drills import corpus
+from support import corpus
+from support.drill_records import write_record
 from tests.drills.client import RetryingClient
-from tests.drills.records import write_record
 
 pytestmark = [pytest.mark.drill(slow=True)]
 

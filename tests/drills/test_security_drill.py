@@ -20,7 +20,7 @@ from django.urls import get_resolver
 
 from articles.editor.actions import EDITORS_GROUP
 from articles.models import ApiKey
-from tests.drills.records import write_record
+from support.drill_records import write_record
 from tests.security.test_security import PUBLIC, concrete, walk
 
 pytestmark = [pytest.mark.drill, pytest.mark.django_db]

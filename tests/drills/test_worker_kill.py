@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.drills import corpus
-from tests.drills.records import write_record
+from support import corpus
+from support.drill_records import write_record
 
 pytestmark = [pytest.mark.drill(slow=True)]
 

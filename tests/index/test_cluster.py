@@ -19,7 +19,7 @@ from dedupsite import redis_store
 from fingerprints.stores.block_index import MemoryBlockIndex, RedisBlockIndex, is_cluster
 from fingerprints.stores.key_index import RedisKeyIndex
 from fingerprints.stores.url_map import RedisUrlMap
-from tests.drills import corpus
+from support import corpus
 from tests.index.test_window import age, set_window
 
 pytestmark = [pytest.mark.redis_cluster]

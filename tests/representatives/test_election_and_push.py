@@ -1,7 +1,7 @@
 """The hottest member of every docId, delivered to HBase through the outbox.
 
 No HBase server can be installed here: these tests run the real happybase
-client against tests/hbase_server.py, a small server implementing HBase's
+client against support/hbase_server.py, a small server implementing HBase's
 Thrift (v1) interface with in-memory tables.
 """
 
@@ -16,7 +16,7 @@ from django.core.management import call_command
 from articles.models import Doc, OutboxStatus, RepresentativeOutbox
 from articles.representatives import outbox
 from articles.representatives.stores import HBaseStore, StoreUnavailable
-from tests.hbase_server import spawn_server_process
+from support.hbase_server import spawn_server_process
 
 # dialect: the election's bulk SQL and row locks
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]

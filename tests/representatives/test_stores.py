@@ -1,7 +1,7 @@
 """Representative stores: the same behaviour from LocalStore (SQLite) and HBaseStore.
 
 HBaseStore is driven through the real happybase client against
-tests/hbase_server.py — a small server implementing HBase's Thrift (v1)
+support/hbase_server.py — a small server implementing HBase's Thrift (v1)
 interface with in-memory tables, not a real HBase (none can be installed here).
 Needs no Django settings: run with ``python -m pytest -p no:django``.
 """
@@ -34,7 +34,7 @@ from articles.representatives.stores import (
     parse_hbase_url,
     store_from_url,
 )
-from tests.hbase_server import spawn_server_process, start_server
+from support.hbase_server import spawn_server_process, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

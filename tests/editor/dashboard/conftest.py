@@ -76,10 +76,6 @@ def auth(db) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 @pytest.fixture
 def editor(db) -> User:

@@ -31,7 +31,7 @@ Use it in three ways:
   socket and every client connection. ``start_server(port=handle.port,
   backend=handle.backend)`` starts it again on the same port with the same
   tables.
-* as a separate process: ``python tests/hbase_server.py --port N [--data FILE]``
+* as a separate process: ``python support/hbase_server.py --port N [--data FILE]``
   prints ``READY <port>`` on stdout once it listens; SIGTERM/SIGINT stop it.
   With ``--data`` every table change is appended to FILE and replayed at the
   next start, so that data survives a restart (as it does when only the
@@ -69,7 +69,7 @@ from thriftpy2.rpc import make_server
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TSocket, TTransportException
 
-logger = logging.getLogger("tests.hbase_server")
+logger = logging.getLogger("support.hbase_server")
 
 HBASE_THRIFT_PATH = Path(happybase.__file__).with_name("Hbase.thrift")
 # happybase loads the IDL under this module name; reuse it so that both sides
@@ -894,7 +894,7 @@ def spawn_server_process(
     host: str = DEFAULT_HOST,
     data_path: str | os.PathLike[str] | None = None,
 ) -> ProcessHandle:
-    """Run ``python tests/hbase_server.py`` as a child process and wait until it listens."""
+    """Run ``python support/hbase_server.py`` as a child process and wait until it listens."""
     return ProcessHandle(port=port, host=host, data_path=data_path)
 
 

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import redis
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 QUEUES = ("ingest", "push", "default")
 

@@ -36,5 +36,18 @@ def count(*parts: object) -> int:
     return int(value) if value is not None else 0
 
 
+_TAKE_BACK = """
+local n = redis.call('GET', KEYS[1])
+if n and tonumber(n) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
+"""
+
+
+def take_back(*parts: object) -> None:
+    """Undo one :func:`hit` of a count that still exists (never below 0; the window
+    is left as it is)."""
+    redis_store.client().eval(_TAKE_BACK, 1, redis_store.key(*parts))
+
+
 def reset(*parts: object) -> None:
     redis_store.client().delete(redis_store.key(*parts))

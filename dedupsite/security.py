@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
@@ -64,8 +64,21 @@ def account_name(username: str) -> str:
     return plain.casefold().strip()[:150]
 
 
+def _account(username: str) -> str:
+    """The account a username signs in to, compared as the database compares it: the
+    user's own name when the database finds one (``utf8mb4_general_ci`` takes ``vıctim``
+    and ``victim`` for one name, which no normalisation in Python reproduces), else the
+    name itself; then :func:`account_name`."""
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    found = (model._default_manager.filter(**{model.USERNAME_FIELD: username[:150]})
+             .values_list(model.USERNAME_FIELD, flat=True).first())
+    return account_name(found if found is not None else username)
+
+
 def _pair(username: str, request: HttpRequest | None) -> tuple[str, ...]:
-    return ("login", "fail", account_name(username), client_ip(request))
+    return ("login", "fail", _account(username), client_ip(request))
 
 
 def _address(request: HttpRequest | None) -> tuple[str, ...]:
@@ -88,24 +101,33 @@ def lockout_seconds(username: str, request: HttpRequest | None) -> int:
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Refuses a login while :func:`lockout_seconds` says the address is locked out."""
+    """Refuses a login while :func:`lockout_seconds` says the address is locked out, and
+    counts every try *before* its password is checked: each try takes a number from an
+    atomic counter (INCR), and only those within the limits are checked, so concurrent
+    wrong passwords cannot all be checked before the first failure is counted. A try
+    that succeeds gives its numbers back (the account's count is reset; the address's
+    count loses this try)."""
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None,
                      password: str | None = None, **kwargs: Any) -> Any:
-        if username and lockout_seconds(username, request):
+        if not username:
+            return super().authenticate(request, username=username, password=password,
+                                        **kwargs)
+        if lockout_seconds(username, request):
             raise PermissionDenied("temporarily locked after too many failed logins")
-        return super().authenticate(request, username=username, password=password, **kwargs)
-
-
-@receiver(user_login_failed)
-def _count_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
-                   **kwargs: Any) -> None:
-    username = credentials.get("username")
-    if not username or lockout_seconds(username, request):
-        return  # a try during a lock neither counts nor extends it
-    window = settings.LOGIN_LOCKOUT_SECONDS
-    counters.hit(*_pair(username, request), expire_s=window, sliding=False)
-    counters.hit(*_address(request), expire_s=window, sliding=False)
+        pair, address = _pair(username, request), _address(request)
+        window = settings.LOGIN_LOCKOUT_SECONDS
+        tries = counters.hit(*pair, expire_s=window, sliding=False)
+        guesses = counters.hit(*address, expire_s=window, sliding=False)
+        if tries > settings.LOGIN_FAILURE_LIMIT or guesses > settings.LOGIN_ADDRESS_LIMIT:
+            # lost the race to tries already being checked: not checked, not counted
+            counters.take_back(*pair)
+            counters.take_back(*address)
+            raise PermissionDenied("temporarily locked after too many failed logins")
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is not None:
+            counters.take_back(*address)
+        return user
 
 
 @receiver(user_logged_in)

@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dedupsite.security.SecurityHeadersMiddleware",
+    "articles.editor.params.BadParameterMiddleware",
 ]
 
 ROOT_URLCONF = "dedupsite.urls"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -13,7 +14,7 @@ import pydantic
 import redis
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern, re_path
 from django.views.decorators.csrf import csrf_exempt
@@ -46,6 +47,10 @@ from dedupsite import counters
 from fingerprints.rule.normalize import has_text
 
 log = logging.getLogger(__name__)
+
+
+class _AtomicConflict(Exception):
+    """An ?atomic=true batch named another key's nid: its transaction is rolled back."""
 
 
 class ApiError(Exception):
@@ -314,8 +319,16 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
     key = _key_of(request)
     accepted = Accepted()
-    stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
-                             accepted=accepted, key=key)
+    try:
+        # ?atomic=true: all or nothing, conflicts included (rolled back together)
+        with transaction.atomic() if atomic else contextlib.nullcontext():
+            stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
+                                     accepted=accepted, key=key)
+            if atomic and accepted.refused:
+                raise _AtomicConflict
+    except _AtomicConflict:
+        raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
+                       {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}) from None
     refused = set(accepted.refused)
     if refused and not parsed.batch:
         raise ApiError(409, "not_owner", NOT_OWNER)

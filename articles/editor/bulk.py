@@ -59,7 +59,7 @@ def targets_from_selection(values: Iterable[str]) -> list[tuple[int, int]]:
     shown: dict[str, int] = {}
     for value in values:
         doc_id, _sep, version = value.strip().rpartition(":")
-        if not doc_id or not version.isdigit():
+        if not doc_id or not (version.isascii() and version.isdigit()) or len(version) > 18:
             raise BulkRefused(_("%(value)s is not a cluster.") % {"value": value[:80]})
         shown.setdefault(doc_id.lower(), int(version))
     known = dict(Doc.objects.filter(doc_id__in=list(shown)).values_list("doc_id", "pk"))

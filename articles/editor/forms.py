@@ -40,6 +40,14 @@ class ClusterFilterForm(forms.Form):
     seen_to = forms.DateField(
         required=False, label=_("Seen until"), widget=forms.DateInput(attrs={"type": "date"})
     )
+
+    def clean_seen_to(self) -> dt.date | None:
+        """The filter reads up to the start of the next day: the last date has none."""
+        day: dt.date | None = self.cleaned_data.get("seen_to")
+        if day is not None and day >= dt.date.max:
+            raise forms.ValidationError(_("The date must be before %(date)s.")
+                                        % {"date": dt.date.max.isoformat()})
+        return day
     sort = forms.ChoiceField(required=False, label=_("Sort"), choices=list(SORTS.items()))
 
     #: A listing of single-article docIds is rarely what an editor wants.

@@ -52,6 +52,7 @@ from articles.editor.forms import (
     NoteForm,
     TargetForm,
 )
+from articles.editor.params import MAX_WHOLE_NUMBER, whole_number
 from articles.ingest.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
@@ -227,16 +228,16 @@ def _filter_query(params: QueryDict) -> str:
 def clusters_news(request: HttpRequest) -> HttpResponse:
     """What an open /clusters/ page polls: how many clusters of its filter received
     articles after the newest one it knew (a banner that reloads the list on demand)."""
-    since = request.GET.get("since", "")
+    since = whole_number(request, "since")
     form = ClusterFilterForm(request.GET)
     form.is_valid()
     count = 0
-    if since.isdigit():
-        fresh = Article.objects.filter(pk__gt=int(since), status=ArticleStatus.DONE)
+    if since is not None:
+        fresh = Article.objects.filter(pk__gt=since, status=ArticleStatus.DONE)
         docs = form.filter(Doc.objects.filter(pk__in=fresh.values("doc"))).order_by()
         count = docs.values("pk")[:REVIEW_COUNT_CAP].count()
     return _render(request, "articles/_clusters_news.html",
-                   {"since": since if since.isdigit() else "0", "count": count,
+                   {"since": str(since or 0), "count": count,
                     "capped": count >= REVIEW_COUNT_CAP,
                     "filter_query": _filter_query(request.GET),
                     "poll_seconds": settings.CLUSTERS_POLL_SECONDS})
@@ -356,11 +357,11 @@ def _merge_targets(doc: Doc, query: str) -> list[Doc]:
     return list(docs.order_by("-last_seen", "-id")[:MERGE_RESULTS])
 
 
-def _related_context(doc: Doc, version: str) -> dict[str, Any]:
+def _related_context(doc: Doc, version: int) -> dict[str, Any]:
     """The docIds a member of ``doc`` verifies against (merge candidates), or why they
     cannot be listed now (the index is unreachable or being rebuilt): the page works
     without them."""
-    context: dict[str, Any] = {"doc": doc, "version": _position(version)}
+    context: dict[str, Any] = {"doc": doc, "version": version}
     try:
         context["related"] = related_docs(doc)
     except (IndexUnavailable, RedisError, ValueError) as exc:  # ValueError: unreadable features
@@ -434,10 +435,10 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
         return _render(request, "articles/cluster_detail.html#merge-results",
                        {"doc": doc, "merge_query": query,
                         "merge_results": _merge_targets(doc, query),
-                        "version": _position(request.GET.get("version", str(doc.version)))})
+                        "version": _position(request, "version", doc.version)})
     if target == "related":
         return _render(request, "articles/cluster_detail.html#related",
-                       _related_context(doc, request.GET.get("version", str(doc.version))))
+                       _related_context(doc, _position(request, "version", doc.version)))
     template = "articles/cluster_detail.html"
     if target == "cluster-body":
         template += "#cluster-body"
@@ -483,11 +484,18 @@ def _review_response(request: HttpRequest, position: int, fragment: bool,
     return _render(request, template, context)
 
 
-def _position(value: str | None) -> int:
-    try:
-        return max(0, int(value or 0))
-    except ValueError:
-        return 0
+def _position(request: HttpRequest, name: str, default: int = 0) -> int:
+    """A position or version parameter: absent -> ``default``; bad -> 400."""
+    value = whole_number(request, name, default)
+    assert value is not None
+    return value
+
+
+def _position_in(url: str) -> int:
+    """The review position a ``next`` URL carries, 0 when it carries none or a bad one:
+    the action is done by then, so a bad position only resets the queue's place."""
+    raw = (parse_qs(urlsplit(url).query).get("pos") or [""])[0]
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) <= MAX_WHOLE_NUMBER else 0
 
 
 def _claim_minutes() -> int:
@@ -498,8 +506,7 @@ def _claim_minutes() -> int:
 def review_news(request: HttpRequest) -> HttpResponse:
     """What an open /review/ page polls: how many matches joined the queue after the
     newest one it shows (a banner that loads them on demand: the list never jumps)."""
-    since = request.GET.get("since", "")
-    newest = int(since) if since.isdigit() else 0
+    newest = whole_number(request, "since", 0) or 0
     fresh = review.review_queue(review.rules()).filter(pk__gt=newest)
     count = fresh[:REVIEW_COUNT_CAP].count()
     return _render(request, "articles/_review_news.html",
@@ -509,10 +516,9 @@ def review_news(request: HttpRequest) -> HttpResponse:
 
 @viewer_required
 def review_queue(request: HttpRequest) -> HttpResponse:
-    item = request.GET.get("item", "")
-    return _review_response(request, _position(request.GET.get("pos")),
+    return _review_response(request, _position(request, "pos"),
                             fragment=_fragment(request) == "review-queue",
-                            item=int(item) if item.isdigit() else None)
+                            item=whole_number(request, "item"))
 
 
 @editor_required
@@ -556,9 +562,7 @@ def _after_action(request: HttpRequest, acted_on: Doc, shown: Doc) -> HttpRespon
     review_url = reverse("review")
     if next_url.startswith(review_url):
         if _fragment(request) == "review-queue":
-            query = parse_qs(urlsplit(next_url).query)
-            return _review_response(request, _position((query.get("pos") or [""])[0]),
-                                    fragment=True)
+            return _review_response(request, _position_in(next_url), fragment=True)
         return redirect(next_url)
     url = reverse("cluster_detail", args=[shown.doc_id])
     if _fragment(request) == "cluster-body":
@@ -733,9 +737,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
             "what": action_label(decision.action), "doc_id": decision.doc_id})
     next_url = _next_url(request) or reverse("cluster_detail", args=[decision.doc_id])
     if _fragment(request) == "review-queue" and next_url.startswith(reverse("review")):
-        query = parse_qs(urlsplit(next_url).query)
-        return _review_response(request, _position((query.get("pos") or [""])[0]),
-                                fragment=True)
+        return _review_response(request, _position_in(next_url), fragment=True)
     if _is_htmx(request):
         return HttpResponseClientRedirect(next_url)
     return redirect(next_url)

@@ -47,7 +47,7 @@ def test_the_page_polls_for_new_matches_and_counts_them(editor_client, auth, run
     assert since_of(refreshed) > since
     assert "new match" not in editor_client.get(
         f"/review/news/?since={since_of(refreshed)}").content.decode()
-    assert editor_client.get("/review/news/?since=abc").status_code == 200  # not a 500
+    assert editor_client.get("/review/news/?since=abc").status_code == 400  # not a 500
 
 
 def test_polling_off(editor_client, settings):

@@ -66,7 +66,9 @@ def test_the_review_item_position_is_kept_within_the_queue(client, corpus, edito
     assert re.search(r'class="review-item card selected"[^>]*\n\s*data-index="1"', html)
     html = client.get("/review/", {"pos": 99}).content.decode()
     assert re.search(r'class="review-item card selected"[^>]*\n\s*data-index="1"', html)
-    assert client.get("/review/", {"pos": "x"}).status_code == 200
+    # a position that is not a whole number is refused, with a message (issue 35)
+    refused = client.get("/review/", {"pos": "x"})
+    assert refused.status_code == 400 and b"pos must be a whole number" in refused.content
 
 
 def test_a_next_url_off_site_is_ignored(client, corpus, editor):

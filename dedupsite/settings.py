@@ -189,6 +189,12 @@ LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
 # How many proxies in front of the web server append to X-Forwarded-For (0: none; the
 # client address is REMOTE_ADDR). Behind one nginx or load balancer: 1.
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
+# Password reset by mail: the pages exist only with an SMTP host; an address may ask
+# PASSWORD_RESET_LIMIT times an hour (dedupsite/urls.py).
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "dedupsite@localhost")
+PASSWORD_RESET_LIMIT = env_int("PASSWORD_RESET_LIMIT", 5)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/clusters/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -217,7 +223,10 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    if TRUSTED_PROXIES > 0:
+        # only a proxy we trust says the request came over HTTPS; without one, a
+        # client's own X-Forwarded-Proto would pass for it
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGGING = {
     "version": 1,

@@ -13,7 +13,7 @@ from typing import Any
 import pydantic
 import redis
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern, re_path
@@ -180,6 +180,14 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error_response(request, exc.status_code, code, str(exc))
 
 
+@api.exception_handler(SuspiciousOperation)
+def _suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    """More than DATA_UPLOAD_MAX_NUMBER_FIELDS parameters, a bad multipart body...:
+    the API's JSON error, not Django's HTML page."""
+    return error_response(request, 400, "malformed", "the request is malformed (too many "
+                          "parameters or an unreadable body)")
+
+
 @api.exception_handler(DatabaseError)
 def _database_down(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
     return error_response(request, 503, "unavailable", "the database is unavailable; retry")
@@ -205,7 +213,9 @@ class _Parsed:
 DRAIN_MAX_BYTES = 64 * 1024 * 1024
 
 
-def _drain(request: HttpRequest, declared: int) -> None:
+def drain(request: HttpRequest, declared: int) -> None:
+    """Read and drop a refused body (up to DRAIN_MAX_BYTES), so that a client still
+    sending reads the answer instead of a broken pipe."""
     if declared > DRAIN_MAX_BYTES:
         return
     stream = request.META.get("wsgi.input")
@@ -223,7 +233,7 @@ def _read_json(request: HttpRequest) -> Any:
     if not declared.isdigit():
         raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
     if int(declared) > limit:
-        _drain(request, int(declared))
+        drain(request, int(declared))
         raise ApiError(413, "too_large", f"the body exceeds {limit} bytes")
     try:
         body = request.body
@@ -417,8 +427,9 @@ def get_doc(request: HttpRequest, doc_id: str) -> Any:
 
 @api.get("/v1/health", auth=None, response={200: dict, 503: dict})
 def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
-    """Each store up or down. The reason a store is down (an exception's text, which
-    can name hosts and file paths) only for a caller with an API key or staff login."""
+    """Each store up or down. The details (the database vendor, queue depth, failed
+    jobs, the outbox's lag, and the reason a store is down, whose text can name hosts
+    and file paths) only for a caller with an API key or staff login."""
     from articles.representatives import outbox
     from articles.representatives.stores import StoreUnavailable
     from dedupsite import redis_store
@@ -460,6 +471,8 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
     except DatabaseError:
         report["outbox"] = {"ok": False}
     ok = all(part.get("ok") for part in report.values())
+    if not detailed:  # anonymous: up or down per store, no vendor, depths or counts
+        report = {name: {"ok": bool(part.get("ok"))} for name, part in report.items()}
     return (200 if ok else 503), {"ok": ok, **report}
 
 

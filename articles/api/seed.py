@@ -13,14 +13,13 @@ import re
 from typing import Any
 
 import redis
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods
 from pydantic import ValidationError
 
-from articles.api.endpoints import ApiError, rate_limit
+from articles.api.endpoints import ApiError, drain, rate_limit
 from articles.api.schemas import ArticleIn
 from articles.index.locks import LockTimeout
 from articles.ingest.assign import process_articles, url_hash
@@ -85,8 +84,21 @@ def _caller(request: HttpRequest) -> ApiKey | JsonResponse:
 
 
 @csrf_exempt
-@require_http_methods(["GET", "POST"])
 def get_doc_id(request: HttpRequest) -> JsonResponse:
+    """The seed paper's call, answered in its own format for every outcome: a method
+    other than GET and POST (405), too many parameters or an unreadable body (400), a
+    body too large (413, after reading it, so that the client reads the answer)."""
+    if request.method not in ("GET", "POST"):
+        response = _answer(405, "use GET or POST")
+        response["Allow"] = "GET, POST"
+        return response
+    try:
+        return _get_doc_id(request)
+    except SuspiciousOperation:  # e.g. more than DATA_UPLOAD_MAX_NUMBER_FIELDS parameters
+        return _answer(400, "the request is malformed (too many parameters?)")
+
+
+def _get_doc_id(request: HttpRequest) -> JsonResponse:
     key = _caller(request)
     if isinstance(key, JsonResponse):
         return key
@@ -95,6 +107,8 @@ def get_doc_id(request: HttpRequest) -> JsonResponse:
     except UnicodeDecodeError:
         return _answer(400, "the body is not valid UTF-8")
     except RequestDataTooBig:
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        drain(request, int(declared) if declared.isascii() and declared.isdigit() else 0)
         return _answer(413, "the body is too large")
     if not raw:
         return _answer(400, "missing json parameter")

@@ -29,3 +29,22 @@ def test_the_access_log_line_holds_no_key() -> None:
     line = logger.cfg.access_log_format % atoms + str(atoms)
     assert "SECRET" not in line
     assert "key=[redacted]" in atoms["r"]
+
+
+def test_percent_encoded_key_names_are_redacted_too() -> None:
+    assert redact("GET /docId/getDocId?%6Bey=dd_x_SECRET&json=1") == (
+        "GET /docId/getDocId?%6Bey=[redacted]&json=1")
+    assert "SECRET" not in redact("k%65y=dd_SECRET;api%5Fkey=dd_SECRET2")
+    assert redact("monkey=1&json=%7B%7D") == "monkey=1&json=%7B%7D"
+
+
+def test_the_error_log_holds_no_key(caplog) -> None:
+    logger = RedactingLogger(Config())
+    with caplog.at_level("DEBUG", logger="gunicorn.error"):
+        logger.error_log.propagate = True
+        logger.warning("Invalid request from ip=%s: %s", "10.0.0.1",
+                       "Invalid HTTP request line: 'GET /docId/getDocId?key=dd_a_SECRET HTTP/1.1'")
+        logger.error("bad %s", "?%6Bey=dd_b_SECRET")
+    text = caplog.text + " ".join(r.getMessage() for r in caplog.records)
+    assert "SECRET" not in text
+    assert "key=[redacted]" in text

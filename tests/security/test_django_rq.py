@@ -16,7 +16,7 @@ def test_staff_who_may_only_look_cannot_reach_or_empty_the_queues(client, redis_
     queue.enqueue(process_batch, ["nobody"])
     index = list(django_rq.settings.QUEUES_LIST).index(
         next(q for q in django_rq.settings.QUEUES_LIST if q["name"] == "ingest"))
-    pages = ["/django-rq/", f"/django-rq/queues/{index}/"]
+    pages = ["/django-rq/", f"/django-rq/queues/{index}/", "/django-rq/stats.json"]
     for page in pages:
         assert client.get(page).status_code == 302  # anonymous: the login page
     client.force_login(User.objects.create_user("viewer", password="x" * 20, is_staff=True))

@@ -15,8 +15,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 ROOT = Path(__file__).resolve().parents[2]
 
 # Reachable without a login or key, on purpose.
-PUBLIC = {"accounts/login/", "accounts/password_reset/", "accounts/password_reset/done/",
-          "accounts/reset/<uidb64>/<token>/", "accounts/reset/done/", "i18n/setlang/",
+PUBLIC = {"accounts/login/", "i18n/setlang/",
           "api/v1/health", "api/openapi.json", "api/docs", "admin/login/",
           "accounts/logout/", "", "admin/logout/"}
 
@@ -100,3 +99,32 @@ def test_check_deploy_is_clean_with_production_settings():
                              "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+RESET_PAGES = ["/accounts/password_reset/", "/accounts/password_reset/done/",
+               "/accounts/reset/MQ/set-password/", "/accounts/reset/done/"]
+
+
+@pytest.mark.django_db
+def test_the_password_reset_pages_exist_only_with_mail_and_are_limited(client, redis_client,
+                                                                       settings):
+    settings.EMAIL_HOST = ""
+    for page in RESET_PAGES:
+        assert client.get(page).status_code == 404, page
+    settings.EMAIL_HOST = "mail.example"
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.PASSWORD_RESET_LIMIT = 2
+    assert client.get(RESET_PAGES[0]).status_code == 200
+    asked = [client.post(RESET_PAGES[0], {"email": "nobody@example.org"},
+                         REMOTE_ADDR="10.0.0.7").status_code for _ in range(3)]
+    assert asked == [302, 302, 429]
+    assert client.post(RESET_PAGES[0], {"email": "nobody@example.org"},
+                       REMOTE_ADDR="10.0.0.8").status_code == 302
+    # a known address gets its mail, from DEFAULT_FROM_EMAIL
+    from django.core import mail
+
+    settings.DEFAULT_FROM_EMAIL = "desk@example.org"
+    User.objects.create_user("editor", email="editor@example.org", password="x" * 20)
+    client.post(RESET_PAGES[0], {"email": "editor@example.org"}, REMOTE_ADDR="10.0.0.9")
+    assert [(m.to, m.from_email) for m in mail.outbox] == [(["editor@example.org"],
+                                                            "desk@example.org")]

@@ -49,5 +49,15 @@ def take_back(*parts: object) -> None:
     redis_store.client().eval(_TAKE_BACK, 1, redis_store.key(*parts))
 
 
+def claim(*parts: object, expire_s: int) -> bool:
+    """Take ``{prefix}:parts...`` for ``expire_s`` seconds if nobody holds it (SET NX)."""
+    return bool(redis_store.client().set(redis_store.key(*parts), 1, ex=expire_s, nx=True))
+
+
+def hold(*parts: object, expire_s: int) -> None:
+    """Hold ``{prefix}:parts...`` for ``expire_s`` seconds from now (SET EX)."""
+    redis_store.client().set(redis_store.key(*parts), 1, ex=max(1, expire_s))
+
+
 def reset(*parts: object) -> None:
     redis_store.client().delete(redis_store.key(*parts))

@@ -85,28 +85,43 @@ def _address(request: HttpRequest | None) -> tuple[str, ...]:
     return ("login", "fail-ip", client_ip(request))
 
 
+def _wait(request: HttpRequest | None) -> tuple[str, ...]:
+    return ("login", "wait", client_ip(request))
+
+
+def address_delay(failures: int) -> int:
+    """Seconds an address waits before its next try once it failed ``failures`` times
+    (LOGIN_ADDRESS_LIMIT or more) for any accounts: 1, 2, 4... up to
+    LOGIN_LOCKOUT_SECONDS. A slowdown rather than a lock: everybody behind one NAT or a
+    proxy with TRUSTED_PROXIES unset shares the address."""
+    excess = max(0, failures - settings.LOGIN_ADDRESS_LIMIT)
+    return int(min(settings.LOGIN_LOCKOUT_SECONDS, 2 ** min(excess, 30)))
+
+
 def lockout_seconds(username: str, request: HttpRequest | None) -> int:
-    """Seconds left of a lock on this account from this address (0: none). Locked: the
-    address failed LOGIN_FAILURE_LIMIT times for the account, or LOGIN_ADDRESS_LIMIT
-    times for any accounts, within LOGIN_LOCKOUT_SECONDS. Only the address that failed
-    is locked out: a stranger elsewhere cannot lock a real user out of their account."""
+    """Seconds left before this account may be tried from this address (0: now).
+    Locked: the address failed LOGIN_FAILURE_LIMIT times for the account within
+    LOGIN_LOCKOUT_SECONDS (only that address: a stranger elsewhere cannot lock a real
+    user out). Slowed: the address failed LOGIN_ADDRESS_LIMIT times for any accounts,
+    and its last try is less than :func:`address_delay` ago."""
     if not username:
         return 0
     pair, address = _pair(username, request), _address(request)
     if counters.count(*pair) >= settings.LOGIN_FAILURE_LIMIT:
         return max(1, counters.ttl(*pair))
     if counters.count(*address) >= settings.LOGIN_ADDRESS_LIMIT:
-        return max(1, counters.ttl(*address))
+        return counters.ttl(*_wait(request))
     return 0
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Refuses a login while :func:`lockout_seconds` says the address is locked out, and
-    counts every try *before* its password is checked: each try takes a number from an
-    atomic counter (INCR), and only those within the limits are checked, so concurrent
-    wrong passwords cannot all be checked before the first failure is counted. A try
-    that succeeds gives its numbers back (the account's count is reset; the address's
-    count loses this try)."""
+    """Refuses a try while :func:`lockout_seconds` says so, and counts every try
+    *before* its password is checked: each try takes a number from an atomic counter
+    (INCR), and only those within the account's limit are checked, so concurrent wrong
+    passwords cannot all be checked before the first failure is counted. Past the
+    address's limit one try at a time is let through (SET NX), each failure doubling
+    the wait. A try that succeeds gives its address number back (the account's count
+    is reset)."""
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None,
                      password: str | None = None, **kwargs: Any) -> Any:
@@ -119,7 +134,9 @@ class ThrottledModelBackend(ModelBackend):
         window = settings.LOGIN_LOCKOUT_SECONDS
         tries = counters.hit(*pair, expire_s=window, sliding=False)
         guesses = counters.hit(*address, expire_s=window, sliding=False)
-        if tries > settings.LOGIN_FAILURE_LIMIT or guesses > settings.LOGIN_ADDRESS_LIMIT:
+        if tries > settings.LOGIN_FAILURE_LIMIT or (
+                guesses > settings.LOGIN_ADDRESS_LIMIT
+                and not counters.claim(*_wait(request), expire_s=1)):
             # lost the race to tries already being checked: not checked, not counted
             counters.take_back(*pair)
             counters.take_back(*address)
@@ -127,6 +144,8 @@ class ThrottledModelBackend(ModelBackend):
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None:
             counters.take_back(*address)
+        elif guesses >= settings.LOGIN_ADDRESS_LIMIT:
+            counters.hold(*_wait(request), expire_s=address_delay(guesses))
         return user
 
 

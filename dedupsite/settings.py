@@ -180,9 +180,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 AUTHENTICATION_BACKENDS = ["dedupsite.security.ThrottledModelBackend"]
-# Failed sign-ins lock out the address that failed (dedupsite/security.py): after
-# LOGIN_FAILURE_LIMIT failures for one account, or LOGIN_ADDRESS_LIMIT for any accounts,
-# within LOGIN_LOCKOUT_SECONDS (a fixed window: tries during a lock do not extend it).
+# Failed sign-ins (dedupsite/security.py): LOGIN_FAILURE_LIMIT failures for one account
+# lock that address out of it for LOGIN_LOCKOUT_SECONDS (a fixed window: tries during a
+# lock do not extend it); past LOGIN_ADDRESS_LIMIT failures for any accounts the address
+# is slowed, each failure doubling its wait (up to LOGIN_LOCKOUT_SECONDS).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_ADDRESS_LIMIT = env_int("LOGIN_ADDRESS_LIMIT", 50)
 LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)

@@ -10,7 +10,7 @@ stores are in :mod:`articles.ingest.lookup`; docs/engine.md has the rule.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from articles.lib.bulksql import (
     table,
     update_rows,
 )
-from articles.models import Article, ArticleStatus, Doc, DocStatus, EditorLink
+from articles.models import ApiKey, Article, ArticleStatus, Doc, DocStatus, EditorLink
 from articles.representatives import election
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, active_state, active_version
@@ -275,6 +275,7 @@ def _match_batch(
             anchors.setdefault(c.doc_key, []).append(c)
     matches: list[Match | None] = []
     first_urls: list[bool] = []
+    may_take_url = _url_trust(todo, known_urls)
     for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
                                                              strict=True)):
         # recorded when the map has not got the URL (new, or known only to MySQL
@@ -288,6 +289,11 @@ def _match_batch(
         ids.update(todo[j][0].pk for j in near_title[n] if j < n and todo[j][1].title_fp)
         ids.update(todo[j][0].pk for key in query_keys(feats.keys)
                    for j in batch_keys.get(key, ()))
+        if owner is not None and url_owner != article.pk and not may_take_url(article,
+                                                                               owner):
+            # another crawler's URL: its article is a candidate like any other, verified
+            ids.add(owner.article_id)
+            owner = None
         found = [by_id[i] if i in by_id else local[i] for i in ids if i in by_id or i in local]
         match = cascade(
             feats, url_owner=owner if owner is not None and url_owner != article.pk else None,
@@ -303,6 +309,38 @@ def _match_batch(
         for key in stored_keys(feats.keys):
             batch_keys.setdefault(key, []).append(n)
     return matches, first_urls
+
+
+def _url_trust(todo: Sequence[tuple[Article, Features]], stored_owners: Iterable[int]
+               ) -> Callable[[Article, Candidate], bool]:
+    """May ``article`` join ``owner``'s doc by URL alone? Only when both came with the
+    same API key, either came with none (a command), or the article's key may change
+    other keys' articles (the admin's *may change others*). Otherwise another crawler
+    could post its own text under a known URL, join the story unverified and, with a
+    higher hotness, have its text pushed as the story's representative."""
+    keys: dict[int, int | None] = {}
+    trusted: set[int] = set()
+    loaded = False
+
+    def load() -> None:  # at the first URL match of the batch, not for every batch
+        keys.update(Article.objects.filter(pk__in=list(stored_owners))
+                    .values_list("id", "api_key_id"))
+        keys.update((a.pk, a.api_key_id) for a, _f in todo)
+        trusted.update(ApiKey.objects.filter(
+            pk__in={a.api_key_id for a, _f in todo if a.api_key_id is not None},
+            may_change_others=True).values_list("pk", flat=True))
+
+    def may_take(article: Article, owner: Candidate) -> bool:
+        nonlocal loaded
+        if article.api_key_id is None:
+            return True
+        if not loaded:
+            load()
+            loaded = True
+        theirs = keys.get(owner.article_id)
+        return theirs is None or article.api_key_id == theirs or article.api_key_id in trusted
+
+    return may_take
 
 
 def _new_doc_key(article: Article) -> str:

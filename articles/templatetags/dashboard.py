@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django import template
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -137,3 +138,13 @@ def bulk_label(bulk: Any) -> str:
                         total) % {"n": total}
     return ngettext("Undo a bulk decision (%(n)s cluster)",
                     "Undo a bulk decision (%(n)s clusters)", total) % {"n": total}
+
+
+@register.simple_tag(takes_context=True)
+def proxy_unconfigured(context: Any) -> bool:
+    """A proxy stands in front (the request carries X-Forwarded-For) but TRUSTED_PROXIES
+    is 0: every user then has the proxy's address, and the login limits count them as
+    one (the admin says so on every page)."""
+    request = context.get("request")
+    return bool(request is not None and settings.TRUSTED_PROXIES == 0
+                and request.META.get("HTTP_X_FORWARDED_FOR"))

@@ -76,3 +76,28 @@ def test_a_successful_sign_in_does_not_count_against_the_address(client, redis_c
         assert sign_in(Client(), "editor", RIGHT).status_code == 302
     sign_in(client, "editor", RIGHT)
     assert signed_in(client)
+
+
+def test_past_the_address_limit_tries_slow_down_instead_of_a_hard_lock(client, redis_client,
+                                                                       settings):
+    # one NAT or a proxy with TRUSTED_PROXIES unset puts everybody on one address: the
+    # address's limit must not lock them all out for LOGIN_LOCKOUT_SECONDS
+    import time
+
+    from dedupsite import counters
+    from dedupsite.security import address_delay
+
+    settings.LOGIN_ADDRESS_LIMIT = 2
+    settings.LOGIN_LOCKOUT_SECONDS = 900
+    User.objects.create_user("editor", password=RIGHT)
+    sign_in(client, "guess-1", "wrong")
+    sign_in(client, "guess-2", "wrong")
+    assert "temporarily locked" in sign_in(client, "editor", RIGHT).content.decode()
+    assert 0 < counters.ttl("login", "wait", "10.0.0.1") <= address_delay(2) == 1
+    time.sleep(1.1)
+    sign_in(client, "guess-3", "wrong")  # one try after the wait; it fails: 2 s now
+    assert counters.ttl("login", "wait", "10.0.0.1") == address_delay(3) == 2
+    assert address_delay(20) == 900  # doubling, up to the lockout window
+    time.sleep(2.1)
+    sign_in(client, "editor", RIGHT)
+    assert signed_in(client)  # not locked for the window: slowed down

@@ -128,3 +128,17 @@ def test_the_password_reset_pages_exist_only_with_mail_and_are_limited(client, r
     client.post(RESET_PAGES[0], {"email": "editor@example.org"}, REMOTE_ADDR="10.0.0.9")
     assert [(m.to, m.from_email) for m in mail.outbox] == [(["editor@example.org"],
                                                             "desk@example.org")]
+
+
+@pytest.mark.django_db
+def test_the_admin_warns_when_a_proxy_stands_in_front_unconfigured(admin_client, settings):
+    settings.TRUSTED_PROXIES = 0
+    assert b"proxy-warning" not in admin_client.get("/admin/").content
+    behind = admin_client.get("/admin/", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert b"proxy-warning" in behind.content and b"TRUSTED_PROXIES is 0" in behind.content
+    admin_client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/admin/"})
+    chinese = admin_client.get("/admin/", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert "TRUSTED_PROXIES 为 0" in chinese.content.decode()
+    settings.TRUSTED_PROXIES = 1
+    assert b"proxy-warning" not in admin_client.get(
+        "/admin/", HTTP_X_FORWARDED_FOR="198.51.100.7").content

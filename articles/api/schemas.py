@@ -11,6 +11,7 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from articles.api import lookalikes
 from articles.ingest.intake import ArticleInput
 from fingerprints.rule.normalize import has_text
 
@@ -92,6 +93,16 @@ class ArticleIn(BaseModel):
     @classmethod
     def _visible(cls, value: str) -> str:
         return _no_format_characters(value)
+
+    @field_validator("nid", "media")
+    @classmethod
+    def _no_lookalikes(cls, value: str) -> str:
+        return lookalikes.check_identifier(value) if value else value
+
+    @field_validator("url")
+    @classmethod
+    def _no_lookalike_host(cls, value: str) -> str:
+        return lookalikes.check_url(value)
 
     @field_validator("nid")
     @classmethod

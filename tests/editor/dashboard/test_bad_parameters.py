@@ -66,3 +66,25 @@ def test_a_good_parameter_still_works(client, editor, corpus):
     assert login(client, editor).get("/clusters/news/?since=0").status_code == 200
     assert client.get("/review/?item=1&pos=0").status_code == 200
     assert client.get("/clusters/?seen_to=2099-12-31").status_code == 200
+
+
+@pytest.mark.parametrize("query", ["/clusters/news/?since=", "/review/news/?since=",
+                                   "/review/?item=", "/review/?pos=",
+                                   "/clusters/?seen_to=", "/clusters/?min_size="])
+def test_fuzzed_parameters_never_get_a_500(client, editor, corpus, query):
+    from urllib.parse import quote
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    login(client, editor)
+
+    @settings(max_examples=40, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(st.text(max_size=30), st.integers(min_value=-10, max_value=10**30)
+                     .map(str), st.sampled_from(["²", "٣", "1e9", "0x10", "9999-12-31"])))
+    def check(value: str) -> None:
+        response = client.get(query + quote(value))
+        assert response.status_code in (200, 400), (value, response.status_code)
+
+    check()

@@ -19,8 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def gunicorn(tmp_path):
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("gunicorn")
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dedupsite.settings",
            "DEDUPSITE_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
            "DEDUPSITE_WARMUP": "0", "API_MAX_BODY_BYTES": "10000"}

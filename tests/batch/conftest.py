@@ -21,7 +21,7 @@ def spark() -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from fingerprints.batch.spark import build_session
 
-    session = build_session("local[2]", shuffle_partitions=4, driver_memory="2g")
+    session = build_session("local[2]", shuffle_partitions=2, driver_memory="2g")
     yield session
     session.stop()
 

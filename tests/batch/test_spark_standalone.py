@@ -34,7 +34,7 @@ def test_a_standalone_cluster_gives_the_in_process_engines_doc_ids(tmp_path, spa
         done = subprocess.run(
             [sys.executable, "manage.py", "spark_dedup", "--master", master,
              "--input", str(source), "--output", str(tmp_path / "out"),
-             "--shuffle-partitions", "4", "--driver-memory", "1g"],
+             "--shuffle-partitions", "2", "--driver-memory", "1g"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())

@@ -275,3 +275,16 @@ def test_stats_desk_screenshot(page, live_server, sample, editor, language):
         QueueSample.objects.create(taken_at=now - timedelta(minutes=5 * n), size=size)
     log_in(page, "editor", "/stats/")
     page.locator(".desk").screenshot(path=str(OUT / f"stats-desk-{language}.png"))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_admin_proxy_warning_screenshot(page, live_server, sample, editor, language):
+    editor.is_staff = editor.is_superuser = True
+    editor.save()
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    page.set_extra_http_headers({"X-Forwarded-For": "198.51.100.7"})
+    log_in(page, "editor", "/admin/")
+    expect(page.locator("#proxy-warning")).to_be_visible()
+    shoot(page, f"admin-proxy-warning-{language}.png")

@@ -106,10 +106,13 @@ def lockout_seconds(username: str, request: HttpRequest | None) -> int:
     and its last try is less than :func:`address_delay` ago."""
     if not username:
         return 0
-    pair, address = _pair(username, request), _address(request)
+    return _seconds_left(_pair(username, request), request)
+
+
+def _seconds_left(pair: tuple[str, ...], request: HttpRequest | None) -> int:
     if counters.count(*pair) >= settings.LOGIN_FAILURE_LIMIT:
         return max(1, counters.ttl(*pair))
-    if counters.count(*address) >= settings.LOGIN_ADDRESS_LIMIT:
+    if counters.count(*_address(request)) >= settings.LOGIN_ADDRESS_LIMIT:
         return counters.ttl(*_wait(request))
     return 0
 
@@ -128,9 +131,9 @@ class ThrottledModelBackend(ModelBackend):
         if not username:
             return super().authenticate(request, username=username, password=password,
                                         **kwargs)
-        if lockout_seconds(username, request):
+        pair, address = _pair(username, request), _address(request)  # one user lookup
+        if _seconds_left(pair, request):
             raise PermissionDenied("temporarily locked after too many failed logins")
-        pair, address = _pair(username, request), _address(request)
         window = settings.LOGIN_LOCKOUT_SECONDS
         tries = counters.hit(*pair, expire_s=window, sliding=False)
         guesses = counters.hit(*address, expire_s=window, sliding=False)

@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from articles.editor import actions
+from articles.editor.params import parse_whole_number
 from articles.models import AuditEntry, BulkAction, BulkStatus, Decision, Doc, DocStatus
 from dedupsite import redis_store
 
@@ -59,9 +60,10 @@ def targets_from_selection(values: Iterable[str]) -> list[tuple[int, int]]:
     shown: dict[str, int] = {}
     for value in values:
         doc_id, _sep, version = value.strip().rpartition(":")
-        if not doc_id or not (version.isascii() and version.isdigit()) or len(version) > 18:
+        number = parse_whole_number(version)
+        if not doc_id or number is None:
             raise BulkRefused(_("%(value)s is not a cluster.") % {"value": value[:80]})
-        shown.setdefault(doc_id.lower(), int(version))
+        shown.setdefault(doc_id.lower(), number)
     known = dict(Doc.objects.filter(doc_id__in=list(shown)).values_list("doc_id", "pk"))
     unknown = sorted(set(shown) - set(known))
     if unknown:

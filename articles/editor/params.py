@@ -23,16 +23,26 @@ class BadParameter(ValueError):
         self.name = name
 
 
+def parse_whole_number(raw: str) -> int | None:
+    """``raw`` as a whole number from 0 to :data:`MAX_WHOLE_NUMBER` (ASCII digits only),
+    or None."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19:
+        return None
+    value = int(raw)
+    return value if value <= MAX_WHOLE_NUMBER else None
+
+
 def whole_number(request: HttpRequest, name: str, default: int | None = None) -> int | None:
-    """``request.GET[name]`` as a whole number from 0 to :data:`MAX_WHOLE_NUMBER` (ASCII
-    digits only); ``default`` when the parameter is absent or empty."""
+    """``request.GET[name]`` as :func:`parse_whole_number` reads it; ``default`` when the
+    parameter is absent or empty; a :class:`BadParameter` when it is not one."""
     raw = request.GET.get(name, "")
     if raw == "":
         return default
-    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_WHOLE_NUMBER:
+    value = parse_whole_number(raw)
+    if value is None:
         raise BadParameter(name, _("%(name)s must be a whole number from 0 to %(max)s.")
                            % {"name": name, "max": MAX_WHOLE_NUMBER})
-    return int(raw)
+    return value
 
 
 class BadParameterMiddleware:

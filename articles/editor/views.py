@@ -52,7 +52,7 @@ from articles.editor.forms import (
     NoteForm,
     TargetForm,
 )
-from articles.editor.params import MAX_WHOLE_NUMBER, whole_number
+from articles.editor.params import parse_whole_number, whole_number
 from articles.ingest.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
@@ -494,8 +494,7 @@ def _position(request: HttpRequest, name: str, default: int = 0) -> int:
 def _position_in(url: str) -> int:
     """The review position a ``next`` URL carries, 0 when it carries none or a bad one:
     the action is done by then, so a bad position only resets the queue's place."""
-    raw = (parse_qs(urlsplit(url).query).get("pos") or [""])[0]
-    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) <= MAX_WHOLE_NUMBER else 0
+    return parse_whole_number((parse_qs(urlsplit(url).query).get("pos") or [""])[0]) or 0
 
 
 def _claim_minutes() -> int:

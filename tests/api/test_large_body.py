@@ -50,30 +50,11 @@ def gunicorn(tmp_path_factory):
     server.wait(timeout=30)
 
 
-def test_a_client_still_sending_a_too_large_body_reads_the_413(gunicorn):
-    port, key = gunicorn
-    body = json.dumps({"nid": "big", "url": "https://x.example/big",
-                       "content": "正文" * 5_000_000}).encode()  # ~30 MB: over socket buffers
+def post_whole_body(port: int, key: str, path: str, body: bytes) -> tuple[bytes, bytes]:
+    """POST ``body`` as a plain client does (the whole body, then read the answer):
+    (status code, payload)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    sock.sendall((f"POST /api/v1/articles HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                  f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
-                  f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode())
-    for start in range(0, len(body), 64 * 1024):  # a plain client: the whole body, then read
-        sock.sendall(body[start:start + 64 * 1024])
-    answer = b""
-    while chunk := sock.recv(65536):
-        answer += chunk
-    sock.close()
-    head, _, payload = answer.partition(b"\r\n\r\n")
-    assert head.split(b" ")[1] == b"413"
-    assert json.loads(payload)["error"]["code"] == "too_large"
-
-
-def test_the_seed_call_too_reads_a_too_large_body_before_its_413(gunicorn):
-    port, key = gunicorn
-    body = json.dumps({"url": "https://x.example/big", "content": "正文" * 5_000_000}).encode()
-    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    sock.sendall((f"POST /docId/getDocId HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
                   f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode())
     for start in range(0, len(body), 64 * 1024):
@@ -83,5 +64,21 @@ def test_the_seed_call_too_reads_a_too_large_body_before_its_413(gunicorn):
         answer += chunk
     sock.close()
     head, _, payload = answer.partition(b"\r\n\r\n")
-    assert head.split(b" ")[1] == b"413"
+    return head.split(b" ")[1], payload
+
+
+def test_a_client_still_sending_a_too_large_body_reads_the_413(gunicorn):
+    port, key = gunicorn
+    body = json.dumps({"nid": "big", "url": "https://x.example/big",
+                       "content": "正文" * 5_000_000}).encode()  # ~30 MB: over socket buffers
+    status, payload = post_whole_body(port, key, "/api/v1/articles", body)
+    assert status == b"413"
+    assert json.loads(payload)["error"]["code"] == "too_large"
+
+
+def test_the_seed_call_too_reads_a_too_large_body_before_its_413(gunicorn):
+    port, key = gunicorn
+    body = json.dumps({"url": "https://x.example/big", "content": "正文" * 5_000_000}).encode()
+    status, payload = post_whole_body(port, key, "/docId/getDocId", body)
+    assert status == b"413"
     assert json.loads(payload)["filterReason"] == "the body is too large"

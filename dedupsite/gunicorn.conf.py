@@ -3,7 +3,9 @@ GUNICORN_CMD_ARGS). docs/reliability.md explains the choices."""
 
 import os
 
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+# Loopback only: clients reach gunicorn through nginx (deploy/nginx/dedupsite.conf), which
+# buffers slow clients; to listen elsewhere, say so: GUNICORN_CMD_ARGS="--bind 0.0.0.0:8000".
+bind = f"127.0.0.1:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # Threads: a client that sends its request slowly holds one thread, not a whole worker
 # (with sync workers two such clients stopped the site). A buffering proxy in front

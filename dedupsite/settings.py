@@ -41,6 +41,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "articles.ops.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -116,6 +117,8 @@ RQ_QUEUES = {
     for name in ("ingest", "push", "default")
 }
 RQ_SHOW_ADMIN_LINK = True
+# django-rq's plain `rqworker` times its jobs too (dedup_worker runs MeteredWorker).
+RQ = {"WORKER_CLASS": "articles.ops.worker.MeteredForkWorker"}
 WATCHDOG_SECONDS = env_int("WATCHDOG_SECONDS", 30)
 # Index window expiry: Redis keys scanned per index namespace per watchdog tick.
 INDEX_EXPIRY_KEYS_PER_TICK = env_int("INDEX_EXPIRY_KEYS_PER_TICK", 5000)
@@ -190,6 +193,9 @@ LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
 # How many proxies in front of the web server append to X-Forwarded-For (0: none; the
 # client address is REMOTE_ADDR). Behind one nginx or load balancer: 1.
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
+# GET /metrics (articles/ops/views.py): set, only callers sending it as a bearer token;
+# unset, only loopback callers.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # Password reset by mail: the pages exist only with an SMTP host; an address may ask
 # PASSWORD_RESET_LIMIT times an hour (dedupsite/urls.py).
 EMAIL_HOST = env_str("EMAIL_HOST", "")
@@ -221,6 +227,9 @@ CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cook
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
+    # Prometheus scrapes gunicorn on loopback over plain HTTP (deploy/prometheus): no
+    # redirect for /metrics, which has its own guard (METRICS_TOKEN or loopback only).
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)

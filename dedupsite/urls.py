@@ -13,6 +13,7 @@ from django_rq.urls import get_admin_urlpatterns, get_api_urlpatterns
 
 from articles.api import seed
 from articles.api.endpoints import api
+from articles.ops import views as ops_views
 from dedupsite import counters
 from dedupsite.security import (
     LockoutAwareAdminAuthenticationForm,
@@ -90,5 +91,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("django-rq/", include((rq_patterns, "django_rq"))),
+    path("metrics", ops_views.metrics, name="metrics"),
+    path("ops/", ops_views.operations, name="operations"),
     path("", include("articles.urls")),
 ]

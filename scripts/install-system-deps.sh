@@ -20,6 +20,8 @@ PACKAGES=(
     chromium
     fonts-wqy-microhei
     openjdk-17-jre-headless  # Java for PySpark (spark_dedup, tests/batch)
+    nginx-light  # the shipped proxy (deploy/nginx), run by tests/ops's slow-client drill
+    prometheus  # scrapes /metrics in tests/ops; promtool tests deploy/prometheus/alerts.yml
 )
 
 log() { printf 'install-system-deps: %s\n' "$*" >&2; }

@@ -98,6 +98,9 @@ class Worker:
 class Stack:
     workdir: Path
     web_workers: int = 2
+    #: run gunicorn as shipped (dedupsite/gunicorn.conf.py: loopback, gthread 2 x 8)
+    #: instead of `web_workers` sync workers with a long timeout
+    shipped_web: bool = False
     hbase_url: str = ""
     rate_limit: int = 6000  # the API key's requests per minute (create_api_key's default)
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -185,11 +188,16 @@ class Stack:
         port = free_port()
         self.base_url = f"http://127.0.0.1:{port}"
         log = open(self.workdir / "web.log", "ab")  # noqa: SIM115 (lives as long as the server)
+        argv = [str(ROOT / ".venv" / "bin" / "gunicorn"), "dedupsite.wsgi"]
+        if self.shipped_web:
+            argv += ["-c", "dedupsite/gunicorn.conf.py", "--log-level", "warning",
+                     "--access-logfile", "/dev/null"]
+        else:
+            argv += ["--bind", f"127.0.0.1:{port}", "--workers", str(self.web_workers),
+                     "--timeout", "120", "--graceful-timeout", "10", "--log-level", "warning"]
         self.web = subprocess.Popen(
-            [str(ROOT / ".venv" / "bin" / "gunicorn"), "dedupsite.wsgi",
-             "--bind", f"127.0.0.1:{port}", "--workers", str(self.web_workers),
-             "--timeout", "120", "--graceful-timeout", "10", "--log-level", "warning"],
-            cwd=ROOT, env=self.environ(), stdout=log, stderr=subprocess.STDOUT,
+            argv, cwd=ROOT, env=self.environ(PORT=str(port)), stdout=log,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
         )
         deadline = time.monotonic() + 120

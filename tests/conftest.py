@@ -88,14 +88,16 @@ def auth(api_key: str) -> dict[str, str]:
 
 @pytest.fixture
 def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
-    """Run a real RQ worker (no fork) in burst mode over every queue; return jobs done."""
+    """Run a real RQ worker (no fork, timing its jobs as dedup_worker's does) in burst
+    mode over every queue; return jobs done."""
     import django_rq
-    from rq import SimpleWorker
+
+    from articles.ops.worker import MeteredWorker
 
     def run() -> int:
         queues = [django_rq.get_queue(name) for name in ("ingest", "push", "default")]
         before = sum(q.finished_job_registry.count for q in queues)
-        worker = SimpleWorker(queues, connection=queues[0].connection)
+        worker = MeteredWorker(queues, connection=queues[0].connection)
         worker.work(burst=True, with_scheduler=False)
         return sum(q.finished_job_registry.count for q in queues) - before
 

@@ -43,7 +43,7 @@ from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_h
 from articles.ingest.jobs import enqueue_processing
 from articles.ingest.lookup import find_similar
 from articles.models import ApiKey, Article, ArticleStatus, Doc
-from dedupsite import counters
+from dedupsite import counters, metrics
 from fingerprints.rule.normalize import has_text
 
 log = logging.getLogger(__name__)
@@ -339,6 +339,9 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     except _AtomicConflict:
         raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
                        {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}) from None
+    except DatabaseError:  # answered 503 by _database_down: counted for the operator
+        metrics.inc("dedupsite_article_failures_total", len(items), stage="intake")
+        raise
     refused = set(accepted.refused)
     if refused and not parsed.batch:
         raise ApiError(409, "not_owner", NOT_OWNER)

@@ -26,6 +26,7 @@ from articles.ingest.assign import process_articles, url_hash
 from articles.ingest.intake import Accepted, accept_articles
 from articles.ingest.results import load_articles
 from articles.models import ApiKey
+from dedupsite import metrics
 
 
 def _answer(status: int, reason: str, doc_id: str = "", filter_status: str = "error",
@@ -127,6 +128,7 @@ def _get_doc_id(request: HttpRequest) -> JsonResponse:
     try:
         return _process(item, key)
     except (redis.RedisError, DatabaseError, LockTimeout):
+        metrics.inc("dedupsite_article_failures_total", stage="intake")
         return _answer(503, "a store is unavailable; retry", outcome="fail")
 
 

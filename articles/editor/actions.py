@@ -36,6 +36,7 @@ from articles.models import (
     MatchedBy,
 )
 from articles.representatives import election
+from dedupsite import metrics
 
 EDITORS_GROUP = "editors"
 
@@ -142,10 +143,18 @@ class _Before:
 
 def _decision(action: str, doc: Doc, user: Actor, before: _Before,
               changed: Iterable[Doc], bulk: BulkAction | None = None) -> Decision:
+    _count_decision(action, bulk)
     return Decision.objects.create(
         action=action, doc_id=doc.doc_id, actor=_signed_in(user), before=before.as_json(),
         versions={str(d.pk): d.version for d in changed}, bulk=bulk,
     )
+
+
+def _count_decision(kind: str, bulk: BulkAction | None) -> None:
+    """``dedupsite_editor_decisions_total``, once the decision is committed."""
+    via = "bulk" if bulk is not None else "hand"
+    transaction.on_commit(lambda: metrics.inc("dedupsite_editor_decisions_total",
+                                              kind=kind, via=via))
 
 
 def _of_bulk(bulk: BulkAction | None) -> dict[str, Any]:
@@ -517,6 +526,7 @@ def undo(decision: Decision, user: Actor, note: str = "", *,
         decision.undone_at = timezone.now()
         decision.undone_by = _signed_in(user)
         decision.save(update_fields=["undone_at", "undone_by"])
+        _count_decision("undo", bulk)
         for key in keys:
             _audit(user, "undo", docs[key], note=note, undid=decision.action,
                    decision=decision.pk, **_of_bulk(bulk))

@@ -10,6 +10,8 @@ stores are in :mod:`articles.ingest.lookup`; docs/engine.md has the rule.
 from __future__ import annotations
 
 import contextlib
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -39,7 +41,7 @@ from articles.models import ApiKey, Article, ArticleStatus, Doc, DocStatus, Edit
 from articles.representatives import election
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, active_state, active_version
-from dedupsite import redis_store
+from dedupsite import metrics, redis_store
 from fingerprints.rule import (
     Candidate,
     EngineConfig,
@@ -85,6 +87,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     ``nids`` may instead be the queued Article objects the caller has just inserted
     (with their ids): they are not read again. A job that finished them in the
     meantime is still noticed under the lock."""
+    started = time.perf_counter()
     generation, config = active_state()
     live = reindex.ensure_index(generation)
     if live != generation:  # a reused state older than an index switch (or a rebuild)
@@ -164,7 +167,18 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     # and would never be counted otherwise.
     boilerplate.learn([a for (a, f), d in zip(todo, matches, strict=True)
                        if d is None or f.off_title], config, known)
+    _count_processed(matches, time.perf_counter() - started)
     return [a for a, _f in todo]
+
+
+def _count_processed(matches: Sequence[Match | None], seconds: float) -> None:
+    reasons = Counter(m.matched_by if m is not None else "new" for m in matches)
+    with metrics.record() as m:
+        for reason, n in reasons.items():
+            m.inc("dedupsite_articles_processed_total", n, reason=reason)
+        m.observe("dedupsite_processing_seconds", seconds, scope="batch")
+        m.observe("dedupsite_processing_seconds", seconds / len(matches), len(matches),
+                  scope="article")
 
 
 @contextlib.contextmanager

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from articles.ingest.jobs import enqueue_processing, pending_nids
 from articles.ingest.results import load_articles
 from articles.lib.bulksql import insert_objects
 from articles.models import ApiKey, Article, ArticleStatus, AuditEntry
+from dedupsite import metrics
 
 
 @dataclass(frozen=True)
@@ -86,15 +89,29 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
     ``accepted.refused``) unless the key may change others' articles. None (a command)
     may change any.
     """
+    accepted = accepted if accepted is not None else Accepted()
     for attempt in range(3):
+        before = dataclasses.replace(accepted, refused=list(accepted.refused))
         try:
-            return _accept(items, enqueue, accepted if accepted is not None else Accepted(),
-                           key)
+            stored = _accept(items, enqueue, accepted, key)
         except IntegrityError:
             # Another request inserted one of these nids at the same moment: now it is known.
             if attempt == 2:
                 raise
+            continue
+        counted = functools.partial(_count_received, before, accepted)
+        transaction.on_commit(counted)
+        return stored
     raise AssertionError("unreachable")
+
+
+def _count_received(before: Accepted, after: Accepted) -> None:
+    with metrics.record() as m:
+        for kind in ("new", "changed", "updated", "unchanged", "pinned"):
+            m.inc("dedupsite_articles_received_total",
+                  getattr(after, kind) - getattr(before, kind), kind=kind)
+        m.inc("dedupsite_articles_received_total",
+              len(after.refused) - len(before.refused), kind="refused")
 
 
 #: Fields a re-post may change without processing the article again.

@@ -11,7 +11,7 @@ from rq import Retry, get_current_job
 from rq.job import Job
 
 from articles.ingest import assign
-from dedupsite import redis_store
+from dedupsite import metrics, redis_store
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,12 @@ def process_batch(nids: Sequence[str]) -> int:
         return assign.process_articles(nids)
     except Exception as exc:
         job = get_current_job()
-        if job is None or not job.retries_left:
+        gave_up = job is None or not job.retries_left
+        if gave_up:
             # Out of retries: make the failure visible on each article (API, admin).
             assign.mark_failed(nids, f"{type(exc).__name__}: {exc}")
+        metrics.inc("dedupsite_article_failures_total", len(nids),
+                    stage="gave_up" if gave_up else "process")
         raise
     finally:
         _close_dead_connections()

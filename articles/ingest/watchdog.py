@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from dedupsite import metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -65,6 +67,10 @@ def tick() -> dict[str, int]:
     report["bulk_resumed"] = resume_bulk_actions()
     if report["rebuilt"] or report["requeued"] or report["pushes"] or report["bulk_resumed"]:
         log.warning("watchdog: %s", report)
+    with metrics.record() as m:
+        for kind in ("rebuilt", "requeued", "pushes", "bulk_resumed"):
+            m.inc("dedupsite_watchdog_recoveries_total", report[kind], kind=kind)
+        m.inc("dedupsite_watchdog_ticks_total")
     return report
 
 

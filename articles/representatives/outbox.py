@@ -29,7 +29,7 @@ from articles.representatives.stores import (
     normalize_row,
     store_from_url,
 )
-from dedupsite import redis_store
+from dedupsite import metrics, redis_store
 
 log = logging.getLogger(__name__)
 
@@ -168,10 +168,12 @@ def push_pending(shard: int = 0, shards: int = 1, limit: int = 500, rounds: int 
             RepresentativeOutbox.objects.filter(id__in=ids).update(
                 attempts=F("attempts") + 1, last_error=str(exc)[:1000]
             )
+            metrics.inc("dedupsite_representative_pushes_total", len(by_doc), outcome="failed")
             raise
         RepresentativeOutbox.objects.filter(id__in=ids).update(
             status=OutboxStatus.SENT, sent_at=timezone.now()
         )
+        metrics.inc("dedupsite_representative_pushes_total", len(by_doc), outcome="ok")
         pushed += len(by_doc)
     if RepresentativeOutbox.objects.filter(status=OutboxStatus.PENDING, shard__in=mine).exists():
         _enqueue_shard(shard, shards)

@@ -288,3 +288,18 @@ def test_admin_proxy_warning_screenshot(page, live_server, sample, editor, langu
     log_in(page, "editor", "/admin/")
     expect(page.locator("#proxy-warning")).to_be_visible()
     shoot(page, f"admin-proxy-warning-{language}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_operations_screenshot(page, live_server, sample, editor, language, client, auth):
+    editor.is_staff = True
+    editor.save()
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    client.post("/api/v1/articles", content_type="application/json", **auth,
+                data='{"nid": "ops-waiting", "url": "https://w.example/1", "title": "等待处理",'
+                     ' "content": "一篇还在队列里等待的文章。"}')  # no worker runs: it waits
+    log_in(page, "editor", "/ops/")
+    expect(page.locator(".ops-checks li").first).to_be_visible()
+    shoot(page, f"operations-{language}.png", full_page=True)

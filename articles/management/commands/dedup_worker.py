@@ -4,6 +4,10 @@ from django.core.management.base import BaseCommand, CommandParser
 from articles.ingest import jobs, watchdog
 
 QUEUES = ("ingest", "push", "default")
+#: Seconds between a waiting worker's heartbeats + 15; a killed worker's registration
+#: expires 60 s after that (RQ's default, 420, would hide a dead worker for 8 minutes
+#: from dedupsite_workers, which the "no workers" alert reads).
+WORKER_TTL = 60
 
 
 class Command(BaseCommand):
@@ -26,7 +30,8 @@ class Command(BaseCommand):
         try:
             while True:
                 call_command("rqworker", *QUEUES, with_scheduler=True,
-                             burst=bool(options["burst"]), worker_class="rq.worker.SimpleWorker")
+                             burst=bool(options["burst"]), worker_ttl=WORKER_TTL,
+                             worker_class="articles.ops.worker.MeteredWorker")
                 # A burst worker runs what it scheduled (the delayed representative
                 # pushes, retries) before it exits, instead of leaving it to a later one.
                 if not options["burst"] or not jobs.release_scheduled(QUEUES):

@@ -1,6 +1,6 @@
 """Slow clients against the web tier as shipped, with and without the shipped nginx.
 
-    .venv/bin/python bench/slow_clients.py [--slow 200] [--seconds 10]
+    .venv/bin/python bench/slow_clients.py [--slow 200] [--seconds 30]
 
 Starts a production-style stack (support/stack.py: its own MariaDB and Redis, gunicorn
 with dedupsite/gunicorn.conf.py on loopback, DEBUG off) and nginx with
@@ -31,7 +31,7 @@ PASSWORD = "slow-bench-Passw0rd!"
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--slow", type=int, default=200)
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=30)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="slow-clients-"))
     stack = Stack(workdir / "stack", shipped_web=True, extra_env={"TRUSTED_PROXIES": "1"})

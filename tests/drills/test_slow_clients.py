@@ -7,7 +7,8 @@ send a login body a byte every 4 s) are held open while, once a second, a health
 an editor's login and an article post are made; each must be answered within 1 s.
 Behind nginx every one is; without it the slow clients take gunicorn's 16 threads and
 many are not (how many varies from run to run: the slow drill asserts only that some
-are missed, and records the figures). Figures in docs/operations.md (bench/slow_clients.py prints the same).
+are missed, and records the figures). Figures in docs/operations.md
+(bench/slow_clients.py prints the same).
 """
 
 from __future__ import annotations

@@ -232,6 +232,11 @@ class Article(models.Model):
     )
     title = models.TextField(blank=True, default="")
     content = models.TextField()
+    # db_default: the batch importer and old rows; kept when body retention clears the body.
+    content_length = models.PositiveIntegerField(
+        default=0, db_default=0,
+        help_text=_("Characters of the body as received: a member much shorter than its "
+                    "cluster's longest is not elected representative by hotness."))
     category = models.CharField(max_length=100, blank=True, default="")
     media = models.CharField(max_length=200, blank=True, default="")
     image_count = models.PositiveIntegerField(default=0)
@@ -467,19 +472,57 @@ class ReviewClaim(models.Model):
     routes work; the doc's version guards the decisions themselves."""
 
     article = models.ForeignKey("Article", on_delete=models.CASCADE, related_name="+")
+    # The cluster a decision on the item acts on: one holder per cluster, so two editors
+    # taking at once never get two members of one cluster (null: a claim made before
+    # claims covered clusters; it expires like any other).
+    doc = models.ForeignKey("Doc", null=True, blank=True, on_delete=models.CASCADE,
+                            related_name="+")
     editor = models.ForeignKey("auth.User", on_delete=models.CASCADE, related_name="+")
     claimed_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
 
     class Meta:
         constraints = [
-            # One holder per item: the INSERT of a second editor taking it at the same
-            # moment fails, and that editor takes the next item.
+            # One holder per item and per cluster: the INSERT of a second editor taking
+            # one at the same moment fails, and that editor takes the next item.
             models.UniqueConstraint(fields=["article"], name="articles_reviewclaim_article"),
+            models.UniqueConstraint(fields=["doc"], name="articles_reviewclaim_doc"),
         ]
 
     def __str__(self) -> str:
         return f"{self.article_id} until {self.expires_at:%H:%M}"
+
+    @property
+    def doc_pk(self) -> int | None:
+        """The claimed cluster's Doc primary key (``doc_id`` names docId strings)."""
+        return self.__dict__.get("doc_id")
+
+
+class PassKind(models.TextChoices):
+    SKIP = "skip", _("skipped")
+    SECOND = "second", _("asked for a second editor")
+
+
+class ReviewPass(models.Model):
+    """An editor passed a review item's cluster on. ``skip``: it goes to the end of this
+    editor's queue (others take it as usual). ``second``: the editor is unsure; the item
+    goes first to the other editors taking the next item, never back to this one, until
+    someone decides on the cluster (``resolved_at``)."""
+
+    doc = models.ForeignKey("Doc", on_delete=models.CASCADE, related_name="+")
+    editor = models.ForeignKey("auth.User", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=PassKind.choices)
+    note = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["doc", "resolved_at"], name="articles_pass_doc")]
+
+    @property
+    def doc_pk(self) -> int:
+        """The cluster's Doc primary key (``doc_id`` names docId strings)."""
+        return int(self.__dict__["doc_id"])
 
 
 class AuditEntry(models.Model):

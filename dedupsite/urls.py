@@ -9,6 +9,7 @@ from django.contrib.auth.views import LoginView, redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import include, path
+from django.views.generic.base import RedirectView
 from django_rq.urls import get_admin_urlpatterns, get_api_urlpatterns
 
 from articles.api import seed
@@ -92,6 +93,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("django-rq/", include((rq_patterns, "django_rq"))),
     path("metrics", ops_views.metrics, name="metrics"),
+    # browsers ask for /favicon.ico whatever the page says: the same icon
+    path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg",
+                                             permanent=True)),
     path("ops/", ops_views.operations, name="operations"),
     path("", include("articles.urls")),
 ]

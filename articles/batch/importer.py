@@ -355,6 +355,7 @@ def _write_articles(
         fields = {
             "url": row["url"] or "", "url_hash": _unsigned(row["urlHash"]),
             "title": row["title"] or "", "content": row["content"] or "",
+            "content_length": len(row["content"] or ""),
             "category": (row["category"] or "")[:100], "media": (row["media"] or "")[:200],
             "image_count": int(row["imageCount"] or 0), "hotness": float(row["hotness"] or 0),
             "published_at": parse_datetime(row["publishedAt"]) if row["publishedAt"] else None,

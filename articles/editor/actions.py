@@ -23,6 +23,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
+from articles.editor import review
 from articles.models import (
     Article,
     ArticleStatus,
@@ -144,6 +145,8 @@ class _Before:
 def _decision(action: str, doc: Doc, user: Actor, before: _Before,
               changed: Iterable[Doc], bulk: BulkAction | None = None) -> Decision:
     _count_decision(action, bulk)
+    changed = list(changed)
+    review.resolve_requests(d.pk for d in changed)  # a second opinion, given
     return Decision.objects.create(
         action=action, doc_id=doc.doc_id, actor=_signed_in(user), before=before.as_json(),
         versions={str(d.pk): d.version for d in changed}, bulk=bulk,
@@ -325,8 +328,14 @@ def move_article(article: Article, target: Doc, user: Actor,
 
 
 def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
-               version: int | None = None) -> Doc:
-    """Merge every member of `source` into `target`; `source` is left empty."""
+               version: int | None = None, target_version: int | None = None,
+               representative: str = "target") -> Doc:
+    """Merge every member of `source` into `target`; `source` is left empty.
+
+    Refused when either side changed since the editor's page showed them (``version``
+    for the source, ``target_version`` for the target). The merged cluster keeps the
+    target's representative (``representative="source"``: the source's), pinned as the
+    editor's choice: a merge never hands the cluster to the incoming copy by hotness."""
     if source.pk == target.pk:
         raise EditError("a docId cannot be merged into itself")
     with transaction.atomic():
@@ -334,8 +343,10 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
         locked = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=[first, second])}
         source, target = locked[source.pk], locked[target.pk]
         _check_version(source, version)
+        _check_version(target, target_version)
         if source.size == 0:
             raise EditError("the docId has no articles to merge")
+        kept = (source if representative == "source" else target).representative_id
         before = _Before()
         before.doc(source)
         before.doc(target)
@@ -362,6 +373,10 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
             for nid in moving:
                 _link(LinkKind.MUST, nid, [staying[0]], user, before)
         election.refresh(source)
+        if kept is not None:
+            target.representative_id = kept
+            target.representative_pinned = True
+            target.save(update_fields=["representative", "representative_pinned"])
         election.refresh(target)
         decision = _decision("merge", source, user, before, [source, target])
         moved_from: dict[str, Any] = {"from": source.doc_id, "moved": len(moving)}

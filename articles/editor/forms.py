@@ -124,6 +124,20 @@ class MoveForm(TargetForm, MemberForm):
     pass
 
 
+class MergeForm(TargetForm):
+    """A merge names the target's version as the page showed it too: a target another
+    editor changed meanwhile (split, merged...) refuses the merge like a stale source."""
+
+    target_version = forms.IntegerField(
+        min_value=0, widget=forms.HiddenInput,
+        error_messages={"required": _("This page is out of date: reload it and try again."),
+                        "invalid": _("This page is out of date: reload it and try again.")},
+    )
+    representative = forms.ChoiceField(
+        required=False, initial="target", label=_("Representative of the merged cluster"),
+        choices=[("target", _("keep the target's")), ("source", _("take this cluster's"))])
+
+
 class BulkForm(forms.Form):
     """A bulk decision from /clusters/ or /review/: the checked clusters (``doc``, each
     ``<docId>:<version>``, read with getlist) or every cluster of a /clusters/ filter."""

@@ -26,15 +26,18 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from articles.models import (
     Article,
+    Doc,
     DocStatus,
     EngineSettings,
     MatchedBy,
+    PassKind,
     ReviewClaim,
+    ReviewPass,
     ReviewRules,
 )
 
@@ -88,41 +91,119 @@ def reasons(article: Article, rules: ReviewRules) -> list[str]:
     return found
 
 
-# --- claims: two editors working the queue take different items ---------------------
+# --- claims: two editors working the queue take different clusters ------------------
+
+
+def _clusters_of(article_ids: Iterable[int]) -> dict[int, int]:
+    """Article id -> its Doc's primary key, for the articles in a cluster."""
+    rows = Article.objects.filter(pk__in=list(article_ids), doc__isnull=False)
+    return {int(pk): int(doc) for pk, doc in rows.values_list("pk", "doc")}
 
 
 def active_claims(article_ids: Iterable[int], now: dt.datetime | None = None,
                   ) -> dict[int, ReviewClaim]:
-    """The unexpired claims on these items, by article id (with their editors)."""
+    """The unexpired claims on these items or on their clusters, by article id (with
+    their editors): a claim on one member of a cluster covers every member."""
     now = now or timezone.now()
-    return {claim.article_id: claim for claim in
-            ReviewClaim.objects.filter(article_id__in=list(article_ids), expires_at__gt=now)
-            .select_related("editor")}
+    ids = list(article_ids)
+    docs = _clusters_of(ids)
+    claims = list(ReviewClaim.objects.filter(expires_at__gt=now)
+                  .filter(Q(article_id__in=ids) | Q(doc__in=set(docs.values())))
+                  .select_related("editor"))
+    by_article = {c.article_id: c for c in claims}
+    by_doc = {c.doc_pk: c for c in claims if c.doc_pk is not None}
+    out = {}
+    for article_id in ids:
+        doc_pk = docs.get(article_id)
+        claim = by_article.get(article_id) or (by_doc.get(doc_pk) if doc_pk else None)
+        if claim is not None:
+            out[article_id] = claim
+    return out
+
+
+def cluster_claims(doc_pks: Iterable[int], now: dt.datetime | None = None
+                   ) -> dict[int, ReviewClaim]:
+    """The unexpired claims on these clusters, by doc id (for /clusters/ and the cluster
+    page: "anna is reviewing this")."""
+    now = now or timezone.now()
+    return {c.doc_pk: c for c in ReviewClaim.objects.filter(
+        doc__in=list(doc_pks), expires_at__gt=now).select_related("editor")
+        if c.doc_pk is not None}
+
+
+def open_requests(doc_pks: Iterable[int]) -> dict[int, ReviewPass]:
+    """Unresolved "ask a second editor" requests on these clusters, by doc id."""
+    return {p.doc_pk: p for p in ReviewPass.objects.filter(
+        doc__in=list(doc_pks), kind=PassKind.SECOND, resolved_at__isnull=True)
+        .select_related("editor").order_by("created_at")}
+
+
+def routed(user: User, candidates: list[int]) -> list[int]:
+    """The queue's order for ``user`` taking the next item: clusters another editor asked
+    a second opinion on first, then the rest, then the ones this editor skipped; never a
+    cluster this editor asked a second opinion on."""
+    docs = _clusters_of(candidates)
+    asked = open_requests(set(docs.values()))
+    skipped = set(ReviewPass.objects.filter(
+        editor=user, kind=PassKind.SKIP, doc__in=set(docs.values()),
+        created_at__gt=timezone.now() - dt.timedelta(days=1)).values_list("doc", flat=True))
+    mine = {doc for doc, request in asked.items() if request.editor_id == user.pk}
+    first = [a for a in candidates if docs.get(a) in asked and docs.get(a) not in mine]
+    last = [a for a in candidates if docs.get(a) in skipped and docs.get(a) not in asked]
+    middle = [a for a in candidates
+              if a not in first and a not in last and docs.get(a) not in mine]
+    return first + middle + last
 
 
 def take_next(user: User, candidates: list[int], now: dt.datetime | None = None) -> int | None:
-    """Claim the first of `candidates` (the queue's order) no other editor holds, for
-    ``settings.REVIEW_CLAIM_SECONDS``; returns its article id, or None when every one is
-    taken. An editor holds one item at a time: taking the next releases the previous.
+    """Claim the first of `candidates` (in :func:`routed` order) whose cluster no other
+    editor holds, for ``settings.REVIEW_CLAIM_SECONDS``; returns its article id, or None
+    when every one is taken. An editor holds one item at a time: taking the next
+    releases the previous.
 
-    Two editors taking at the same moment: the unique constraint on the claimed article
-    lets one INSERT through; the other's fails and it tries the next candidate.
+    Two editors taking at the same moment: the unique constraints on the claimed
+    article and cluster let one INSERT through; the other's fails and it tries the next
+    candidate.
     """
     now = now or timezone.now()
     expires = now + dt.timedelta(seconds=settings.REVIEW_CLAIM_SECONDS)
     # Separate statements (autocommit), not one transaction around the inserts: a
     # DELETE's gap lock held while inserting into the same gap deadlocks two takers.
     ReviewClaim.objects.filter(expires_at__lte=now).delete()
-    ReviewClaim.objects.filter(editor=user).delete()
-    held = set(active_claims(candidates, now))
-    for article_id in candidates:
-        if article_id in held:
+    release(user)
+    order = routed(user, candidates)
+    held = set(active_claims(order, now))
+    docs = _clusters_of(order)
+    for article_id in order:
+        if article_id in held or docs.get(article_id) is None:
             continue
         try:
             with transaction.atomic():
-                ReviewClaim.objects.create(article_id=article_id, editor=user,
-                                           claimed_at=now, expires_at=expires)
+                ReviewClaim.objects.create(article_id=article_id, doc=Doc(pk=docs[article_id]),
+                                           editor=user, claimed_at=now, expires_at=expires)
         except IntegrityError:
             continue  # taken by another editor a moment ago
         return article_id
     return None
+
+
+def release(user: User) -> int | None:
+    """Give up the item ``user`` holds; return its cluster's doc id (None: none held)."""
+    claim = ReviewClaim.objects.filter(editor=user).first()
+    ReviewClaim.objects.filter(editor=user).delete()
+    return claim.doc_pk if claim is not None else None
+
+
+def pass_on(user: User, kind: str, note: str = "") -> int | None:
+    """Skip the held item, or ask a second editor to decide it (``kind``); the claim is
+    released either way. Returns the cluster's doc id, None when nothing was held."""
+    doc_pk = release(user)
+    if doc_pk is not None:
+        ReviewPass.objects.create(doc=Doc(pk=doc_pk), editor=user, kind=kind, note=note[:500])
+    return doc_pk
+
+
+def resolve_requests(doc_pks: Iterable[int]) -> None:
+    """A decision on these clusters answers their open second-opinion requests."""
+    ReviewPass.objects.filter(doc__in=list(doc_pks), kind=PassKind.SECOND,
+                              resolved_at__isnull=True).update(resolved_at=timezone.now())

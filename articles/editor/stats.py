@@ -6,6 +6,7 @@ the samples the workers' watchdog writes, QueueSample), then the system's charts
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,17 +91,41 @@ def _today_start() -> datetime:
 
 
 def my_decisions_today(user: Any) -> tuple[list[Decision], int]:
-    """The signed-in editor's decisions since midnight (local time), newest first."""
+    """The signed-in editor's decisions since midnight (local time), newest first; the
+    count is of those that still stand (an undone one is listed, struck through)."""
     mine = Decision.objects.filter(actor=user, created_at__gte=_today_start())
     return (list(mine.select_related("bulk").order_by("-created_at", "-pk")[:MINE_SHOWN]),
-            mine.count())
+            mine.filter(undone_at__isnull=True).count())
 
 
-def desk_today() -> list[tuple[str, int]]:
-    """Decisions per editor since midnight, most first."""
+@dataclass(frozen=True)
+class DeskRow:
+    """One editor's day: what stands, by hand and in bulk, and what was undone."""
+
+    editor: str
+    by_hand: int  # decisions made one at a time that still stand
+    in_bulk: int  # clusters decided by bulk actions, still standing
+    bulk_actions: int  # the bulk actions those came from
+    undone: int  # decisions made today and undone since
+
+    @property
+    def standing(self) -> int:
+        return self.by_hand + self.in_bulk
+
+
+def desk_today() -> list[DeskRow]:
+    """Decisions per editor since midnight: standing (by hand, in bulk) and undone; the
+    editor with the most standing decisions by hand first."""
+    standing, undone = Q(undone_at__isnull=True), Q(undone_at__isnull=False)
     rows = (Decision.objects.filter(created_at__gte=_today_start())
-            .values("actor__username").annotate(n=Count("id")).order_by("-n"))
-    return [(row["actor__username"] or "—", row["n"]) for row in rows]
+            .values("actor__username")
+            .annotate(by_hand=Count("id", filter=standing & Q(bulk__isnull=True)),
+                      in_bulk=Count("id", filter=standing & Q(bulk__isnull=False)),
+                      bulk_actions=Count("bulk", filter=standing, distinct=True),
+                      undone=Count("id", filter=undone)))
+    out = [DeskRow(row["actor__username"] or "—", row["by_hand"], row["in_bulk"],
+                   row["bulk_actions"], row["undone"]) for row in rows]
+    return sorted(out, key=lambda r: (-r.by_hand, -r.in_bulk, r.editor))
 
 
 def _hours(hours: int) -> tuple[datetime, list[datetime]]:
@@ -188,4 +213,5 @@ def stats(request: HttpRequest) -> HttpResponse:
     ]
     return render(request, "stats/stats.html", {
         "totals": figures["totals"], "computed_at": figures["computed_at"], "charts": charts,
-        "mine": mine, "mine_total": mine_total, "desk": desk, "desk_today": desk_today()})
+        "mine": mine, "mine_total": mine_total, "desk": desk, "desk_today": desk_today(),
+        "day_start": _today_start()})

@@ -28,7 +28,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import OperationalError
 from django.db.models import Q, Subquery
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -48,9 +48,9 @@ from articles.editor.forms import (
     BulkForm,
     ClusterFilterForm,
     MemberForm,
+    MergeForm,
     MoveForm,
     NoteForm,
-    TargetForm,
 )
 from articles.editor.params import parse_whole_number, whole_number
 from articles.ingest.candidates import IndexUnavailable
@@ -63,6 +63,8 @@ from articles.models import (
     BulkStatus,
     Decision,
     Doc,
+    PassKind,
+    ReviewClaim,
 )
 from articles.templatetags.dashboard import action_label, http_url
 from articles.tuning.state import active_config
@@ -172,6 +174,7 @@ class ClusterRow:
     """A docId in the listing, its times formatted once (cheaper than the date filter)."""
 
     doc: Doc
+    claim: ReviewClaim | None = None  # an editor reviewing it now
 
     @cached_property
     def first_seen(self) -> str:
@@ -194,6 +197,9 @@ def clusters(request: HttpRequest) -> HttpResponse:
     page_ids = list(page.object_list)
     loaded = Doc.objects.select_related("representative").only(*LIST_FIELDS).in_bulk(page_ids)
     docs = [ClusterRow(loaded[pk]) for pk in page_ids if pk in loaded]
+    claims = review.cluster_claims(page_ids)
+    for row in docs:
+        row.claim = claims.get(row.doc.pk)
     template = "articles/clusters.html"
     if _fragment(request) == "cluster-rows":
         template += "#cluster-rows"
@@ -399,8 +405,10 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
         "merge_query": merge_query,
         "merge_results": _merge_targets(doc, merge_query),
         "version": doc.version,
+        "claim": review.cluster_claims([doc.pk]).get(doc.pk),
+        "asked": review.open_requests([doc.pk]).get(doc.pk),
         "merged_into": _merged_into(doc) if doc.size == 0 else "",
-        "note_form": NoteForm(),
+        "kept_note": request.session.pop(f"kept-note:{doc.doc_id}", ""),
     })
     return context
 
@@ -448,10 +456,11 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
 # --- /review/ -----------------------------------------------------------------------
 
 
-def _review_response(request: HttpRequest, position: int, fragment: bool,
+def _review_response(request: HttpRequest, position: int | None, fragment: bool,
                      item: int | None = None) -> HttpResponse:
     """The queue page (or its fragment) with the item at `position` selected, or the
-    item with id `item` when it is listed."""
+    item with id `item` when it is listed; no position: the first item no other editor
+    holds (the cursor never lands on a colleague's claim)."""
     rules = review.rules()
     queue = review.review_queue(rules)
     total = queue[:REVIEW_COUNT_CAP].count()
@@ -465,10 +474,16 @@ def _review_response(request: HttpRequest, position: int, fragment: bool,
         "doc__representative__media",
     ).in_bulk(ids)
     items = [loaded[pk] for pk in ids if pk in loaded]
+    claims = review.active_claims(ids)
+    requests = review.open_requests({entry.doc_pk for entry in items if entry.doc_pk})
+    if position is None:
+        free = [n for n, entry in enumerate(items) if entry.pk not in claims
+                or claims[entry.pk].editor_id == request.user.pk]
+        position = free[0] if free else 0
     position = max(0, min(position, len(items) - 1))
     selected = items[position] if items else None
-    claims = review.active_claims(ids)
-    entries = [(entry, review.reasons(entry, rules), claims.get(entry.pk)) for entry in items]
+    entries = [(entry, review.reasons(entry, rules), claims.get(entry.pk),
+                requests.get(entry.doc_pk) if entry.doc_pk else None) for entry in items]
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
                                "selected": selected, "capped": total >= REVIEW_COUNT_CAP,
                                "claim_minutes": _claim_minutes(),
@@ -515,7 +530,7 @@ def review_news(request: HttpRequest) -> HttpResponse:
 
 @viewer_required
 def review_queue(request: HttpRequest) -> HttpResponse:
-    return _review_response(request, _position(request, "pos"),
+    return _review_response(request, whole_number(request, "pos"),
                             fragment=_fragment(request) == "review-queue",
                             item=whole_number(request, "item"))
 
@@ -524,6 +539,11 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 def review_take(request: HttpRequest) -> HttpResponse:
     """Take the next item of the queue no other editor holds (a claim that expires)."""
     assert isinstance(request.user, User)  # editor_required
+    return _take(request)
+
+
+def _take(request: HttpRequest) -> HttpResponse:
+    assert isinstance(request.user, User)
     candidates = review.most_doubtful(review.review_queue(review.rules()), REVIEW_ITEMS)
     taken = review.take_next(request.user, candidates)
     if not candidates:
@@ -541,6 +561,22 @@ def review_take(request: HttpRequest) -> HttpResponse:
         return _review_response(request, 0, fragment=True, item=taken)
     url = reverse("review")
     return redirect(f"{url}?item={taken}" if taken is not None else url)
+
+
+@editor_required
+def review_pass(request: HttpRequest, kind: str) -> HttpResponse:
+    """Pass the held item on, then take the next one: ``skip`` (it comes back to this
+    editor after the rest, and to others as usual) or ``second`` (unsure: another editor
+    gets it first and decides; it never comes back to this one)."""
+    assert isinstance(request.user, User)  # editor_required
+    if kind not in (PassKind.SKIP, PassKind.SECOND):
+        raise Http404
+    note = request.POST.get("note", "")[:500]
+    if review.pass_on(request.user, kind, note) is None:
+        messages.info(request, _("You held no item; here is the next one."))
+    elif kind == PassKind.SECOND:
+        messages.info(request, _("Another editor will decide this one."))
+    return _take(request)
 
 
 # --- actions ------------------------------------------------------------------------
@@ -616,10 +652,12 @@ def _action(form_class: type[NoteForm],
                 shown = run(request, doc, form.cleaned_data)
             except actions.StaleVersion as exc:
                 messages.warning(request, _conflict_message(exc.doc_id))
+                _keep_note(request, doc, form.cleaned_data["note"])
             except OperationalError as exc:
                 if not actions.lock_conflict(exc):
                     raise
                 messages.warning(request, _busy_message())
+                _keep_note(request, doc, form.cleaned_data["note"])
             except actions.EditError as exc:
                 messages.error(request, str(exc))
         else:
@@ -628,6 +666,13 @@ def _action(form_class: type[NoteForm],
         return _after_action(request, doc, shown)
 
     return view
+
+
+def _keep_note(request: HttpRequest, doc: Doc, note: str) -> None:
+    """A refused action's note, offered again in the cluster page's note field (the
+    editor typed it for this cluster; a reload after the refusal must not lose it)."""
+    if note:
+        request.session[f"kept-note:{doc.doc_id}"] = note
 
 
 def _undo_tag(request: HttpRequest, doc: Doc) -> str:
@@ -670,7 +715,15 @@ def _move(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
 
 def _merge(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
     target = data["target"]
-    actions.merge_docs(doc, target, request.user, data["note"], version=data["version"])
+    try:
+        actions.merge_docs(doc, target, request.user, data["note"], version=data["version"],
+                           target_version=data["target_version"],
+                           representative=data["representative"] or "target")
+    except actions.StaleVersion as exc:
+        if exc.doc_id == target.doc_id:  # the target changed: say so on this page
+            messages.warning(request, _conflict_message(exc.doc_id))
+            return doc
+        raise
     messages.success(request, _("Merged docId %(source)s into %(target)s.")
                      % {"source": doc.doc_id, "target": target.doc_id},
                      extra_tags=_undo_tag(request, doc))
@@ -697,7 +750,7 @@ def _release(request: HttpRequest, doc: Doc, data: dict[str, Any]) -> Doc:
 confirm = _action(NoteForm, _confirm)
 split = _action(MemberForm, _split)
 move = _action(MoveForm, _move)
-merge = _action(TargetForm, _merge)
+merge = _action(MergeForm, _merge)
 representative = _action(MemberForm, _representative)
 release = _action(NoteForm, _release)
 

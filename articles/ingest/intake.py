@@ -43,7 +43,8 @@ class ArticleInput:
     def model_fields(self) -> dict[str, Any]:
         return {
             "url": self.url, "url_hash": url_hash(self.url), "title": self.title,
-            "content": self.content, "category": self.category, "media": self.media,
+            "content": self.content, "content_length": len(self.content),
+            "category": self.category, "media": self.media,
             "image_count": self.image_count, "hotness": self.hotness,
             "published_at": self.published_at, "payload_hash": self.payload_hash(),
         }

@@ -1,6 +1,8 @@
 """Representative election: which member of a docId is delivered as its representative.
 
-The member with the highest hotness × media weight wins; ties go to the earliest
+The member with the highest hotness × media weight wins among the members whose text
+is complete enough: at least half as long as the cluster's longest (a truncated
+repost posted hotter is elected only by an editor); ties go to the earliest
 (received_at, then id). An editor's choice (Doc.representative_pinned) wins until
 it is undone or that member leaves the doc. Members whose body was cleared by body
 retention (:mod:`articles.representatives.retention`) are passed over. Every change
@@ -44,6 +46,17 @@ def clear_weights_cache() -> None:
     _weights.clear()
 
 
+#: A member shorter than this share of its cluster's longest body is not elected by
+#: hotness (docs/hbase.md).
+COMPLETE_SHARE = 0.5
+
+
+def complete(members: list[Article]) -> list[Article]:
+    """The members whose body is at least COMPLETE_SHARE of the longest one's."""
+    longest = max(m.content_length for m in members)
+    return [m for m in members if m.content_length >= COMPLETE_SHARE * longest]
+
+
 def score(article: Article, weights: dict[str, float]) -> tuple[float, float, int]:
     """Sort key: higher is better. Ties go to the earliest article."""
     weighted = article.hotness * weights.get(article.media, 1.0)
@@ -53,7 +66,7 @@ def score(article: Article, weights: dict[str, float]) -> tuple[float, float, in
 def elect(doc: Doc) -> Article | None:
     members = list(
         Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(
-            "id", "nid", "hotness", "media", "received_at", "body_cleared_at"
+            "id", "nid", "hotness", "media", "received_at", "body_cleared_at", "content_length"
         )
     )
     if not members:
@@ -63,9 +76,19 @@ def elect(doc: Doc) -> Article | None:
     # A member whose body retention cleared has no text to deliver: it is elected only
     # when no member has its body (retention never clears the current
     # representative, so a doc normally has one).
-    kept = [m for m in members if m.body_cleared_at is None] or members
+    kept = complete([m for m in members if m.body_cleared_at is None] or members)
     weights = media_weights(m.media for m in kept)
     return max(kept, key=lambda m: score(m, weights))
+
+
+def _surely_complete(best: Article, rep: Article, joined: list[Article]) -> bool:
+    """Is ``best`` complete enough among every member, without reading the others? The
+    current representative was complete among them (the longest of them is at most
+    twice its length), so a winner at least as long as it, and at least half as long
+    as the longest newcomer, is."""
+    longest_new = max(m.content_length for m in joined)
+    return (best.content_length >= rep.content_length
+            and best.content_length >= COMPLETE_SHARE * longest_new)
 
 
 def refresh(doc: Doc) -> None:
@@ -101,7 +124,10 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
         if doc.representative_pinned and rep is not None:
             best = rep
         else:
-            best = max(contenders, key=lambda m: score(m, weights))
+            best = max(complete(contenders), key=lambda m: score(m, weights))
+            if rep is not None and not _surely_complete(best, rep, members):
+                # the members not in this batch may be longer: elect among all of them
+                best = elect(doc) or best
         updates.append((doc.pk, (len(members), best.pk, 1)))
         outbox.append((doc.doc_id, doc.rep_version + 1, RepresentativeOutbox.shard_of(doc.doc_id)))
         # the committed state, in memory too (the API answers from these objects)

@@ -1,5 +1,7 @@
-// Keyboard shortcuts of the review queue: j/k move, t takes the next item no other editor
-// holds, c confirms the cluster, s splits the article out, u undoes the decision just made. The actions are ordinary forms (they work without this file); with htmx the
+// Keyboard shortcuts of the review queue: j/k move (over items another editor holds), t
+// takes the next item no other editor holds, n skips the held item (it comes back later),
+// a asks a second editor to decide it, c confirms the cluster, s splits the article out
+// (neither on an item another editor holds), u undoes the decision just made. The actions are ordinary forms (they work without this file); with htmx the
 // queue fragment is swapped in place and the selection stays at the same position.
 (function () {
   "use strict";
@@ -14,6 +16,19 @@
       if (list[i].classList.contains("selected")) return i;
     }
     return list.length ? 0 : -1;
+  }
+
+  function claimedByOther(el) {
+    return el.classList.contains("claimed-other");
+  }
+
+  // The next item from `from` in `step` direction that no other editor holds (or `from`).
+  function step(from, by) {
+    var list = items();
+    for (var i = from + by; i >= 0 && i < list.length; i += by) {
+      if (!claimedByOther(list[i])) return i;
+    }
+    return from;
   }
 
   function select(index, loadDiff) {
@@ -33,7 +48,7 @@
 
   function submit(action) {
     var current = items()[selectedIndex()];
-    if (!current) return;
+    if (!current || claimedByOther(current)) return;
     var form = current.querySelector('form[data-action="' + action + '"]');
     if (!form) return;
     if (form.requestSubmit) {
@@ -53,8 +68,8 @@
     }
   }
 
-  function take() {
-    var form = document.querySelector('form[data-action="take"]');
+  function take(action) {
+    var form = document.querySelector('form[data-action="' + (action || "take") + '"]');
     if (!form) return;
     if (form.requestSubmit) {
       form.requestSubmit();
@@ -78,11 +93,13 @@
     }
     if (!document.querySelector(".review-list")) return;
     switch (event.key) {
-      case "j": select(selectedIndex() + 1, true); break;
-      case "k": select(selectedIndex() - 1, true); break;
+      case "j": select(step(selectedIndex(), 1), true); break;
+      case "k": select(step(selectedIndex(), -1), true); break;
       case "c": submit("confirm"); break;
       case "s": submit("split"); break;
-      case "t": take(); break;
+      case "t": take("take"); break;
+      case "n": take("skip"); break;
+      case "a": take("second"); break;
       default: return;
     }
     event.preventDefault();

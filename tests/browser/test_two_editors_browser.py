@@ -161,3 +161,56 @@ def test_two_editors_in_the_review_queue_take_different_items(page, other_page, 
     expect(page.locator("#review-count")).to_have_text("1")
     other_page.keyboard.press("s")
     expect(other_page.locator("#review-count")).to_have_text("0")
+
+
+def test_two_editors_taking_at_once_get_different_clusters_and_see_each_others_claim(
+        page, other_page, editor, second_editor, corpus):
+    from articles.models import ReviewClaim, ReviewPass
+
+    # every cluster's other members borderline: two members of the river cluster side by
+    # side in the queue, and enough clusters to route
+    for doc in corpus.values():
+        Article.objects.filter(doc=doc).exclude(pk=doc.representative_id).update(
+            distance=3, matched_by="content", pinned=False)
+    log_in(page, "editor", "/review/")
+    log_in(other_page, "editor2", "/review/")
+    page.keyboard.press("t")
+    other_page.keyboard.press("t")  # before the first answer arrives
+    # the taken item is selected and marked (its cluster's other items too)
+    expect(page.locator(".review-item.selected .badge.claim-mine")).to_have_count(1)
+    expect(other_page.locator(".review-item.selected .badge.claim-mine")).to_have_count(1)
+    claims = {c.editor.username: c for c in ReviewClaim.objects.select_related("editor", "doc")}
+    assert set(claims) == {"editor", "editor2"}
+    assert claims["editor"].doc_pk != claims["editor2"].doc_pk  # different clusters
+    mine, theirs = claims["editor"], claims["editor2"]
+    # each sees the other's claim: the queue, the cluster list, the cluster page
+    page.goto("/review/")
+    expect(page.locator(".badge.claim-other", has_text="taken by editor2")).not_to_have_count(0)
+    page.goto("/clusters/")
+    expect(page.locator(".badge.claim-other", has_text="editor2 is reviewing this")).to_be_visible()
+    page.goto(f"/clusters/{theirs.doc.doc_id}/")
+    expect(page.locator(".claim-banner")).to_contain_text("editor2 is reviewing this cluster")
+    other_page.goto(f"/clusters/{mine.doc.doc_id}/")
+    expect(other_page.locator(".claim-banner")).to_contain_text("editor is reviewing this")
+    # the cursor of a fresh queue page is never on the colleague's item
+    other_page.goto("/review/")
+    expect(other_page.locator(".review-item.selected.claimed-other")).to_have_count(0)
+    # skip: the first editor passes the item on and gets another cluster
+    page.goto("/review/")
+    page.keyboard.press("n")
+    page.wait_for_function(
+        f"() => !document.querySelector('#review-item-{mine.article_id} .claim-mine')")
+    skipped = ReviewPass.objects.get(editor__username="editor", kind="skip")
+    assert skipped.doc_pk == mine.doc_pk
+    now_mine = ReviewClaim.objects.get(editor__username="editor")
+    assert now_mine.doc_pk not in (mine.doc_pk, theirs.doc_pk)
+    # unsure: the second editor asks for a second opinion; the first editor gets it next
+    other_page.keyboard.press("a")
+    expect(other_page.locator(".message", has_text="Another editor will decide this one.")
+           ).to_be_visible()
+    page.keyboard.press("t")
+    page.wait_for_function(
+        f"() => !!document.querySelector('#review-item-{theirs.article_id} .claim-mine')")
+    assert ReviewClaim.objects.get(editor__username="editor").doc_pk == theirs.doc_pk
+    expect(page.locator(f"#review-item-{theirs.article_id} .badge.second")).to_contain_text(
+        "editor2 asks for a second editor")

@@ -75,8 +75,10 @@ def test_a_docid_lists_the_docids_its_members_match_and_can_merge_into_one(clien
     # and from x's side: z here matches y there
     assert y.doc_id in _related(client, x)
     # the suggestion's button merges
+    assert f'name="target_version" value="{x.version}"' in form.group(0)
     response = client.post(f"/clusters/{y.doc_id}/merge/",
-                           {"target": x.doc_id, "version": y.version})
+                           {"target": x.doc_id, "version": y.version,
+                            "target_version": x.version})
     assert response.status_code in (200, 302)
     assert Article.objects.get(nid="y").doc == x
     assert "No member of this docId matches another cluster." in _related(client, x)

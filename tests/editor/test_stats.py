@@ -72,7 +72,7 @@ def test_my_decisions_today_and_the_desks_throughput(client, auth, run_worker):
     client.login(username="li", password=PASSWORD)
     body = client.get("/stats/").content.decode()
     mine = body[body.index('id="my-decisions"'):body.index("The desk today")]
-    assert "My decisions today: 2" in mine
+    assert "My decisions today that stand: 2" in mine
     assert f'href="/clusters/{first.doc_id}/"' in mine
     assert "confirmed the cluster" in mine and "chose the representative" in mine
     assert f'href="/clusters/{second.doc_id}/">' in mine  # li's choice of representative
@@ -122,9 +122,46 @@ def test_the_systems_figures_are_kept_for_a_while_and_the_desk_is_live(
     actions.confirm_doc(Article.objects.get(nid="a").doc, li)
     body = client.get("/stats/").content.decode()
     assert tile.search(body).group(1) == "2"  # the system's part: kept
-    assert "My decisions today: 1" in body  # the desk: live
+    assert "My decisions today that stand: 1" in body  # the desk: live
     settings.STATS_CACHE_SECONDS = 0
     cache.clear()
     assert tile.search(client.get("/stats/").content.decode()).group(1) == "3"
     client.get("/stats/")
     assert cache.get(stats.SYSTEM_CACHE_KEY) is None  # 0: never kept
+
+
+def test_the_desk_counts_what_stands_by_hand_and_in_bulk(client, auth, run_worker):
+    from articles.models import BulkAction
+
+    subjects = ("滨江绿道全线贯通", "地铁三号线开通", "图书馆推出夜间借阅", "寒潮蓝色预警",
+                "博物馆新馆开放")
+    for n, subject in enumerate(subjects):
+        body = (f"本报讯：{subject}。" + "".join(
+            f"{subject}的第{i}项安排已经落实，相关部门表示将持续跟进。" for i in range(1, 6)))
+        for suffix in "ab":
+            client.post("/api/v1/articles", content_type="application/json", **auth,
+                        data=json.dumps({"nid": f"s{n}{suffix}", "title": subject,
+                                         "url": f"https://{suffix}.example/{n}",
+                                         "content": body}))
+    run_worker()
+    li = an_editor("li")
+    docs = [Article.objects.get(nid=f"s{n}a").doc for n in range(5)]
+    assert len({d.pk for d in docs}) == 5  # five stories
+    kept = [actions.confirm_doc(docs[0], li), actions.confirm_doc(docs[1], li)]
+    undone = actions.confirm_doc(docs[2], li)
+    assert kept[0].pk and undone.pk
+    actions.undo(Decision.objects.get(doc_id=docs[2].doc_id), li)
+    bulk = BulkAction.objects.create(action="confirm", actor=li)
+    for doc in docs[3:]:
+        actions.confirm_doc(doc, li, bulk=bulk)
+    client.login(username="li", password=PASSWORD)
+    body = client.get("/stats/").content.decode()
+    assert "My decisions today that stand: 4" in body  # 2 by hand + 2 in bulk; 1 undone
+    desk = body[body.index('id="desk-today"'):]
+    row = re.search(r'<th scope="row">li</th>(.*?)</tr>', desk, re.S).group(1)
+    cells = [re.sub(r"<[^>]+>", "", c).split()[0] for c in
+             re.findall(r'<td class="num">(.*?)</td>', row, re.S)]
+    assert cells == ["2", "2", "1"]  # by hand, in bulk, undone
+    assert "(1 bulk action)" in row
+    rows = {r.editor: r for r in stats.desk_today()}
+    assert rows["li"].standing == 4 and rows["li"].bulk_actions == 1

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Reachable without a login or key, on purpose.
 PUBLIC = {"accounts/login/", "i18n/setlang/",
           "api/v1/health", "api/openapi.json", "api/docs", "admin/login/",
-          "accounts/logout/", "", "admin/logout/"}
+          "accounts/logout/", "", "admin/logout/",
+          "favicon.ico"}  # a redirect to the static icon
 
 
 def walk(patterns, prefix=""):

@@ -91,7 +91,8 @@ def test_merge_moves_every_member_and_lands_on_the_target(client, corpus, editor
     login(client, editor)
     source, target = corpus["museum"], corpus["library"]
     response = client.post(f"/clusters/{source.doc_id}/merge/",
-                           at_version(source, target=target.doc_id))
+                           at_version(source, target=target.doc_id,
+                                      target_version=target.version))
     assert response.status_code == 302
     assert response["Location"] == f"/clusters/{target.doc_id}/"
     assert doc_of("museum-1") == doc_of("museum-2") == target
@@ -146,6 +147,7 @@ def test_an_htmx_action_answers_with_the_updated_cluster_fragment(client, corpus
     assert "Split river-3 out into the new docId" in html
     assert 'data-nid="river-3"' not in html
     merged = client.post(f"/clusters/{doc.doc_id}/merge/",
-                         at_version(doc, target=corpus["museum"].doc_id),
+                         at_version(doc, target=corpus["museum"].doc_id,
+                                    target_version=corpus["museum"].version),
                          **htmx("cluster-body"))
     assert merged["HX-Redirect"] == f"/clusters/{corpus['museum'].doc_id}/"

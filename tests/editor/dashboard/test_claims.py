@@ -41,6 +41,14 @@ def queue_ids() -> list[int]:
     return review.most_doubtful(review.review_queue(review.rules()), 25)
 
 
+def cluster(article_id: int) -> int | None:
+    return Article.objects.get(pk=article_id).doc_pk
+
+
+def first_of_another_cluster(ids: list[int], taken: int) -> int:
+    return next(i for i in ids if cluster(i) != cluster(taken))
+
+
 def test_two_editors_taking_the_next_item_get_different_items(client, corpus, editor,
                                                               second_editor):
     login(client, editor)
@@ -81,8 +89,9 @@ def test_a_claim_expires_after_the_configured_time(corpus, editor, second_editor
     assert review.take_next(editor, ids, now=start) == ids[0]
     claim = ReviewClaim.objects.get(editor=editor)
     assert claim.expires_at - claim.claimed_at == dt.timedelta(seconds=60)
-    # within the minute the first item stays the first editor's
-    assert review.take_next(second_editor, ids, now=start + dt.timedelta(seconds=59)) == ids[1]
+    # within the minute the first item's cluster stays the first editor's
+    assert review.take_next(second_editor, ids, now=start + dt.timedelta(seconds=59)) == \
+        first_of_another_cluster(ids, ids[0])
     # after it, it is free again
     assert review.take_next(third, ids, now=start + dt.timedelta(seconds=61)) == ids[0]
     assert ReviewClaim.objects.get(article_id=ids[0]).editor == third
@@ -135,3 +144,105 @@ def test_the_claim_time_comes_from_the_environment(value, seconds):
         env=env, cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True,
         check=True)
     assert int(out.stdout) == seconds
+
+
+def test_a_claim_covers_the_whole_cluster(client, corpus, editor, second_editor):
+    river = corpus["river"]  # both non-representative members borderline: two queue items
+    Article.objects.filter(doc=river).exclude(pk=river.representative_id).update(
+        distance=3, matched_by="content", pinned=False)
+    ids = queue_ids()
+    taken = review.take_next(editor, [i for i in ids if cluster(i) == river.pk] + ids)
+    siblings = [i for i in ids if cluster(i) == cluster(taken) and i != taken]
+    assert siblings, "the corpus has a cluster with two queue items"
+    claims = review.active_claims(ids)
+    assert all(claims[i].editor == editor for i in siblings)  # the claim covers them
+    # however many editors take after, none gets a member of the held cluster
+    others = [second_editor] + [User.objects.create_user(f"e{n}") for n in range(3)]
+    for other in others:
+        other.groups.set(editor.groups.all())
+        got = review.take_next(other, ids)
+        assert got is None or cluster(got) != cluster(taken)
+    held = list(ReviewClaim.objects.exclude(doc=None).values_list("doc", flat=True))
+    assert len(held) == len(set(held))  # one holder per cluster
+
+
+def test_the_cursor_of_a_fresh_page_skips_a_colleagues_claim(client, corpus, editor,
+                                                             second_editor):
+    login(client, editor)
+    client.post("/review/take/")
+    other = login(Client(), second_editor)
+    html = other.get("/review/").content.decode()
+    assert selected(html) != "river-3"  # the first item is the colleague's
+    assert 'claimed-other" id="review-item-' in html.replace("selected ", "")
+    mine = client.get("/review/").content.decode()
+    assert selected(mine) == "river-3"  # the holder's own cursor stays on it
+
+
+def test_skip_passes_the_item_on_and_it_comes_back_last(client, corpus, editor, second_editor):
+    ids = queue_ids()
+    login(client, editor)
+    client.post("/review/take/")
+    first = ReviewClaim.objects.get(editor=editor)
+    html = client.post("/review/pass/skip/", follow=True).content.decode()
+    now_held = ReviewClaim.objects.get(editor=editor)
+    assert cluster(now_held.article_id) != first.doc_pk  # the next item, another cluster
+    assert "yours" in html
+    # for this editor the skipped cluster is at the end; others get it as usual
+    order = review.routed(editor, ids)
+    assert cluster(order[-1]) == first.doc_pk
+    assert review.take_next(second_editor, ids) == first.article_id
+
+
+def test_asking_a_second_editor_routes_the_item_to_another_one(client, corpus, editor,
+                                                              second_editor):
+    from articles.editor import actions
+    from articles.models import ReviewPass
+
+    ids = queue_ids()
+    login(client, editor)
+    client.post("/review/take/")
+    asked = ReviewClaim.objects.get(editor=editor)
+    response = client.post("/review/pass/second/", {"note": "两篇的地名不同"}, follow=True)
+    assert "Another editor will decide this one." in response.content.decode()
+    request = ReviewPass.objects.get(editor=editor)
+    assert request.kind == "second" and request.note == "两篇的地名不同"
+    # never back to the editor who asked, however often they take
+    for _ in range(3):
+        got = review.take_next(editor, ids)
+        assert got is None or cluster(got) != asked.doc_pk
+    review.release(editor)
+    # first for a colleague, shown with who asked
+    other = login(Client(), second_editor)
+    other.post("/review/take/")
+    claim = ReviewClaim.objects.get(editor=second_editor)
+    assert claim.doc_pk == asked.doc_pk
+    page = other.get(f"/review/?item={claim.article_id}").content.decode()
+    assert "editor asks for a second editor" in page
+    detail = other.get(f"/clusters/{claim.doc.doc_id}/").content.decode()
+    assert "editor asked a second editor to decide this cluster." in detail
+    assert "两篇的地名不同" in detail
+    # the colleague's decision answers the request
+    actions.confirm_doc(claim.doc, second_editor)
+    request.refresh_from_db()
+    assert request.resolved_at is not None
+
+
+def test_clusters_and_the_cluster_page_say_who_is_reviewing(client, corpus, editor,
+                                                           second_editor):
+    login(client, editor)
+    client.post("/review/take/")
+    claim = ReviewClaim.objects.get(editor=editor)
+    other = login(Client(), second_editor)
+    listing = other.get("/clusters/").content.decode()
+    assert "editor is reviewing this" in listing
+    page = other.get(f"/clusters/{claim.doc.doc_id}/").content.decode()
+    assert "editor is reviewing this cluster (taken until" in page
+    own = client.get(f"/clusters/{claim.doc.doc_id}/").content.decode()
+    assert "is reviewing this cluster" not in own  # not a warning to the holder
+
+
+def test_passing_is_for_editors_only_and_kinds_are_checked(client, corpus, editor, viewer):
+    login(client, viewer)
+    assert client.post("/review/pass/skip/").status_code == 403
+    login(client, editor)
+    assert client.post("/review/pass/sideways/").status_code == 404

@@ -77,6 +77,7 @@ def test_an_htmx_request_gets_only_the_rows(client, corpus, viewer):
 def test_the_cluster_list_runs_a_fixed_number_of_queries(client, corpus, viewer,
                                                         django_assert_max_num_queries):
     login(client, viewer)
-    # session, user, groups, count, page, the newest docId and article (bulk, banner)
-    with django_assert_max_num_queries(7):
+    # session, user, groups, count, page, the newest docId and article (bulk, banner),
+    # the page's review claims ("anna is reviewing this")
+    with django_assert_max_num_queries(8):
         client.get("/clusters/")

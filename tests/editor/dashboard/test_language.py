@@ -56,7 +56,7 @@ def test_the_bulk_tools_the_desk_and_the_counts_speak_chinese(client, corpus, ed
     bulk.run(job.pk)
     assert "已确认 1 个聚类" in client.get(f"/bulk/{job.pk}/").content.decode()
     stats = client.get("/stats/").content.decode()
-    assert "我今天的决定：1" in stats and "全组每小时决定数" in stats
+    assert "我今天仍有效的决定：1" in stats and "全组每小时决定数" in stats
     response = client.post("/bulk/", {"action": "confirm", "next": "/clusters/"},
                            HTTP_HX_REQUEST="true", HTTP_HX_TARGET="bulk-status")
     assert "请至少选择一个聚类。" in response.content.decode()

@@ -41,6 +41,8 @@ def test_every_action_bumps_the_version_and_refuses_a_stale_one(client, corpus, 
     login(client, editor)
     river, library = corpus["river"], corpus["library"]
     data = {k: library.doc_id if v == "LIBRARY" else v for k, v in data.items()}
+    if action == "merge":  # the merge form names the target's version too
+        data["target_version"] = library.version
     stale = river.version
     # another editor decides first
     actions.choose_representative(Article.objects.get(nid="river-1"), None)
@@ -77,7 +79,8 @@ def test_a_stale_htmx_action_answers_with_the_current_cluster(client, corpus, ed
     client.post(f"/clusters/{river.doc_id}/split/", at_version(river, nid="river-3"))
     # a second editor's page still shows river-3 and the old version
     response = client.post(f"/clusters/{river.doc_id}/merge/",
-                           {"target": corpus["museum"].doc_id, "version": river.version},
+                           {"target": corpus["museum"].doc_id, "version": river.version,
+                            "target_version": corpus["museum"].version},
                            **htmx("cluster-body"))
     assert response.status_code == 200 and "HX-Redirect" not in response
     html = response.content.decode()

@@ -402,7 +402,7 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
         members: dict[int, list[Article]] = {}
         for article in (
             Article.objects.filter(doc__in=docs.values(), status=ArticleStatus.DONE)
-            .only("id", "nid", "doc", "hotness", "media", "received_at")
+            .only("id", "nid", "doc", "hotness", "media", "received_at", "content_length")
         ):
             members.setdefault(article.doc_pk, []).append(article)  # type: ignore[arg-type]
         weights = election.media_weights(
@@ -426,8 +426,8 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
                     doc.anchor = earliest
                 if not (doc.representative_pinned and doc.representative_id in ids):
                     doc.representative_pinned = False
-                    doc.representative = max(
-                        group, key=lambda a: election.score(a, weights))
+                    doc.representative = max(  # the online rule: complete copies only
+                        election.complete(group), key=lambda a: election.score(a, weights))
                 doc.size = len(group)
                 doc.first_seen = min(doc.first_seen, earliest.received_at)
             doc.rep_version += 1

@@ -801,3 +801,13 @@ class PendingFeatures(models.Model):
 
     class Meta:
         db_table = "articles_pendingfeatures"
+
+
+class DeskPreference(models.Model):
+    """An editor's own desk: the review queue filter they work (a desk where one editor
+    takes the finance sites). Applied to their /review/ list, to "take the next item"
+    and to the queue's "N new" banner; everyone else's queue is unchanged."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="+")
+    review_filter = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)

@@ -19,6 +19,7 @@ urlpatterns = [
     path("decisions/<int:pk>/undo/", views.undo, name="decision_undo"),
     path("review/", views.review_queue, name="review"),
     path("review/take/", views.review_take, name="review_take"),
+    path("review/filter/", views.review_filter, name="review_filter"),
     path("review/pass/<str:kind>/", views.review_pass, name="review_pass"),
     path("review/news/", views.review_news, name="review_news"),
     path("bulk/", views.bulk_start, name="bulk_start"),

@@ -474,6 +474,19 @@ UNDOABLE = frozenset({"confirm", "split", "move", "merge", "representative",
                       "representative_released", "mark_for_review"})
 
 
+def would_undo(decision: Decision) -> bool:
+    """Would :func:`undo` accept ``decision`` now? Read without locks: what the history
+    offers (undo checks again under the locks and may still refuse)."""
+    if decision.action not in UNDOABLE:
+        return False
+    docs = {d.pk: d for d in Doc.objects.filter(pk__in=[int(k) for k in decision.versions])}
+    try:
+        _check_undoable(decision, docs)
+    except UndoRefused:
+        return False
+    return True
+
+
 def _check_undoable(decision: Decision, docs: dict[int, Doc]) -> None:
     if decision.undone_at is not None:
         raise UndoRefused("undone")

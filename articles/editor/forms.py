@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
@@ -155,3 +156,28 @@ class BulkForm(forms.Form):
     count = forms.IntegerField(required=False, min_value=0)
     upto = forms.IntegerField(required=False, min_value=0)
     note = forms.CharField(required=False, max_length=2000, label=_("Note (optional)"))
+
+
+class ReviewFilterForm(forms.Form):
+    """The review queue an editor works (saved as their desk: DeskPreference)."""
+
+    media = forms.CharField(  # type: ignore[assignment]  # shadows Form.media, unused
+        required=False, max_length=200, label=_("Media"))
+    reason = forms.ChoiceField(required=False, label=_("Why in the queue"), choices=[
+        ("", _("any reason")),
+        ("near_threshold", _("near the threshold")),
+        ("title_only", _("matched by title")),
+        ("low_similarity", _("low similarity")),
+        ("large_cluster", _("large cluster")),
+        ("flagged", _("marked for review")),
+    ])
+    min_size = forms.IntegerField(required=False, min_value=1, max_value=1_000_000,
+                                  label=_("Min. size"))
+    max_size = forms.IntegerField(required=False, min_value=1, max_value=1_000_000,
+                                  label=_("Max. size"))
+
+    def values(self) -> dict[str, Any]:
+        """The valid, non-empty filters (what is saved)."""
+        if not self.is_valid():
+            return {}
+        return {k: v for k, v in self.cleaned_data.items() if v not in ("", None)}

@@ -45,6 +45,18 @@ def whole_number(request: HttpRequest, name: str, default: int | None = None) ->
     return value
 
 
+def whole_numbers(request: HttpRequest, name: str, limit: int) -> list[int]:
+    """``request.GET[name]`` as comma-separated whole numbers (at most ``limit``); a
+    :class:`BadParameter` when one is not a whole number or there are too many."""
+    raw = request.GET.get(name, "")
+    parts = [part for part in raw.split(",") if part]
+    values = [parse_whole_number(part) for part in parts]
+    if len(parts) > limit or any(value is None for value in values):
+        raise BadParameter(name, _("%(name)s must be up to %(limit)s whole numbers, "
+                                   "separated by commas.") % {"name": name, "limit": limit})
+    return [value for value in values if value is not None]
+
+
 class BadParameterMiddleware:
     """A :class:`BadParameter` raised by a view -> 400, text/plain, the message alone."""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -31,6 +32,7 @@ from django.utils import timezone
 
 from articles.models import (
     Article,
+    DeskPreference,
     Doc,
     DocStatus,
     EngineSettings,
@@ -61,6 +63,50 @@ def review_queue(rules: ReviewRules) -> QuerySet[Article]:
     """Queue items, newest first (``Article.objects.review_queue``: the watchdog samples
     its size, below this room); :func:`most_doubtful` ranks a window of them."""
     return Article.objects.review_queue(rules)
+
+
+def narrowed(queue: QuerySet[Article], rules: ReviewRules, filters: dict[str, Any]
+             ) -> QuerySet[Article]:
+    """The queue within an editor's desk filter (ReviewFilterForm.values): media, why the
+    item is in the queue, cluster size."""
+    if filters.get("media"):
+        queue = queue.filter(media=filters["media"])
+    reason = filters.get("reason")
+    if reason == NEAR_THRESHOLD:
+        queue = queue.filter(distance__gte=rules.distance)
+    elif reason == TITLE_ONLY:
+        queue = queue.filter(matched_by=MatchedBy.TITLE)
+    elif reason == LOW_SIMILARITY:
+        queue = queue.filter(similarity__lt=rules.similarity)
+    elif reason == LARGE:
+        queue = queue.filter(doc__size__gte=rules.cluster_size)
+    elif reason == FLAGGED:
+        queue = queue.filter(doc__status=DocStatus.NEEDS_REVIEW)
+    if filters.get("min_size"):
+        queue = queue.filter(doc__size__gte=filters["min_size"])
+    if filters.get("max_size"):
+        queue = queue.filter(doc__size__lte=filters["max_size"])
+    return queue
+
+
+def desk_filter(user: Any) -> dict[str, Any]:
+    """The user's saved desk filter ({} for none, or for an anonymous user)."""
+    if not getattr(user, "is_authenticated", False):
+        return {}
+    saved = DeskPreference.objects.filter(user=user).values_list("review_filter",
+                                                                 flat=True).first()
+    return dict(saved or {})
+
+
+def save_desk_filter(user: Any, filters: dict[str, Any]) -> None:
+    DeskPreference.objects.update_or_create(user=user, defaults={"review_filter": filters})
+
+
+def desk_queue(user: Any) -> tuple[QuerySet[Article], dict[str, Any]]:
+    """The review queue as ``user`` works it: the whole queue narrowed by their desk."""
+    rules_now = rules()
+    filters = desk_filter(user)
+    return narrowed(review_queue(rules_now), rules_now, filters), filters
 
 
 def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[int]:

@@ -27,7 +27,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import OperationalError
-from django.db.models import Q, Subquery
+from django.db.models import Count, Q, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -51,8 +51,9 @@ from articles.editor.forms import (
     MergeForm,
     MoveForm,
     NoteForm,
+    ReviewFilterForm,
 )
-from articles.editor.params import parse_whole_number, whole_number
+from articles.editor.params import parse_whole_number, whole_number, whole_numbers
 from articles.ingest.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
@@ -257,7 +258,7 @@ def nav_counts(request: HttpRequest) -> HttpResponse:
         # Nothing to show this user: 204, which htmx leaves alone (a 403 would flash an
         # error on every page of an account that may see none of them anyway).
         return HttpResponse(status=204)
-    count = review.review_queue(review.rules())[:REVIEW_COUNT_CAP].count()
+    count = review.desk_queue(request.user)[0][:REVIEW_COUNT_CAP].count()
     return _render(request, "articles/_nav_counts.html",
                    {"review_count": count, "capped": count >= REVIEW_COUNT_CAP,
                     "poll_seconds": settings.NAV_POLL_SECONDS})
@@ -401,7 +402,7 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     context.update({
         "rows": rows,
         "audit": audit,
-        "undoable": _undoable(audit),
+        **dict(zip(("undoable", "undone"), _history_states(audit), strict=True)),
         "merge_query": merge_query,
         "merge_results": _merge_targets(doc, merge_query),
         "version": doc.version,
@@ -413,14 +414,16 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     return context
 
 
-def _undoable(audit: list[AuditEntry]) -> set[int]:
-    """Decisions of these history entries not undone yet (the history offers Undo; the
-    service still refuses one a later decision depends on, and says why)."""
+def _history_states(audit: list[AuditEntry]) -> tuple[set[int], set[int]]:
+    """Of the decisions these history entries record: the ones undo would accept now
+    (offered an Undo button; one a later decision depends on is not), and the ones
+    undone since (struck through)."""
     ids = {int(entry.data["decision"]) for entry in audit
            if entry.action in actions.UNDOABLE and isinstance(entry.data, dict)
            and isinstance(entry.data.get("decision"), int)}
-    return set(Decision.objects.filter(pk__in=ids, undone_at__isnull=True)
-               .values_list("pk", flat=True))
+    decisions = list(Decision.objects.filter(pk__in=ids))
+    undone = {d.pk for d in decisions if d.undone_at is not None}
+    return {d.pk for d in decisions if d.pk not in undone and actions.would_undo(d)}, undone
 
 
 def _get_doc(doc_id: str) -> Doc:
@@ -462,7 +465,7 @@ def _review_response(request: HttpRequest, position: int | None, fragment: bool,
     item with id `item` when it is listed; no position: the first item no other editor
     holds (the cursor never lands on a colleague's claim)."""
     rules = review.rules()
-    queue = review.review_queue(rules)
+    queue, filters = review.desk_queue(request.user)
     total = queue[:REVIEW_COUNT_CAP].count()
     ids = review.most_doubtful(queue, REVIEW_ITEMS)
     if item is not None and item in ids:
@@ -485,6 +488,12 @@ def _review_response(request: HttpRequest, position: int | None, fragment: bool,
     entries = [(entry, review.reasons(entry, rules), claims.get(entry.pk),
                 requests.get(entry.doc_pk) if entry.doc_pk else None) for entry in items]
     context: dict[str, Any] = {"entries": entries, "total": total, "position": position,
+                               "shown": ",".join(str(entry.pk) for entry in items),
+                               "fragment": fragment, "review_count": total,
+                               "filters": filters,
+                               "filter_form": ReviewFilterForm(initial=filters),
+                               "medias": _desk_medias(),
+                               "nav_poll_seconds": settings.NAV_POLL_SECONDS,
                                "selected": selected, "capped": total >= REVIEW_COUNT_CAP,
                                "claim_minutes": _claim_minutes(),
                                # the newest queue item now: the "N new" banner counts after it
@@ -519,13 +528,70 @@ def _claim_minutes() -> int:
 @viewer_required
 def review_news(request: HttpRequest) -> HttpResponse:
     """What an open /review/ page polls: how many matches joined the queue after the
-    newest one it shows (a banner that loads them on demand: the list never jumps)."""
+    newest one it shows (a banner that loads them on demand: the list never jumps), and
+    what became of the items it shows (``shown``): decided by a colleague (out of the
+    queue) or taken by one. Those are marked in place, out of band, with the queue's
+    count and the navigation's."""
     newest = whole_number(request, "since", 0) or 0
-    fresh = review.review_queue(review.rules()).filter(pk__gt=newest)
-    count = fresh[:REVIEW_COUNT_CAP].count()
-    return _render(request, "articles/_review_news.html",
-                   {"newest": newest, "count": count, "capped": count >= REVIEW_COUNT_CAP,
-                    "poll_seconds": settings.REVIEW_POLL_SECONDS})
+    shown = whole_numbers(request, "shown", REVIEW_ITEMS)
+    queue, _filters = review.desk_queue(request.user)
+    count = queue.filter(pk__gt=newest)[:REVIEW_COUNT_CAP].count()
+    total = queue[:REVIEW_COUNT_CAP].count()
+    return _render(request, "articles/_review_news.html", {
+        "newest": newest, "count": count, "capped": count >= REVIEW_COUNT_CAP,
+        "poll_seconds": settings.REVIEW_POLL_SECONDS, "shown": ",".join(map(str, shown)),
+        "states": _item_states(request, queue, shown), "total": total, "oob": True,
+        "review_count": total, "total_capped": total >= REVIEW_COUNT_CAP,
+        "nav_poll_seconds": settings.NAV_POLL_SECONDS})
+
+
+def _item_states(request: HttpRequest, queue: QuerySet[Article], shown: list[int]
+                 ) -> list[tuple[int, str, str]]:
+    """(article id, state, who) for the shown items a colleague changed: ``decided``
+    (no longer in the queue) or ``taken`` (a colleague's claim on its cluster)."""
+    if not shown:
+        return []
+    still = set(queue.filter(pk__in=shown).values_list("pk", flat=True))
+    states: list[tuple[int, str, str]] = []
+    gone = [pk for pk in shown if pk not in still]
+    if gone:
+        rows = Article.objects.filter(pk__in=gone).select_related("doc").only(
+            "id", "nid", "doc__doc_id")
+        for article in rows:
+            last = (AuditEntry.objects.filter(doc_id=article.doc.doc_id)
+                    .exclude(actor_label="").first() if article.doc else None)
+            states.append((article.pk, "decided", last.actor_label if last else ""))
+    for pk, claim in review.active_claims([pk for pk in shown if pk in still]).items():
+        if claim.editor_id != request.user.pk:
+            states.append((pk, "taken", claim.editor.get_username()))
+    return sorted(states)
+
+
+def _desk_medias() -> list[str]:
+    """Media names to pick a desk from: the most frequent among recent articles."""
+    newest = Article.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    return list(Article.objects.filter(id__gt=newest - 5000).exclude(media="")
+                .values("media").annotate(n=Count("id")).order_by("-n")
+                .values_list("media", flat=True)[:100])
+
+
+@login_required
+@require_POST
+def review_filter(request: HttpRequest) -> HttpResponse:
+    """Save the signed-in user's desk (their review queue's filter); empty clears it."""
+    if not can_view(request.user):
+        raise PermissionDenied
+    form = ReviewFilterForm({} if request.POST.get("clear") else request.POST)
+    if form.is_valid():
+        review.save_desk_filter(request.user, form.values())
+        messages.success(request, _("Your desk is saved: the queue, taking the next item and "
+                                    "the counts follow it.") if form.values()
+                         else _("Your desk shows the whole queue again."))
+    else:
+        messages.error(request, " ".join(str(e) for errs in form.errors.values() for e in errs))
+    if _fragment(request) == "review-queue":
+        return _review_response(request, None, fragment=True)
+    return redirect("review")
 
 
 @viewer_required
@@ -544,7 +610,7 @@ def review_take(request: HttpRequest) -> HttpResponse:
 
 def _take(request: HttpRequest) -> HttpResponse:
     assert isinstance(request.user, User)
-    candidates = review.most_doubtful(review.review_queue(review.rules()), REVIEW_ITEMS)
+    candidates = review.most_doubtful(review.desk_queue(request.user)[0], REVIEW_ITEMS)
     taken = review.take_next(request.user, candidates)
     if not candidates:
         messages.info(request, _("Nothing to review."))
@@ -612,6 +678,9 @@ def _after_action(request: HttpRequest, acted_on: Doc, shown: Doc) -> HttpRespon
 def _member(doc: Doc, nid: str) -> Article:
     article = Article.objects.filter(doc=doc, nid=nid).defer("features").first()
     if article is None:
+        now = Doc.objects.get(pk=doc.pk)
+        if now.version != doc.version:  # a colleague's decision took it out meanwhile
+            raise actions.StaleVersion(now, doc.version)
         raise actions.EditError(_("%(nid)s is not a member of this docId.") % {"nid": nid})
     return article
 

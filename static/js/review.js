@@ -18,8 +18,10 @@
     return list.length ? 0 : -1;
   }
 
+  // Another editor holds it, or (the poll says) a colleague decided or took it meanwhile.
   function claimedByOther(el) {
-    return el.classList.contains("claimed-other");
+    return el.classList.contains("claimed-other") ||
+      !!el.querySelector(".state-decided, .state-taken");
   }
 
   // The next item from `from` in `step` direction that no other editor holds (or `from`).

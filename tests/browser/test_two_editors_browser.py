@@ -6,6 +6,7 @@ first one changed is refused with a warning and the current state, and nothing i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -214,3 +215,27 @@ def test_two_editors_taking_at_once_get_different_clusters_and_see_each_others_c
     assert ReviewClaim.objects.get(editor__username="editor").doc_pk == theirs.doc_pk
     expect(page.locator(f"#review-item-{theirs.article_id} .badge.second")).to_contain_text(
         "editor2 asks for a second editor")
+
+
+def test_an_item_a_colleague_decides_is_marked_on_an_open_queue_within_one_poll(
+        page, editor, second_editor, corpus, settings):
+    from articles.editor import actions, review
+
+    settings.REVIEW_POLL_SECONDS = 1
+    log_in(page, "editor", "/review/")
+    first = page.locator(".review-item").first
+    item = int(first.get_attribute("id").removeprefix("review-item-"))
+    nav = page.locator("#nav-review-count")
+    expect(nav).to_have_attribute("data-count", re.compile(r"^\d+$"))  # loaded after the page
+    before = int(nav.get_attribute("data-count"))
+    actions.confirm_doc(Article.objects.get(pk=item).doc, second_editor)  # a colleague
+    expect(page.locator(f"#review-state-{item}")).to_have_text("decided by editor2",
+                                                              timeout=5_000)
+    after = review.review_queue(review.rules()).count()
+    assert after < before
+    expect(page.locator("#nav-review-count")).to_have_attribute("data-count", str(after))
+    expect(page.locator("#review-count")).to_have_attribute("data-count", str(after))
+    # the keyboard passes over the decided item
+    page.keyboard.press("k")
+    page.keyboard.press("j")
+    expect(page.locator(".review-item.selected")).not_to_have_id(f"review-item-{item}")

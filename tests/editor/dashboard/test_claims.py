@@ -246,3 +246,46 @@ def test_passing_is_for_editors_only_and_kinds_are_checked(client, corpus, edito
     assert client.post("/review/pass/skip/").status_code == 403
     login(client, editor)
     assert client.post("/review/pass/sideways/").status_code == 404
+
+
+def test_the_poll_marks_items_colleagues_decided_or_took(client, corpus, editor,
+                                                         second_editor):
+    from articles.editor import actions
+
+    login(client, editor)
+    page = client.get("/review/").content.decode()
+    shown = re.search(r"shown=([\d,]+)", page).group(1)
+    ids = [int(i) for i in shown.split(",")]
+    assert len(ids) >= 2
+    decided, taken = ids[0], next(i for i in ids if cluster(i) != cluster(ids[0]))
+    # a colleague decides one item's cluster and takes another
+    actions.confirm_doc(Article.objects.get(pk=decided).doc, second_editor)
+    review.take_next(second_editor, [taken])
+    answer = client.get(f"/review/news/?since=0&shown={shown}", **htmx("review-news"))
+    html = answer.content.decode()
+    assert f'id="review-state-{decided}" class="item-state badge state-decided" ' \
+           'hx-swap-oob="true">decided by editor2' in html
+    assert f'id="review-state-{taken}" class="item-state badge state-taken" ' \
+           'hx-swap-oob="true">taken by editor2' in html
+    total = review.review_queue(review.rules()).count()
+    assert f'<strong id="review-count" data-count="{total}" hx-swap-oob="true">' in html
+    assert 'id="nav-review-count"' in html and 'hx-swap-oob="true"' in html
+    assert f"shown={shown}" in html  # the next poll asks about the same items
+
+
+def test_a_decision_in_the_queue_updates_the_navigation_count_at_once(client, corpus,
+                                                                     editor):
+    login(client, editor)
+    river = corpus["river"]
+    html = client.post(f"/clusters/{river.doc_id}/confirm/",
+                       {"version": river.version, "next": "/review/?pos=0"},
+                       **htmx("review-queue")).content.decode()
+    total = review.review_queue(review.rules()).count()
+    assert f'id="nav-review-count" class="nav-count" data-count="{total}" ' \
+           'hx-swap-oob="true"' in html
+
+
+def test_a_bad_shown_list_is_a_400(client, corpus, editor):
+    login(client, editor)
+    assert client.get("/review/news/?shown=1,x").status_code == 400
+    assert client.get("/review/news/?shown=" + ",".join(["1"] * 500)).status_code == 400

@@ -811,3 +811,33 @@ class DeskPreference(models.Model):
     user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="+")
     review_filter = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class ImageStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    READ = "read", _("read")
+    FAILED = "failed", _("failed")
+
+
+class ArticleImage(models.Model):
+    """One picture an article carries (``images`` in the API), fetched by its own job
+    (articles/images/) and fingerprinted with a 64-bit pHash. A picture that fails never
+    fails its article: ``status`` failed and ``reason`` say why."""
+
+    article = models.ForeignKey("Article", on_delete=models.CASCADE, related_name="images")
+    position = models.PositiveSmallIntegerField()
+    url = models.CharField(max_length=2048)
+    status = models.CharField(max_length=8, choices=ImageStatus.choices,
+                              default=ImageStatus.QUEUED)
+    reason = models.CharField(max_length=64, blank=True, default="")
+    final_url = models.CharField(max_length=2048, blank=True, default="")
+    content_hash = models.CharField(max_length=32, blank=True, default="")
+    phash = UnsignedBigIntegerField(null=True, blank=True)
+    width = models.PositiveIntegerField(null=True, blank=True)
+    height = models.PositiveIntegerField(null=True, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["article", "position"],
+                                               name="articles_image_position")]
+        indexes = [models.Index(fields=["phash"], name="articles_image_phash")]

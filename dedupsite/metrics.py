@@ -84,6 +84,10 @@ _METRICS = (
            "What the watchdog repaired, by kind: rebuilt (the index), requeued (articles "
            "whose job was lost), pushes (overdue representative pushes), bulk_resumed.",
            ("kind",)),
+    Metric("dedupsite_images_fetched_total", "counter",
+           "Article pictures handled by the image jobs, by outcome: read, known (the same "
+           "URL read before), or the refusal (private_address, too_large, not_an_image, "
+           "decompression_bomb, http_status, unreachable...).", ("outcome",)),
     Metric("dedupsite_http_requests_total", "counter",
            "HTTP requests answered, by area (api, seed, desk, admin, metrics, other) and "
            "status class (2xx, 3xx, 4xx, 5xx).", ("area", "status")),

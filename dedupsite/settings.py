@@ -114,7 +114,7 @@ INDEX_REDIS_URL = env_str("INDEX_REDIS_URL") or REDIS_URL
 
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 600}
-    for name in ("ingest", "push", "default")
+    for name in ("ingest", "push", "default", "images")
 }
 RQ_SHOW_ADMIN_LINK = True
 # django-rq's plain `rqworker` times its jobs too (dedup_worker runs MeteredWorker).
@@ -196,6 +196,12 @@ TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 # GET /metrics (articles/ops/views.py): set, only callers sending it as a bearer token;
 # unset, only loopback callers.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# Article pictures (articles/images/): at most this many URLs per article, each read up
+# to IMAGE_MAX_BYTES; URLs resolving to private, loopback or link-local addresses are
+# refused unless IMAGE_FETCH_ALLOW_PRIVATE (development and tests only).
+IMAGE_MAX_PER_ARTICLE = max(0, env_int("IMAGE_MAX_PER_ARTICLE", 8))
+IMAGE_MAX_BYTES = max(1, env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024))
+IMAGE_FETCH_ALLOW_PRIVATE = env_bool("IMAGE_FETCH_ALLOW_PRIVATE", default=False)
 # Password reset by mail: the pages exist only with an SMTP host; an address may ask
 # PASSWORD_RESET_LIMIT times an hour (dedupsite/urls.py).
 EMAIL_HOST = env_str("EMAIL_HOST", "")

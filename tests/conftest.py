@@ -95,7 +95,8 @@ def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
     from articles.ops.worker import MeteredWorker
 
     def run() -> int:
-        queues = [django_rq.get_queue(name) for name in ("ingest", "push", "default")]
+        queues = [django_rq.get_queue(name)
+                  for name in ("ingest", "push", "default", "images")]
         before = sum(q.finished_job_registry.count for q in queues)
         worker = MeteredWorker(queues, connection=queues[0].connection)
         worker.work(burst=True, with_scheduler=False)

@@ -369,7 +369,8 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     if wait and any(a.status == ArticleStatus.QUEUED for a in stored):
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
-    out: list[Any] = [results.article_result(a) for a in stored]
+    pictures = (results.images_of(stored) if any(item.images for item in items) else {})
+    out: list[Any] = [results.article_result(a, pictures.get(a.nid)) for a in stored]
     if not parsed.batch:
         return status, out[0]
     # every item in the request's order: the stored ones and the refused ones
@@ -395,7 +396,7 @@ def get_article(request: HttpRequest, nid: str) -> Any:
     rows = results.load_articles([nid])
     if not rows:
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
-    return results.article_result(rows[0])
+    return results.article_result(rows[0], results.images_of(rows).get(nid))
 
 
 @api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},

@@ -66,6 +66,9 @@ class ArticleIn(BaseModel):
     imageCount: int = Field(0, ge=0, le=100_000)
     hotness: float = Field(0.0, ge=0)
     publishedAt: datetime | None = None
+    images: list[str] = Field(default_factory=list, description=(
+        "Absolute http(s) URLs of the article's pictures, at most IMAGE_MAX_PER_ARTICLE "
+        "(default 8); fetched by their own job, each reported in the result."))
 
     @field_validator("nid", "url", "title", "content", "category", "media")
     @classmethod
@@ -86,7 +89,7 @@ class ArticleIn(BaseModel):
         return ArticleInput(
             nid=self.nid, url=self.url, title=self.title, content=self.content,
             category=self.category, media=self.media, image_count=self.imageCount,
-            hotness=self.hotness, published_at=self.publishedAt,
+            hotness=self.hotness, published_at=self.publishedAt, images=tuple(self.images),
         )
 
     @field_validator("nid", "url", "media")
@@ -120,6 +123,21 @@ class ArticleIn(BaseModel):
             raise ValueError("must not contain tabs or line breaks")
         return value
 
+    @field_validator("images")
+    @classmethod
+    def _images(cls, value: list[str]) -> list[str]:
+        from django.conf import settings
+
+        if len(value) > settings.IMAGE_MAX_PER_ARTICLE:
+            raise ValueError(f"at most {settings.IMAGE_MAX_PER_ARTICLE} images")
+        for url in value:
+            if len(url) > 2048:
+                raise ValueError("an image URL is longer than 2048 characters")
+            cls._url(url)
+            _no_format_characters(url)
+            lookalikes.check_url(url)
+        return list(dict.fromkeys(value))  # the same picture twice is one
+
     @field_validator("publishedAt")
     @classmethod
     def _storable(cls, value: datetime | None) -> datetime | None:
@@ -145,6 +163,15 @@ class ArticleBatchIn(BaseModel):
         "At most API_MAX_BATCH (default 500) articles."))
 
 
+class ImageResult(BaseModel):
+    url: str
+    status: Literal["queued", "read", "failed"]
+    reason: str | None = Field(None, description="why it failed (private_address, "
+                               "too_large, not_an_image, decompression_bomb, ...)")
+    width: int | None = None
+    height: int | None = None
+
+
 class ArticleResult(BaseModel):
     nid: str
     status: Literal["queued", "done", "failed"]
@@ -155,6 +182,7 @@ class ArticleResult(BaseModel):
     distance: int | None
     similarity: float | None = None
     failureReason: str | None = None
+    images: list[ImageResult] = Field(default_factory=list)
 
 
 class ErrorDetail(BaseModel):

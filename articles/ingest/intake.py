@@ -32,12 +32,14 @@ class ArticleInput:
     image_count: int = 0
     hotness: float = 0.0
     published_at: datetime | None = None
+    images: tuple[str, ...] = ()
 
     def payload_hash(self) -> str:
-        body = json.dumps(
-            [self.url, self.title, self.content, self.category, self.media, self.image_count],
-            ensure_ascii=False,
-        )
+        fields: list[Any] = [self.url, self.title, self.content, self.category, self.media,
+                             self.image_count]
+        if self.images:  # (absent: the hash articles had before pictures existed)
+            fields.append(list(self.images))
+        body = json.dumps(fields, ensure_ascii=False)
         return f"{mmh3.hash128(body.encode('utf-8'), signed=False):032x}"
 
     def model_fields(self) -> dict[str, Any]:
@@ -102,8 +104,18 @@ def accept_articles(items: Sequence[ArticleInput], *, enqueue: bool = True,
             continue
         counted = functools.partial(_count_received, before, accepted)
         transaction.on_commit(counted)
+        pictures = {item.nid: item.images for item in items
+                    if item.nid not in accepted.refused}
+        if any(pictures.values()):  # (a re-post without pictures keeps the stored ones)
+            transaction.on_commit(functools.partial(_attach_pictures, pictures))
         return stored
     raise AssertionError("unreachable")
+
+
+def _attach_pictures(pictures: dict[str, tuple[str, ...]]) -> None:
+    from articles.images.jobs import attach
+
+    attach(pictures)
 
 
 def _count_received(before: Accepted, after: Accepted) -> None:

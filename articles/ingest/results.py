@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from articles.models import Article, Doc
+from articles.models import Article, ArticleImage, Doc
 
 
 def load_articles(nids: Sequence[str]) -> list[Article]:
@@ -21,7 +21,21 @@ def load_articles(nids: Sequence[str]) -> list[Article]:
     return [rows[nid] for nid in nids if nid in rows]
 
 
-def article_result(article: Article) -> dict[str, Any]:
+def images_of(articles: Sequence[Article]) -> dict[str, list[dict[str, Any]]]:
+    """The pictures of these articles as the API reports them, by nid (one query)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    rows = (ArticleImage.objects.filter(article__nid__in=[a.nid for a in articles])
+            .order_by("position").values_list("article__nid", "url", "status", "reason",
+                                              "width", "height"))
+    for nid, url, status, reason, width, height in rows:
+        out.setdefault(nid, []).append({
+            "url": url, "status": status, "reason": reason or None,
+            "width": width, "height": height})
+    return out
+
+
+def article_result(article: Article, images: list[dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
     doc = article.doc
     rep = doc.representative if doc is not None else None
     return {
@@ -34,6 +48,7 @@ def article_result(article: Article) -> dict[str, Any]:
         "distance": article.distance,
         "similarity": round(article.similarity, 4) if article.similarity is not None else None,
         "failureReason": article.failure_reason or None,
+        "images": images or [],
     }
 
 

@@ -42,6 +42,7 @@ def test_it_queues_an_article_and_a_worker_gives_it_a_doc_id(client, auth, run_w
     assert response.json() == {
         "nid": "a1", "status": "queued", "docId": None, "duplicate": False, "matchedBy": None,
         "duplicateOf": None, "distance": None, "similarity": None, "failureReason": None,
+        "images": [],
     }
     assert Article.objects.get(nid="a1").status == "queued"
 

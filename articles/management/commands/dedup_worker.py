@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from articles.ingest import jobs, watchdog
 
-QUEUES = ("ingest", "push", "default")
+QUEUES = ("ingest", "push", "default", "images")  # in this order: text before pictures
 #: Seconds between a waiting worker's heartbeats + 15; a killed worker's registration
 #: expires 60 s after that (RQ's default, 420, would hide a dead worker for 8 minutes
 #: from dedupsite_workers, which the "no workers" alert reads).

@@ -1,0 +1,90 @@
+"""The pictures of articles: stored with the article, fetched by jobs on their own RQ
+queue (``images``: slow picture hosts never hold up the text queue, which workers serve
+first), fingerprinted and reported per picture. A picture that fails never fails its
+article. The same URL is fetched once: a picture read before gives its fingerprint to
+every later article that names it.
+
+Not yet used by the match decision (the engine decides on text); docs/api.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from articles.images.fetch import Refused, fetch
+from articles.models import Article, ArticleImage, ImageStatus
+from dedupsite import metrics, redis_store
+from fingerprints.rule.picture import NotAPicture, decode, phash
+
+log = logging.getLogger(__name__)
+
+
+def attach(pictures: dict[str, tuple[str, ...]]) -> None:
+    """Record each article's picture URLs (nid -> URLs, in order) and queue their fetch;
+    an article whose list is unchanged is left alone, a changed list replaces the old."""
+    if not pictures:
+        return
+    ids = dict(Article.objects.filter(nid__in=list(pictures)).values_list("nid", "pk"))
+    have: dict[int, list[str]] = {}
+    for article_id, url in (ArticleImage.objects.filter(article_id__in=ids.values())
+                            .order_by("position").values_list("article_id", "url")):
+        have.setdefault(article_id, []).append(url)
+    changed = []
+    for nid, urls in pictures.items():
+        found = ids.get(nid)
+        if found is None or have.get(found, []) == list(urls):
+            continue
+        article_id = int(found)
+        with transaction.atomic():
+            ArticleImage.objects.filter(article_id=article_id).delete()
+            ArticleImage.objects.bulk_create(
+                ArticleImage(article_id=article_id, position=n, url=url)
+                for n, url in enumerate(urls))
+        if urls:
+            changed.append(article_id)
+    for article_id in changed:
+        redis_store.queue("images").enqueue(fetch_pictures, article_id)
+
+
+def fetch_pictures(article_id: int) -> int:
+    """Fetch and fingerprint the article's queued pictures; return how many were read."""
+    read = 0
+    for image in ArticleImage.objects.filter(article_id=article_id,
+                                             status=ImageStatus.QUEUED).order_by("position"):
+        outcome = _read(image)
+        metrics.inc("dedupsite_images_fetched_total", outcome=outcome)
+        read += outcome in ("read", "known")
+    return read
+
+
+def _read(image: ArticleImage) -> str:
+    known = (ArticleImage.objects.filter(url=image.url, status=ImageStatus.READ)
+             .exclude(pk=image.pk).first())
+    if known is not None:  # fetched for another article: the same picture
+        _done(image, known.final_url, known.content_hash, known.phash, known.width,
+              known.height)
+        return "known"
+    try:
+        fetched = fetch(image.url)
+        picture = decode(fetched.data)
+    except (Refused, NotAPicture) as exc:
+        image.status, image.reason = ImageStatus.FAILED, exc.reason[:64]
+        image.fetched_at = timezone.now()
+        image.save(update_fields=["status", "reason", "fetched_at"])
+        return exc.reason
+    _done(image, fetched.url, hashlib.md5(fetched.data, usedforsecurity=False).hexdigest(),
+          phash(picture), picture.width, picture.height)
+    return "read"
+
+
+def _done(image: ArticleImage, final_url: str, content_hash: str, value: int | None,
+          width: int | None, height: int | None) -> None:
+    image.status, image.reason = ImageStatus.READ, ""
+    image.final_url, image.content_hash, image.phash = final_url[:2048], content_hash, value
+    image.width, image.height, image.fetched_at = width, height, timezone.now()
+    image.save(update_fields=["status", "reason", "final_url", "content_hash", "phash",
+                              "width", "height", "fetched_at"])

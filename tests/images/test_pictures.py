@@ -209,3 +209,16 @@ def test_bad_image_lists_get_a_per_field_422_and_store_nothing(client, auth, red
                                    "content": BODY, "images": ["/x.jpg"]})
     assert relative.status_code == 422
     assert not Article.objects.filter(nid__in=["b1", "b2"]).exists()
+
+
+def test_a_worker_of_its_own_fetches_pictures_and_leaves_the_text(client, auth, redis_client,
+                                                                   server, settings):
+    from django.core.management import call_command
+
+    base, _hits = server
+    settings.IMAGE_FETCH_ALLOW_PRIVATE = True
+    post(client, auth, {"nid": "w1", "url": "https://n.example/w1", "title": "绿道",
+                        "content": BODY, "images": [f"{base}/photo.jpg"]})
+    call_command("dedup_worker", "--queues", "images", "--burst")
+    assert ArticleImage.objects.get(article__nid="w1").status == "read"
+    assert Article.objects.get(nid="w1").status == "queued"  # the text is another worker's

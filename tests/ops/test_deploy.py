@@ -151,3 +151,12 @@ def test_rebuild_index_if_missing_rebuilds_once(redis_client, capsys):
     assert reindex.active_generation() is not None
     call_command("rebuild_index", "--if-missing")
     assert "present; nothing rebuilt" in capsys.readouterr().out
+
+
+def test_dedup_worker_serves_the_queues_it_is_given_and_refuses_others():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="unknown: nope"):
+        call_command("dedup_worker", "--queues", "images,nope")
+    with pytest.raises(CommandError, match="none given"):
+        call_command("dedup_worker", "--queues", ",")

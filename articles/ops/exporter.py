@@ -92,6 +92,7 @@ class StateCollector:
 
     def __init__(self, up: dict[str, bool]) -> None:
         self.up = up
+        self.started = time.monotonic()
 
     def collect(self) -> Iterator[Metric]:
         parts: list[tuple[str, Callable[[], Iterator[Metric]]]] = [
@@ -226,15 +227,11 @@ class StateCollector:
         yield _gauge("dedupsite_scrape_seconds", "Time this answer took to compute.",
                      time.monotonic() - self.started)
 
-    started = 0.0
-
 
 def render() -> bytes:
     """The Prometheus text of this moment."""
     up = dict.fromkeys(STORES, True)
     registry = CollectorRegistry(auto_describe=False)
-    state = StateCollector(up)
-    state.started = time.monotonic()
     registry.register(EventCollector(up))
-    registry.register(state)
+    registry.register(StateCollector(up))
     return generate_latest(registry)

@@ -116,3 +116,15 @@ def test_a_merge_into_a_target_changed_since_the_page_loaded_is_refused(
     response = client.post(f"/clusters/{source.doc_id}/merge/", {
         "version": source.version, "target": target.doc_id, "target_version": current})
     assert Doc.objects.get(pk=source.pk).size == 0
+
+
+def test_the_merge_forms_representative_choice_governs_the_result(client, auth, run_worker,
+                                                                  editor):
+    source, target = two_clusters(client, auth, run_worker)
+    client.force_login(editor)
+    client.post(f"/clusters/{source.doc_id}/merge/", {
+        "version": source.version, "target": target.doc_id,
+        "target_version": target.version, "representative": "source"})
+    merged = Doc.objects.get(pk=target.pk)
+    assert merged.size == 3 and merged.representative.nid == "s1"
+    assert merged.representative_pinned

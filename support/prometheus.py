@@ -19,7 +19,8 @@ from pathlib import Path
 import requests
 import yaml
 
-from support.proxy import free_port, terminate
+from support.proxy import terminate
+from support.stack import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy" / "prometheus"

@@ -18,14 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.stack import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "deploy" / "nginx" / "dedupsite.conf"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def terminate(proc: subprocess.Popen[bytes] | None, sig: int, grace: float = 10) -> None:

@@ -188,7 +188,10 @@ def routed(user: User, candidates: list[int]) -> list[int]:
     """The queue's order for ``user`` taking the next item: clusters another editor asked
     a second opinion on first, then the rest, then the ones this editor skipped; never a
     cluster this editor asked a second opinion on."""
-    docs = _clusters_of(candidates)
+    return _route(user, candidates, _clusters_of(candidates))
+
+
+def _route(user: User, candidates: list[int], docs: dict[int, int]) -> list[int]:
     asked = open_requests(set(docs.values()))
     skipped = set(ReviewPass.objects.filter(
         editor=user, kind=PassKind.SKIP, doc__in=set(docs.values()),
@@ -217,9 +220,9 @@ def take_next(user: User, candidates: list[int], now: dt.datetime | None = None)
     # DELETE's gap lock held while inserting into the same gap deadlocks two takers.
     ReviewClaim.objects.filter(expires_at__lte=now).delete()
     release(user)
-    order = routed(user, candidates)
+    docs = _clusters_of(candidates)
+    order = _route(user, candidates, docs)
     held = set(active_claims(order, now))
-    docs = _clusters_of(order)
     for article_id in order:
         if article_id in held or docs.get(article_id) is None:
             continue

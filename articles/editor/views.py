@@ -553,14 +553,15 @@ def _item_states(request: HttpRequest, queue: QuerySet[Article], shown: list[int
         return []
     still = set(queue.filter(pk__in=shown).values_list("pk", flat=True))
     states: list[tuple[int, str, str]] = []
-    gone = [pk for pk in shown if pk not in still]
+    gone = dict(Article.objects.filter(pk__in=[pk for pk in shown if pk not in still])
+                .values_list("pk", "doc__doc_id"))
     if gone:
-        rows = Article.objects.filter(pk__in=gone).select_related("doc").only(
-            "id", "nid", "doc__doc_id")
-        for article in rows:
-            last = (AuditEntry.objects.filter(doc_id=article.doc.doc_id)
-                    .exclude(actor_label="").first() if article.doc else None)
-            states.append((article.pk, "decided", last.actor_label if last else ""))
+        # the newest editor entry of each of their docIds, in one query (newest first)
+        who: dict[str, str] = {}
+        for doc_id, label in (AuditEntry.objects.filter(doc_id__in=set(gone.values()) - {None})
+                              .exclude(actor_label="").values_list("doc_id", "actor_label")):
+            who.setdefault(doc_id, label)
+        states += [(pk, "decided", who.get(doc_id or "", "")) for pk, doc_id in gone.items()]
     for pk, claim in review.active_claims([pk for pk in shown if pk in still]).items():
         if claim.editor_id != request.user.pk:
             states.append((pk, "taken", claim.editor.get_username()))

@@ -836,8 +836,23 @@ class ArticleImage(models.Model):
     width = models.PositiveIntegerField(null=True, blank=True)
     height = models.PositiveIntegerField(null=True, blank=True)
     fetched_at = models.DateTimeField(null=True, blank=True)
+    #: MD5 hex of ``url``: the same URL read before is found through this short indexed
+    #: column, not the 2048-character ``url``
+    url_digest = models.CharField(max_length=32, blank=True, default="")
+    #: a JPEG of at most 160 px on its longer side made when the picture is read
+    #: (articles/images/thumbs.py): the editors' pages show it, never the crawled URL
+    thumbnail = models.BinaryField(blank=True, default=b"")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["article", "position"],
                                                name="articles_image_position")]
-        indexes = [models.Index(fields=["phash"], name="articles_image_phash")]
+        indexes = [
+            models.Index(fields=["phash"], name="articles_image_phash"),
+            # The picture job: has this URL been read for another article already?
+            models.Index(fields=["url_digest"], name="articles_image_url_digest"),
+        ]
+
+    @staticmethod
+    def digest(url: str) -> str:
+        """The ``url_digest`` of ``url``."""
+        return hashlib.md5(url.encode("utf-8"), usedforsecurity=False).hexdigest()

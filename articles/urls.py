@@ -3,6 +3,7 @@
 from django.urls import path
 
 from articles.editor import stats, views
+from articles.images import views as images
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -27,4 +28,6 @@ urlpatterns = [
     path("bulk/<int:pk>/undo/", views.bulk_undo, name="bulk_undo"),
     path("nav/counts/", views.nav_counts, name="nav_counts"),
     path("stats/", stats.stats, name="stats"),
+    path("images/<int:image_id>/thumb.jpg", views.viewer_required(images.thumbnail),
+         name="image_thumbnail"),
 ]

@@ -14,8 +14,10 @@ import logging
 
 from django.db import transaction
 from django.utils import timezone
+from PIL import Image
 
 from articles.images.fetch import Refused, fetch
+from articles.images.thumbs import make_thumbnail
 from articles.models import Article, ArticleImage, ImageStatus
 from dedupsite import metrics, redis_store
 from fingerprints.rule.picture import NotAPicture, decode, phash
@@ -42,7 +44,8 @@ def attach(pictures: dict[str, tuple[str, ...]]) -> None:
         with transaction.atomic():
             ArticleImage.objects.filter(article_id=article_id).delete()
             ArticleImage.objects.bulk_create(
-                ArticleImage(article_id=article_id, position=n, url=url)
+                ArticleImage(article_id=article_id, position=n, url=url,
+                             url_digest=ArticleImage.digest(url))
                 for n, url in enumerate(urls))
         if urls:
             changed.append(article_id)
@@ -62,11 +65,13 @@ def fetch_pictures(article_id: int) -> int:
 
 
 def _read(image: ArticleImage) -> str:
-    known = (ArticleImage.objects.filter(url=image.url, status=ImageStatus.READ)
+    # The indexed digest finds the candidates; the URL itself settles a collision.
+    known = (ArticleImage.objects.filter(url_digest=ArticleImage.digest(image.url),
+                                         url=image.url, status=ImageStatus.READ)
              .exclude(pk=image.pk).first())
     if known is not None:  # fetched for another article: the same picture
         _done(image, known.final_url, known.content_hash, known.phash, known.width,
-              known.height)
+              known.height, bytes(known.thumbnail))
         return "known"
     try:
         fetched = fetch(image.url)
@@ -77,14 +82,25 @@ def _read(image: ArticleImage) -> str:
         image.save(update_fields=["status", "reason", "fetched_at"])
         return exc.reason
     _done(image, fetched.url, hashlib.md5(fetched.data, usedforsecurity=False).hexdigest(),
-          phash(picture), picture.width, picture.height)
+          phash(picture), picture.width, picture.height, _thumbnail(picture, image))
     return "read"
 
 
+def _thumbnail(picture: Image.Image, image: ArticleImage) -> bytes:
+    """The picture's thumbnail, or b"" when it cannot be made: the picture is read and
+    fingerprinted all the same (the cluster page shows it without a preview)."""
+    try:
+        return make_thumbnail(picture)
+    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's errors on odd files
+        log.warning("no thumbnail for picture %s (%s): %s", image.pk, image.url[:200], exc)
+        return b""
+
+
 def _done(image: ArticleImage, final_url: str, content_hash: str, value: int | None,
-          width: int | None, height: int | None) -> None:
+          width: int | None, height: int | None, thumbnail: bytes = b"") -> None:
     image.status, image.reason = ImageStatus.READ, ""
     image.final_url, image.content_hash, image.phash = final_url[:2048], content_hash, value
     image.width, image.height, image.fetched_at = width, height, timezone.now()
+    image.url_digest, image.thumbnail = ArticleImage.digest(image.url), thumbnail
     image.save(update_fields=["status", "reason", "final_url", "content_hash", "phash",
-                              "width", "height", "fetched_at"])
+                              "width", "height", "fetched_at", "url_digest", "thumbnail"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -54,6 +54,7 @@ from articles.editor.forms import (
     ReviewFilterForm,
 )
 from articles.editor.params import parse_whole_number, whole_number, whole_numbers
+from articles.images.shared import MemberPicture, member_pictures
 from articles.ingest.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
@@ -278,6 +279,7 @@ class MemberRow:
     rep_similarity: float | None  # verified shingle Jaccard with the representative
     rep_containment: float | None
     is_compared: bool = False
+    pictures: list[MemberPicture] = field(default_factory=list)
 
     @cached_property
     def link(self) -> str:
@@ -391,6 +393,11 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     )
     config = active_config()
     rows = _member_rows(doc, members, config)
+    # picture_bits: the engine's picture distance (fingerprints/rule/config.py)
+    picture_bits = getattr(config, "picture_bits", 8)
+    pictures = member_pictures(members, picture_bits)
+    for row in rows:
+        row.pictures = pictures.get(row.article.pk, [])
     wanted = request.GET.get("compare", "")
     others = [r.article for r in rows if not r.is_representative]
     member = next((a for a in others if a.nid == wanted), others[0] if others else None)
@@ -401,6 +408,8 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     audit = list(AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES])
     context.update({
         "rows": rows,
+        "picture_bits": picture_bits,
+        "pictures_shared": any(p.shared_with for shown in pictures.values() for p in shown),
         "audit": audit,
         **dict(zip(("undoable", "undone"), _history_states(audit), strict=True)),
         "merge_query": merge_query,

@@ -10,10 +10,15 @@ through the API and processed by a real worker, plus two editor decisions.
 
 from __future__ import annotations
 
+import io
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 from playwright.sync_api import expect
 
 from articles.editor import actions
@@ -303,3 +308,98 @@ def test_operations_screenshot(page, live_server, sample, editor, language, clie
     log_in(page, "editor", "/ops/")
     expect(page.locator(".ops-checks li").first).to_be_visible()
     shoot(page, f"operations-{language}.png", full_page=True)
+
+
+def _scene(kind: str, size: tuple[int, int] = (800, 500), seed: int = 1) -> Image.Image:
+    """A photo-like picture: a riverside ``landscape``, a ``skyline`` or a ``sunset``."""
+    rng = np.random.default_rng(seed)
+    width, height = size
+    y, x = np.mgrid[0:height, 0:width] / np.array([height, width])[:, None, None]
+    if kind == "sunset":
+        pixels = np.array([250, 170, 80]) + np.array([-90, -110, 20]) * y[..., None]
+        sun = (x - 0.6) ** 2 + ((y - 0.45) * height / width) ** 2 < 0.012
+        pixels[sun] = [255, 235, 170]
+        pixels[y > 0.62] = np.array([60, 50, 90]) + 40 * np.sin(x[y > 0.62, None] * 60)
+    else:
+        top = [30, 40, 90] if kind == "skyline" else [70, 130, 210]
+        pixels = np.array(top) + (np.array([200, 220, 240]) - top) * y[..., None]
+        if kind == "skyline":
+            for left in np.arange(0, 1, 0.09):
+                roof = rng.uniform(0.25, 0.6)
+                block = (x >= left) & (x < left + 0.07) & (y > roof)
+                pixels[block] = rng.uniform(60, 110)
+                windows = block & (np.sin(x * 400) > 0.3) & (np.sin(y * 300) > 0.4)
+                pixels[windows] = [250, 220, 120]
+        else:
+            pixels[y > 0.45 + 0.08 * np.sin(x * 6 + 1)] = [70, 130, 60]
+            pixels[np.abs(y - (0.75 + 0.1 * np.sin(x * 3 + 1))) < 0.06] = [70, 120, 180]
+    pixels += rng.normal(0, 6, pixels.shape)
+    return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
+
+
+def _jpeg(picture: Image.Image, quality: int = 88) -> bytes:
+    out = io.BytesIO()
+    picture.save(out, "JPEG", quality=quality)
+    return out.getvalue()
+
+
+@pytest.fixture
+def picture_host():
+    """A local web server standing for the sites the pictures come from."""
+    greenway = _scene("landscape")
+    routes = {
+        "/greenway.jpg": _jpeg(greenway),
+        "/copy/greenway-640.jpg": _jpeg(greenway.resize((640, 400)), quality=60),
+        "/skyline.jpg": _jpeg(_scene("skyline", seed=2)),
+        "/sunset.jpg": _jpeg(_scene("sunset", (600, 800), seed=3)),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # quiet
+            pass
+
+        def do_GET(self):  # noqa: N802
+            body = routes.get(self.path, b"")
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "image/jpeg")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_cluster_pictures_screenshot(page, live_server, client, auth, run_worker, editor,
+                                     picture_host, settings):
+    """The cluster page's members with their pictures: thumbnails served by the site, the
+    picture two members share outlined, one that could not be read."""
+    import json
+
+    settings.IMAGE_FETCH_ALLOW_PRIVATE = True  # the local picture host
+    pictures = {
+        "riverside-orig": ["/greenway.jpg", "/skyline.jpg"],
+        "riverside-repost-1": ["/copy/greenway-640.jpg", "/sunset.jpg"],
+        "riverside-repost-2": ["/gone.jpg"],
+        "riverside-repost-3": [],
+    }
+    for line in (ROOT / "demo" / "sample.jsonl").read_text(encoding="utf-8").splitlines():
+        article = json.loads(line)
+        if article["nid"] in pictures:
+            article["images"] = [picture_host + path for path in pictures[article["nid"]]]
+            response = client.post("/api/v1/articles", data=json.dumps(article),
+                                   content_type="application/json", **auth)
+            assert response.status_code in (200, 202)
+    run_worker()
+    doc = Article.objects.get(nid="riverside-orig").doc
+    assert doc.size == len(pictures)
+    log_in(page, "editor", f"/clusters/{doc.doc_id}/")
+    members = page.locator("section.card", has=page.locator("table.members"))
+    members.scroll_into_view_if_needed()
+    page.wait_for_function("() => [...document.querySelectorAll('.pictures img')]"
+                           ".every(img => img.complete && img.naturalWidth > 0)")
+    expect(page.locator(".picture.shared")).to_have_count(2)
+    OUT.mkdir(parents=True, exist_ok=True)
+    members.screenshot(path=str(OUT / "cluster-pictures.png"))

@@ -2,6 +2,12 @@
 8x8 lowest frequencies against their median), which fits the same pigeonhole block
 index as the texts' SimHash.
 
+:func:`phash` first trims near-uniform borders (white or black padding, letterboxes, a
+caption bar of one colour with a line of text on it), so that a padded or captioned copy
+hashes like the picture it was made from; ``phash(picture, trim=False)`` is the plain
+pHash, bit for bit imagehash's ``phash``. :func:`mirror_phash` is the hash the mirrored
+picture would have, for a lookup that also finds mirrored copies.
+
 :func:`decode` refuses decompression bombs: a picture of more than :data:`MAX_PIXELS`
 pixels is not decoded (Pillow's own warning turned into an error), whatever its file
 size.
@@ -19,6 +25,27 @@ from PIL import Image
 MAX_PIXELS = 40_000_000
 _SIDE = 32
 _KEEP = 8
+
+# Trimming. Seen from one side, the lines (rows or columns) are compared with the
+# median grey of the outermost one: a line is *flat* when at least BORDER_FLAT of its
+# pixels are within BORDER_TOLERANCE grey levels of it (room for JPEG noise), and may be
+# *text on a bar* when at least BORDER_TEXT are. The border is the lines up to the last
+# flat one before the first line that is neither, and is trimmed only when it ends at an
+# edge (one of the BORDER_STEP lines after it has less than BORDER_EDGE of the border's
+# grey): a sky that fades into the picture is no border.
+BORDER_TOLERANCE = 16
+BORDER_FLAT = 0.95
+BORDER_TEXT = 0.6
+BORDER_EDGE = 0.5
+BORDER_STEP = 4
+#: at most this share of the width (height) is trimmed from each side ...
+BORDER_MAX_SIDE = 0.3
+#: ... and nothing is trimmed when less than this share of a dimension would remain
+BORDER_MIN_KEPT = 0.25
+#: trimming passes (a pad around a captioned picture takes two)
+_TRIM_PASSES = 2
+#: the borders are found on a copy at most this many pixels on its longer side
+_TRIM_SCAN = 512
 
 
 class NotAPicture(ValueError):
@@ -59,13 +86,98 @@ def _dct_matrix(n: int) -> np.ndarray:
 _DCT = _dct_matrix(_SIDE)
 
 
-def phash(image: Image.Image) -> int:
-    """The picture's 64-bit perceptual hash (unsigned)."""
-    grey = image.convert("L").resize((_SIDE, _SIDE), Image.Resampling.LANCZOS)
-    pixels = np.asarray(grey, dtype=np.float64)
+def _flat_run(lines: np.ndarray, limit: int) -> int:
+    """How many of ``lines`` (the outermost first, one line a row), at most ``limit``,
+    are a flat band of one grey (with text on it) that ends at an edge."""
+    band = lines[:limit + BORDER_STEP].astype(np.int16)
+    if len(band) <= 1:
+        return 0
+    near = (np.abs(band - int(np.median(band[0]))) <= BORDER_TOLERANCE).mean(axis=1)
+    if near[0] < BORDER_FLAT:
+        return 0
+    stop = np.flatnonzero(near < BORDER_TEXT)
+    if not stop.size or stop[0] > limit:
+        return 0  # no end in reach: a flat picture, not a border
+    end = int(np.flatnonzero(near[:stop[0]] >= BORDER_FLAT)[-1]) + 1
+    # the lines after the band against the band's last line: a sky fading into the
+    # picture changes a little from line to line, a border ends at once
+    after = np.abs(band[end:end + BORDER_STEP] - int(np.median(band[end - 1])))
+    if (after <= BORDER_TOLERANCE).mean(axis=1).min() >= BORDER_EDGE:
+        return 0
+    return end
+
+
+def _border(lines: np.ndarray, limit: int) -> int:
+    """How many of ``lines`` (the outermost first) are border: flat bands one after
+    the other (a pad around a caption bar, a letterbox's soft edge), at most ``limit``."""
+    total = 0
+    while total < limit:
+        run = _flat_run(lines[total:], limit - total)
+        if not run:
+            break
+        total += run
+    return total
+
+
+def content_box(grey: Image.Image) -> tuple[int, int, int, int]:
+    """(left, top, right, bottom) of ``grey`` (mode "L") without its near-uniform
+    borders; the whole picture when it has none, or when too little would remain."""
+    width, height = grey.size
+    factor = max(1, -(-max(width, height) // _TRIM_SCAN))
+    scan = grey.reduce(factor) if factor > 1 else grey
+    pixels = np.asarray(scan)
+    h, w = pixels.shape
+    left, top, right, bottom = 0, 0, w, h
+    for _ in range(_TRIM_PASSES):  # a pad around a caption bar, a letterbox around a pad
+        cut = pixels[top:bottom, left:right]
+        ch, cw = cut.shape
+        if ch < 3 or cw < 3:
+            break
+        limit_y, limit_x = max(1, int(ch * BORDER_MAX_SIDE)), max(1, int(cw * BORDER_MAX_SIDE))
+        sides = (_border(cut, limit_y), _border(cut[::-1], limit_y),
+                 _border(cut.T, limit_x), _border(cut.T[::-1], limit_x))
+        if not any(sides):
+            break
+        top, bottom = top + sides[0], bottom - sides[1]
+        left, right = left + sides[2], right - sides[3]
+    if right - left < w * BORDER_MIN_KEPT or bottom - top < h * BORDER_MIN_KEPT:
+        return 0, 0, width, height
+    return (min(width, left * factor), min(height, top * factor),
+            min(width, right * factor), min(height, bottom * factor))
+
+
+def _thumbnail(image: Image.Image, trim: bool) -> np.ndarray:
+    grey = image.convert("L")
+    if trim:
+        box = content_box(grey)
+        if box != (0, 0, grey.width, grey.height):
+            grey = grey.crop(box)
+    small = grey.resize((_SIDE, _SIDE), Image.Resampling.LANCZOS)
+    return np.asarray(small, dtype=np.float64)
+
+
+def _hash(pixels: np.ndarray) -> int:
     low = (_DCT @ pixels @ _DCT.T)[:_KEEP, :_KEEP]
     bits = (low > np.median(low)).flatten()
     value = 0
     for bit in bits:
         value = (value << 1) | int(bit)
     return value
+
+
+def phash(image: Image.Image, trim: bool = True) -> int:
+    """The picture's 64-bit perceptual hash (unsigned), of the picture without its
+    near-uniform borders (``trim=False``: of the whole picture, as imagehash.phash)."""
+    return _hash(_thumbnail(image, trim))
+
+
+def phashes(image: Image.Image, trim: bool = True) -> tuple[int, int]:
+    """(:func:`phash`, :func:`mirror_phash`) of the picture, for the price of one."""
+    pixels = _thumbnail(image, trim)
+    return _hash(pixels), _hash(pixels[:, ::-1])
+
+
+def mirror_phash(image: Image.Image, trim: bool = True) -> int:
+    """The hash of the picture mirrored left to right (looked up besides
+    :func:`phash`, it finds mirrored copies)."""
+    return phashes(image, trim)[1]

@@ -30,6 +30,16 @@ bit); imagehash's pHash and dHash, and its dHash of dedupsite's trimmed picture;
 shown at fixed small thresholds, with the photos it misses at PICTURE_BITS. Hashing
 speed: decode + hash of the 640 px JPEGs, per second of the process's CPU time (one
 core's worth, whatever else runs on the machine), best of five passes.
+
+Index reach: the engine finds candidate pictures through a pigeonhole block index
+(fingerprints/stores/block_index.py) of k + 1 blocks; a lookup returns the stored hashes
+within PICTURE_BITS that share a block with the query, so every pair within k bits is
+found and a farther one only when it shares a block. For each k of INDEX_KS, on the same
+positives and negatives of dedupsite's trimmed pHash (no mirror lookup): the share of
+the pairs within PICTURE_BITS that a lookup finds (near_sharing_block, what the index
+returns), per transform and overall, and the records a lookup reads in an index of
+STORED hashes whose bits are uniform (the sum over its blocks of STORED / 2 ** width).
+The recommended k is the smallest whose overall reach is >= REACH.
 """
 
 from __future__ import annotations
@@ -51,7 +61,9 @@ from PIL import Image, ImageDraw, ImageEnhance, ImageOps
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import DATA  # noqa: E402
+from fingerprints.rule.blocks import block_layout  # noqa: E402
 from fingerprints.rule.picture import content_box, decode, phash, phashes  # noqa: E402
+from fingerprints.stores.block_index import near_sharing_block  # noqa: E402
 
 #: the real photos in scikit-image's wheel (skimage/data/*, no download); the synthetic
 #: ones (chessboard, colour wheel, logo, horse silhouette, phantom) and the 102 px
@@ -70,6 +82,13 @@ PICTURE_BITS = 10
 GOALS = {"resize 50 %": 0.95, "JPEG quality 30": 0.95, "caption bar": 0.95,
          "watermark": 0.95, "brightness +30 %": 0.95, "contrast 70 %": 0.95,
          "crop 5 %": 0.80, "pad 10 %": 0.80}
+#: the picture index's pigeonhole k measured (fingerprints/rule/blocks.py: 0 to 8)
+INDEX_KS = (3, 4, 5, 6, 8)
+#: stored picture hashes for the records read per lookup
+STORED = 1_000_000
+#: the index k recommended: the smallest whose reach on the pairs within PICTURE_BITS
+#: is at least this
+REACH = 0.95
 
 
 def jpeg(image: Image.Image, quality: int = 90) -> bytes:
@@ -183,6 +202,9 @@ class Hasher:
     #: the distances of the positive pairs by transform, of the negatives by kind
     positives: dict[str, list[int]] = field(default_factory=dict)
     negatives: dict[str, list[int]] = field(default_factory=dict)
+    #: the (query, stored) hashes of the same pairs, when there is no mirror lookup
+    positive_hashes: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
+    negative_hashes: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
 
 
 def _bits_distance(a: int, b: int) -> int:
@@ -282,8 +304,14 @@ def measure(hasher: Hasher, pictures: Pictures) -> None:
     for t in TRANSFORMS:
         hasher.positives[t] = [distance(pictures.edited[(name, t)], hashed[name])
                                for name in pictures.base]
+        if both is None:
+            hasher.positive_hashes[t] = [(hasher.hash_of(pictures.edited[(name, t)]),
+                                          hashed[name]) for name in pictures.base]
     for kind, pairs in pictures.negatives.items():
         hasher.negatives[kind] = [distance(a, hasher.hash_of(b)) for a, b in pairs]
+        if both is None:
+            hasher.negative_hashes[kind] = [(hasher.hash_of(a), hasher.hash_of(b))
+                                            for a, b in pairs]
     hasher.speed = speed_of(hasher.hash_of, list(pictures.base.values()))
 
 
@@ -342,6 +370,100 @@ def table(columns: list[tuple[str, At, str]], pictures: Pictures) -> list[str]:
     return lines
 
 
+def records_read(k: int, stored: int = STORED) -> float:
+    """Records a lookup reads in an index of ``stored`` hashes with uniform bits: one
+    bucket per block, a block of ``width`` bits holding stored / 2 ** width."""
+    return sum(stored / 2 ** width for _, width in block_layout(k))
+
+
+def layout_text(k: int) -> str:
+    widths = [width for _, width in block_layout(k)]
+    return " + ".join(f"{widths.count(w)}×{w}" for w in sorted(set(widths), reverse=True))
+
+
+@dataclass
+class Reach:
+    """What a block-index lookup (index ``k``, radius PICTURE_BITS) finds."""
+
+    k: int
+    #: by transform: the positive pairs within PICTURE_BITS, and those the index finds
+    within: dict[str, int]
+    found: dict[str, int]
+    #: (transform, photo, distance) of the pairs within PICTURE_BITS it misses
+    missed: list[tuple[str, str, int]]
+    within_k: int  # positive pairs within k bits: found for certain
+    negatives_within: int
+    negatives_found: int
+
+    def overall(self) -> float:
+        within = sum(self.within.values())
+        return sum(self.found.values()) / within if within else 1.0
+
+
+def index_reach(hasher: Hasher, names: list[str], k: int) -> Reach:
+    def found(a: int, b: int) -> bool:
+        return bool(near_sharing_block([a], [b], k, PICTURE_BITS)[0])
+
+    within: dict[str, int] = {}
+    hits: dict[str, int] = {}
+    missed: list[tuple[str, str, int]] = []
+    within_k = 0
+    for t, pairs in hasher.positive_hashes.items():
+        within[t] = hits[t] = 0
+        for name, (a, b) in zip(names, pairs, strict=True):
+            d = _bits_distance(a, b)
+            within_k += d <= k
+            if d > PICTURE_BITS:
+                continue
+            within[t] += 1
+            if found(a, b):
+                hits[t] += 1
+            else:
+                missed.append((t, name, d))
+    near = [(a, b) for pairs in hasher.negative_hashes.values() for a, b in pairs
+            if _bits_distance(a, b) <= PICTURE_BITS]
+    return Reach(k, within, hits, missed, within_k, len(near),
+                 sum(found(a, b) for a, b in near))
+
+
+def reach_table(hasher: Hasher, names: list[str]) -> tuple[list[str], list[Reach]]:
+    reaches = [index_reach(hasher, names, k) for k in INDEX_KS]
+    positives = sum(len(pairs) for pairs in hasher.positive_hashes.values())
+    lines = ["| | " + " | ".join(f"k = {r.k}" for r in reaches) + " |",
+             "|---" * (len(reaches) + 1) + "|",
+             "| blocks (count × bits) | " + " | ".join(layout_text(r.k) for r in reaches)
+             + " |"]
+    for t in hasher.positive_hashes:
+        n = reaches[0].within[t]
+        lines.append(f"| reach: {t} ({n} within {PICTURE_BITS} bits) | " + " | ".join(
+            f"{r.found[t] / n:.2f}" if n else "–" for r in reaches) + " |")
+    within = sum(reaches[0].within.values())
+    lines.append(f"| **reach: all pairs within {PICTURE_BITS} bits ({within})** | "
+                 + " | ".join(f"**{r.overall():.3f}**" for r in reaches) + " |")
+    lines.append(f"| pairs within {PICTURE_BITS} bits missed | "
+                 + " | ".join(str(len(r.missed)) for r in reaches) + " |")
+    lines.append(f"| pairs within k bits, found for certain (of {positives}) | "
+                 + " | ".join(str(r.within_k) for r in reaches) + " |")
+    lines.append(f"| recall at {PICTURE_BITS} bits through the index (of {positives}) | "
+                 + " | ".join(f"{sum(r.found.values()) / positives:.2f}" for r in reaches)
+                 + " |")
+    kept = [t for t, share in GOALS.items() if at(hasher, PICTURE_BITS).recall[t] >= share]
+
+    def lost(r: Reach) -> str:
+        shares = {t: r.found[t] / len(hasher.positive_hashes[t]) for t in kept}
+        return ", ".join(f"{t} ({share:.2f})" for t, share in shares.items()
+                         if share < GOALS[t]) or "none"
+
+    lines.append(f"| goals met at {PICTURE_BITS} bits that the index loses (recall) | "
+                 + " | ".join(lost(r) for r in reaches) + " |")
+    lines.append(f"| negatives found (of {reaches[0].negatives_within} within "
+                 f"{PICTURE_BITS} bits) | "
+                 + " | ".join(str(r.negatives_found) for r in reaches) + " |")
+    lines.append(f"| records read per lookup, {STORED:,} stored, uniform bits | "
+                 + " | ".join(f"{records_read(r.k):,.0f}" for r in reaches) + " |")
+    return lines, reaches
+
+
 def reference_check(pictures: Pictures) -> str:
     """Is the plain (untrimmed) dedupsite pHash imagehash's pHash, bit for bit?"""
     import imagehash
@@ -395,6 +517,22 @@ def main() -> None:
         missed = [f"{name} {d}" for name, d in zip(names, ours.positives[t], strict=True)
                   if d > PICTURE_BITS]
         out.append(f"- {t}: " + (", ".join(missed) if missed else "none"))
+    out += ["", f"### Index reach: {ours.label}, lookups at {PICTURE_BITS} bits", ""]
+    lines, reaches = reach_table(ours, names)
+    out += lines
+    enough = [r for r in reaches if r.overall() >= REACH]
+    if enough:
+        best = enough[0]
+        out += ["", f"Recommended index k: {best.k}, the smallest whose reach on the pairs "
+                f"within {PICTURE_BITS} bits is ≥ {REACH} ({best.overall():.3f}; "
+                f"{records_read(best.k):,.0f} records read per lookup of {STORED:,})."]
+    else:
+        best = reaches[-1]
+        out += ["", f"No index k of {INDEX_KS} reaches {REACH} on the pairs within "
+                f"{PICTURE_BITS} bits: a larger k finds more and reads more."]
+    out += ["", f"Pairs within {PICTURE_BITS} bits the index misses at k = {best.k} "
+            "(transform, photo: distance):", ""]
+    out += [f"- {t}, {name}: {d}" for t, name, d in best.missed] or ["- none"]
     report = "\n".join(out)
     print(report)
     if args.out:

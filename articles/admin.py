@@ -137,6 +137,7 @@ class EngineSettingsAdmin(admin.ModelAdmin):
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
                                                         "user_words"]}),
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
+        (_("Pictures"), {"fields": ["picture_bits", "picture_title_similarity"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",
                                         "review_cluster_size"]}),
         (_("Window and retention"), {"fields": ["index_window_days", "retention_days"]}),

@@ -180,6 +180,7 @@ class MatchedBy(models.TextChoices):
     URL = "url", _("url")
     TITLE = "title", _("title")
     CONTENT = "content", _("content")
+    PICTURE = "picture", _("picture")
     EDITOR = "editor", _("editor")
 
 
@@ -698,13 +699,29 @@ class EngineSettings(models.Model):
         _("boilerplate: stories at least"), default=5,
         validators=[MinValueValidator(0), MaxValueValidator(65535)],
         help_text=_("A clause seen in this many different stories is boilerplate and no "
-                    "longer counts in fingerprints (0 turns learning off; 1 is not allowed)."),
+                    "longer counts in fingerprints; a picture seen in this many stories is a "
+                    "stock picture (a logo, a banner) and is no evidence for or against a "
+                    "match (0 turns both off; 1 is not allowed)."),
+    )
+    picture_bits = models.PositiveSmallIntegerField(
+        _("picture distance (bits)"), default=10,
+        validators=[MinValueValidator(0), MaxValueValidator(32)],
+        help_text=_("Two pictures are the same picture when their 64-bit perceptual hashes "
+                    "differ in at most this many bits (0: identical hashes only). A change "
+                    "below the picture index's block size rebuilds the index."),
+    )
+    picture_title_similarity = models.FloatField(
+        _("same picture: title similarity"), default=0.6,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("Two articles that share a picture but whose texts do not match join "
+                    "when their titles are at least this alike (character edit similarity "
+                    "from 0 to 1, with no other number or name); 1 needs identical titles."),
     )
     index_window_days = models.PositiveIntegerField(
         _("index window (days)"), default=0,
         help_text=_("0 keeps every article in the index; otherwise articles received longer "
-                    "ago leave the content, title and key indexes (their docIds stay; their "
-                    "URLs are still recognised)."),
+                    "ago leave the content, title, picture and key indexes (their docIds "
+                    "stay; their URLs are still recognised)."),
     )
     retention_days = models.PositiveIntegerField(
         _("keep non-representative bodies (days)"), default=0,
@@ -757,6 +774,8 @@ class EngineSettings(models.Model):
                                       if w.strip()),
             user_words=self.parsed_user_words(),
             boilerplate_min_docs=self.boilerplate_min_docs,
+            picture_bits=self.picture_bits,
+            picture_title_similarity=self.picture_title_similarity,
         )
 
 

@@ -33,11 +33,12 @@ from articles.api.schemas import (
     ErrorOut,
     HotnessIn,
     InvalidResult,
+    PicturesOut,
     SimilarIn,
     SimilarOut,
     field_errors,
 )
-from articles.ingest import results
+from articles.ingest import lookup, results
 from articles.ingest.assign import assign
 from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
@@ -45,6 +46,7 @@ from articles.ingest.lookup import find_similar
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters, metrics
 from fingerprints.rule.normalize import has_text
+from fingerprints.rule.picture import NotAPicture, decode, phash
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +421,38 @@ def similar(request: HttpRequest, payload: SimilarIn) -> Any:
         raise ApiError(422, "invalid", "content is empty after normalization",
                        {"content": ["is empty after removing markup and white space"]})
     return find_similar(payload.title, payload.content, payload.url)
+
+
+@api.get("/v1/images/similar", response={200: PicturesOut, **ERRORS},
+         summary="The docIds showing a picture read before, by its URL")
+def similar_pictures(request: HttpRequest, url: str = "") -> Any:
+    try:
+        ArticleIn._images([url])
+    except ValueError as exc:
+        raise ApiError(422, "invalid", f"url {exc}", {"url": [str(exc)]}) from None
+    value = lookup.read_picture_hash(url)
+    if value is None:
+        raise ApiError(404, "not_found", "no picture was read at this URL; POST the "
+                       "picture's bytes to this address instead")
+    return lookup.pictures_like(value)
+
+
+@api.post("/v1/images/similar", response={200: PicturesOut, **ERRORS},
+          summary="The docIds showing a picture, by its bytes (the request body)")
+def similar_pictures_upload(request: HttpRequest) -> Any:
+    limit = settings.IMAGE_MAX_BYTES
+    try:
+        data = request.body
+    except RequestDataTooBig as exc:  # over DATA_UPLOAD_MAX_MEMORY_SIZE, before reading
+        raise ApiError(413, "too_large", f"a picture is at most {limit} bytes") from exc
+    if len(data) > limit:
+        raise ApiError(413, "too_large", f"a picture is at most {limit} bytes")
+    try:
+        value = phash(decode(data))
+    except NotAPicture as exc:
+        raise ApiError(422, "invalid", "the body is not a picture this service reads",
+                       {"body": [exc.reason]}) from None
+    return lookup.pictures_like(value)
 
 
 @api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})

@@ -177,7 +177,7 @@ class ArticleResult(BaseModel):
     status: Literal["queued", "done", "failed"]
     docId: str | None
     duplicate: bool
-    matchedBy: Literal["url", "title", "content", "editor"] | None
+    matchedBy: Literal["url", "title", "content", "picture", "editor"] | None
     duplicateOf: str | None = Field(description="nid of the docId's representative")
     distance: int | None
     similarity: float | None = None
@@ -258,10 +258,24 @@ class SimilarIn(Schema):
 class SimilarDoc(Schema):
     docId: str
     nid: str = Field(description="the closest member")
-    matchedBy: Literal["url", "title", "content"]
+    matchedBy: Literal["url", "title", "content", "picture"]
     distance: int
     similarity: float
     verified: bool = Field(description="passes the engine's verification (would join)")
+
+
+class PictureDoc(Schema):
+    docId: str
+    distance: int = Field(description="bits between the picture and the doc's closest one")
+    nids: list[str] = Field(description="the doc's articles showing the picture")
+
+
+class PicturesOut(Schema):
+    hash: str = Field(description="the picture's 64-bit perceptual hash, 16 hex digits")
+    stock: bool = Field(description="seen under so many stories that it is no evidence")
+    pictureBits: int = Field(description="the engine's picture_bits: the distance searched")
+    docs: list[PictureDoc]
+    more: int = Field(description="docIds beyond the list")
 
 
 class SimilarOut(Schema):

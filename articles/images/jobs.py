@@ -4,7 +4,8 @@ first), fingerprinted and reported per picture. A picture that fails never fails
 article. The same URL is fetched once: a picture read before gives its fingerprint to
 every later article that names it.
 
-Not yet used by the match decision (the engine decides on text); docs/api.md.
+Once an article's pictures are read it is decided again with them
+(articles/ingest/redecide.py); docs/api.md, docs/engine.md ("Pictures").
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from dedupsite import metrics, redis_store
 from fingerprints.rule.picture import NotAPicture, decode, phash
 
 log = logging.getLogger(__name__)
+
+# named, not imported: the write path (articles.ingest) queues this module's jobs
+REDECIDE = "articles.ingest.redecide.on_pictures_read"
 
 
 def attach(pictures: dict[str, tuple[str, ...]]) -> None:
@@ -61,6 +65,9 @@ def fetch_pictures(article_id: int) -> int:
         outcome = _read(image)
         metrics.inc("dedupsite_images_fetched_total", outcome=outcome)
         read += outcome in ("read", "known")
+    if read:  # the pictures are evidence now: the article is decided again with them,
+        # by a text worker (the ingest queue, behind the article's own text job)
+        redis_store.queue("ingest").enqueue(REDECIDE, article_id)
     return read
 
 

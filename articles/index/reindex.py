@@ -23,6 +23,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,7 @@ from django.utils import timezone
 
 from articles.index import markers, window
 from articles.index.locks import multi_lock
+from articles.index.pictures import read_pictures
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, config_to_json, forget_state
@@ -64,7 +66,7 @@ LAYOUT = "l2-"
 
 
 def namespaces(generation: str) -> dict[str, str]:
-    return {name: redis_store.key(name, generation) for name in ("c", "t", "u", "x")}
+    return {name: redis_store.key(name, generation) for name in ("c", "t", "u", "x", "p")}
 
 
 _READ = object()
@@ -113,6 +115,7 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
     title = RedisBlockIndex(client, k=config.title_k, namespace=names["t"])
     keys = RedisKeyIndex(client, namespace=names["x"])
     urls = RedisUrlMap(client, namespace=names["u"])
+    pictures = RedisBlockIndex(client, k=config.picture_k, namespace=names["p"])
     done = Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
     # only the time window (articles/index/window.py); the URL map keeps every URL
     # of the window too, MySQL answers for older ones
@@ -138,6 +141,10 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
             texts = [r for r in rows if r[7] is None]
             feats = extract_many([(r[5], r[6]) for r in texts], config,
                                  boilerplate=active_boilerplate())
+            # the text is fingerprinted again; the pictures' hashes come from their rows
+            shown = read_pictures(r[0] for r in texts)
+            feats = [replace(f, pictures=shown[r[0]]) if r[0] in shown else f
+                     for r, f in zip(texts, feats, strict=True)]
             PendingFeatures.objects.filter(article_id__in=[r[0] for r in texts]).delete()
             PendingFeatures.objects.bulk_create([
                 PendingFeatures(article_id=r[0], title_fp=_signed(f.title_fp or None),
@@ -145,12 +152,12 @@ def _fill(generation: str, config: EngineConfig, recompute: bool, since_id: int 
                 for r, f in zip(texts, feats, strict=True)
             ])
             pairs = [(r[0], f.title_fp, f.content_fp) for r, f in zip(texts, feats, strict=True)]
-            stored = [(r[0], stored_keys(f.keys)) for r, f in zip(texts, feats, strict=True)]
+            decoded = [(r[0], f) for r, f in zip(texts, feats, strict=True)]
         else:
             pairs = [(r[0], r[2], r[3]) for r in rows]
-            stored = [(r[0], stored_keys(Features.from_bytes(bytes(r[4])).keys))
-                      for r in rows if r[4]]
-        keys.bulk_load(stored)
+            decoded = [(r[0], Features.from_bytes(bytes(r[4]))) for r in rows if r[4]]
+        keys.bulk_load([(i, stored_keys(f.keys)) for i, f in decoded])
+        pictures.add_many((i, p) for i, f in decoded for p in f.pictures)
         urls.bulk_load([r[0] for r in rows if r[1] is not None],
                        [r[1] for r in rows if r[1] is not None])
         content.add_many((i, c) for i, _t, c in pairs if c is not None)

@@ -93,8 +93,8 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
            ) -> dict[str, int]:
     """One step of the expiry pass over the generation's indexes (``names``:
     ``reindex.namespaces(generation)``): one ``SCAN`` of about ``keys_per_step`` keys
-    whose buckets go to their index's expiry script (content, title, key index and URL
-    map alike). Returns the records dropped per namespace, and ``pass_complete`` = 1
+    whose buckets go to their index's expiry script (content, title, picture and key
+    indexes and URL map alike). Returns the records dropped per namespace, and ``pass_complete`` = 1
     when the scan came back to its start. Where the scan stands is kept in the queue
     Redis; the next pass starts again, so records that fall below a later floor go too.
     On a Redis Cluster the scan goes node by node (``scan_step``)."""
@@ -109,11 +109,12 @@ def expire(generation: str, names: dict[str, str], keys_per_step: int = 5000
         "t": RedisBlockIndex(client, k=config.title_k, namespace=names["t"]),
         "x": RedisKeyIndex(client, namespace=names["x"]),
         "u": RedisUrlMap(client, namespace=names["u"]),
+        "p": RedisBlockIndex(client, k=config.picture_k, namespace=names["p"]),
     }
     prefixes = {name: f"{names[name]}:".encode() for name in indexes}
     cursor_key = redis_store.key("expiry", generation, "keys")
     cursor = int(state.get(cursor_key) or 0)
-    # the four namespaces differ in one letter before the generation: one scan
+    # the namespaces differ in one letter before the generation: one scan
     pattern = names["c"][: -len(generation) - 2] + "?:" + generation + ":*"
     cursor, scanned = scan_step(client, cursor, pattern, keys_per_step)
     state.set(cursor_key, cursor, ex=7 * 86400)

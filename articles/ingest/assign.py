@@ -13,6 +13,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from articles.index import markers, reindex
 from articles.index.locks import StaleValue, multi_lock
+from articles.index.pictures import read_pictures, stock_pictures
 from articles.ingest import boilerplate
 from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
 from articles.lib.bulksql import (
@@ -54,6 +56,7 @@ from fingerprints.rule import (
 from fingerprints.rule.blocks import block_values
 from fingerprints.rule.ids import make_doc_id, splitmix64_finalize, url_hash
 from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.rule.picture_evidence import without_stock
 from fingerprints.stores.block_index import near_pairs_by_block
 
 # The batch's locks live this long unless renewed; the holder renews them every third
@@ -107,6 +110,7 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     known = active_boilerplate()
     features = extract_many([(a.title, a.content) for a in articles], config,
                             boilerplate=known)
+    features = _with_pictures(articles, features)
     for article, feats in zip(articles, features, strict=True):
         if article.url_hash is None:
             article.url_hash = url_hash(article.url)
@@ -136,18 +140,22 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
         todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
         if not todo:
             return []
-        # A changed body is processed again: the article leaves its old doc first —
-        # here, under the batch's locks, so that two jobs for one batch (a retry, the
-        # watchdog) cannot both take it out of its doc.
+        # A changed body (or one whose pictures were read) is processed again: the
+        # article leaves its old doc first — here, under the batch's locks, so that two
+        # jobs for one batch (a retry, the watchdog) cannot both take it out of its doc.
+        vacated: dict[int, int] = {}  # article -> the doc it left
         for article, _f in todo:
             if article.doc_pk is not None:
+                vacated[article.pk] = article.doc_pk
                 with transaction.atomic():
                     detach(article)
-        matches, first_urls = _match_batch(todo, todo_probes, config, indexes)
+        matches, first_urls, stock = _match_batch(todo, todo_probes, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
         indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
         indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
+        indexes.pictures.add_many((a.pk, p) for a, f in todo for p in f.pictures
+                                  if p not in stock)
         pipe = indexes.content.client.pipeline(transaction=False)
         indexes.urls.add_many(((a.pk, a.url_hash or 0) for (a, _f), first in
                                zip(todo, first_urls, strict=True) if first), pipe)
@@ -160,7 +168,8 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
             reindex.forget_generation(indexes.generation)
             raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
                                    "batch will retry")
-        _save_batch(todo, matches, active_version(), features_written=prewritten)
+        _save_batch(todo, matches, active_version(), features_written=prewritten,
+                    vacated=vacated)
     # Outside the lock and after the commit: each new story's clauses are counted once.
     # An article whose body is not about its title counts as a story of its own even
     # when it joined a doc: near-identical redirect pages and disclaimers join each other
@@ -169,6 +178,17 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
                        if d is None or f.off_title], config, known)
     _count_processed(matches, time.perf_counter() - started)
     return [a for a, _f in todo]
+
+
+def _with_pictures(articles: list[Article], features: list[Features]) -> list[Features]:
+    """``features`` with the pictures read for each article decided before (a new
+    article's pictures are fetched after its first decision: articles/images/)."""
+    again = [a.pk for a in articles if a.doc_pk is not None]
+    if not again:
+        return features
+    shown = read_pictures(again)
+    return [replace(f, pictures=shown[a.pk]) if a.pk in shown else f
+            for a, f in zip(articles, features, strict=True)]
 
 
 def _count_processed(matches: Sequence[Match | None], seconds: float) -> None:
@@ -217,6 +237,9 @@ def _lock_keys(todo: Sequence[tuple[Article, Features]], probes: Sequence[list[i
     # the key index: two articles that find each other there share one of their keys
     keys = [key for _a, f in todo for key in query_keys(f.keys)]
     parts.append(np.asarray(keys, dtype=np.uint64) ^ np.uint64(3 << 56))
+    pictures = [p for _a, f in todo for p in f.pictures]
+    if pictures:  # two articles that find each other by a picture share its bucket
+        parts.append(_bucket_ids(pictures, config.picture_k, 4))
     mixed = splitmix64_finalize(np.concatenate(parts))
     stripes = np.unique(mixed % np.uint64(settings.INDEX_LOCK_STRIPES))
     prefix = redis_store.key("lock", "s")
@@ -236,10 +259,12 @@ def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]
 def _match_batch(
     todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
     indexes: Indexes,
-) -> tuple[list[Match | None], list[bool]]:
+) -> tuple[list[Match | None], list[bool], frozenset[int]]:
     """Match each article in order against the index and the batch's earlier articles
     (:func:`fingerprints.rule.cascade`, the one rule every engine calls).
-    Also says which articles are the first with their URL (the URL map records them)."""
+    Also says which articles are the first with their URL (the URL map records them),
+    and which of the pictures involved are stock (:mod:`articles.index.pictures`)."""
+    pictured, stock = _pictures_to_look_up(todo, config)
     # the URL hashes, the content buckets and the title buckets: one round trip (on a
     # cluster, one per node, sent together)
     pipe = indexes.content.client.pipeline(transaction=False)
@@ -251,9 +276,13 @@ def _match_batch(
     titled = [(n, f.title_fp) for n, (_a, f) in enumerate(todo) if f.title_fp]
     title_lookup = indexes.title.plan_many([fp for _n, fp in titled], config.title_radius)
     key_lookup = indexes.keys.plan([query_keys(f.keys) for _a, f in todo])
+    picture_lookup = (indexes.pictures.plan_many([p for _n, p in pictured],
+                                                 config.picture_bits) if pictured else None)
     content_lookup.queue(pipe)
     title_lookup.queue(pipe)
     key_lookup.queue(pipe)
+    if picture_lookup is not None:
+        picture_lookup.queue(pipe)
     replies = iter(pipe.execute())
     in_map = url_lookup.collect(replies)
     url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], list(in_map))
@@ -261,15 +290,25 @@ def _match_batch(
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
     key_hits = key_lookup.collect(replies)
+    picture_hits: dict[int, set[int]] = {}
+    if picture_lookup is not None:
+        for (n, _p), near in zip(pictured, picture_lookup.collect(replies), strict=True):
+            picture_hits.setdefault(n, set()).update(i for i, _fp, _d in near)
     hits: list[set[int]] = []
     for n, (article, feats) in enumerate(todo):
         ids = {i for i, _fp, _d in content_hits[n]} if feats.content_fp else set()
         ids.update(i for i, _fp, _d in title_hits.get(n, ()))
         ids.update(key_hits[n])
+        ids.update(picture_hits.get(n, ()))
         ids.discard(article.pk)
         hits.append(ids)
     known_urls = {v for v in url_hits if v is not None}
     stored = load_candidates(set().union(*hits) | known_urls)
+    if pictured or stock:
+        theirs = {p for c in stored for p in c.features.pictures} - stock
+        stock |= stock_pictures(theirs, [a.pk for a, _f in todo], config.boilerplate_min_docs)
+        stored = [replace(c, features=without_stock(c.features, stock)) for c in stored]
+        todo = [(a, without_stock(f, stock)) for a, f in todo]
     by_id = {c.article_id: c for c in stored}
     # The batch itself: articles decided earlier in it are candidates for later ones,
     # found as an index lookup of each probe would find them (NumPy over the batch).
@@ -322,7 +361,20 @@ def _match_batch(
         # what the key index will hold for it: found by later articles of the batch
         for key in stored_keys(feats.keys):
             batch_keys.setdefault(key, []).append(n)
-    return matches, first_urls
+    return matches, first_urls, stock
+
+
+def _pictures_to_look_up(todo: list[tuple[Article, Features]], config: EngineConfig
+                        ) -> tuple[list[tuple[int, int]], frozenset[int]]:
+    """The (position, picture) pairs of the batch to look up, and the batch's stock
+    pictures: no evidence, and not looked up (an article decided again once its pictures
+    were read)."""
+    pictured = [(n, p) for n, (_a, f) in enumerate(todo) for p in f.pictures]
+    if not pictured:
+        return [], frozenset()
+    stock = stock_pictures([p for _n, p in pictured], [a.pk for a, _f in todo],
+                           config.boilerplate_min_docs)
+    return [(n, p) for n, p in pictured if p not in stock], stock
 
 
 def _url_trust(todo: Sequence[tuple[Article, Features]], stored_owners: Iterable[int]
@@ -396,11 +448,18 @@ def _locked_docs(doc_ids: Iterable[str]) -> dict[str, Doc]:
 
 
 def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None],
-                settings_version: int | None, *, features_written: bool = False) -> None:
-    """One transaction: new docs, joins, articles, representatives and outbox rows."""
+                settings_version: int | None, *, features_written: bool = False,
+                vacated: dict[int, int] | None = None) -> None:
+    """One transaction: new docs, joins, articles, representatives and outbox rows.
+
+    ``vacated``: article -> the doc it left to be decided again. An article that founds
+    a doc again while the doc it left is empty takes that doc back: an article alone
+    in its docId keeps the docId when it is decided again on its own."""
     now = timezone.now()
     with transaction.atomic():
         anchors = [a for (a, _f), m in zip(todo, matches, strict=True) if m is None]
+        back = _empty_docs_back(anchors, vacated or {})
+        anchors = [a for a in anchors if _new_doc_key(a) not in back]
         wanted = [make_doc_id(a.nid) for a in anchors]
         taken = {row[0] for row in fetch_values(
             f"SELECT {column(Doc, 'doc_id')} FROM {table(Doc)} "
@@ -430,7 +489,7 @@ def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None
                        .values_list("doc_id", "id"))
             for doc in new_docs.values():
                 doc.pk = ids[doc.doc_id]
-        docs = {**existing, **new_docs}
+        docs = {**existing, **new_docs, **back}
         joined: dict[str, list[Article]] = {}
         for (article, _feats), match in zip(todo, matches, strict=True):
             key = match.doc_key if match else _new_doc_key(article)
@@ -448,6 +507,21 @@ def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None
         _update_articles([a for a, _f in todo], now, settings_version,
                          with_features=not features_written)
         election.on_batch_join(docs, joined, now)
+
+
+def _empty_docs_back(anchors: list[Article], vacated: dict[int, int]) -> dict[str, Doc]:
+    """The docs the ``anchors`` left that are empty now, locked, each given back to its
+    article as its anchor (keyed like a new doc: :func:`_new_doc_key`)."""
+    left = {vacated[a.pk]: a for a in anchors if a.pk in vacated}
+    if not left:
+        return {}
+    back: dict[str, Doc] = {}
+    for doc in Doc.objects.select_for_update().filter(pk__in=list(left), size=0):
+        article = left[doc.pk]
+        doc.anchor, doc.representative = article, article
+        doc.save(update_fields=["anchor", "representative", "updated_at"])
+        back[_new_doc_key(article)] = doc
+    return back
 
 
 def _feature_values(a: Article) -> tuple[Any, ...]:
@@ -502,7 +576,10 @@ def detach(article: Article) -> None:
         if old[0]:
             indexes.title.remove(article.pk, old[0])
         if old[2]:
-            indexes.keys.remove(article.pk, stored_keys(Features.from_bytes(bytes(old[2])).keys))
+            stored = Features.from_bytes(bytes(old[2]))
+            indexes.keys.remove(article.pk, stored_keys(stored.keys))
+            for picture in stored.pictures:
+                indexes.pictures.remove(article.pk, picture)
     election.refresh(doc)
 
 

@@ -31,6 +31,7 @@ class IndexUnavailable(RuntimeError):
 class Indexes:
     content: RedisBlockIndex
     title: RedisBlockIndex
+    pictures: RedisBlockIndex  # picture hashes (Features.pictures)
     keys: RedisKeyIndex
     urls: RedisUrlMap
     generation: str
@@ -45,6 +46,8 @@ class Indexes:
         return cls(
             content=RedisBlockIndex(client, k=config.k, namespace=names["c"], floor=floor),
             title=RedisBlockIndex(client, k=config.title_k, namespace=names["t"], floor=floor),
+            pictures=RedisBlockIndex(client, k=config.picture_k, namespace=names["p"],
+                                     floor=floor),
             keys=RedisKeyIndex(client, namespace=names["x"], floor=floor),
             urls=RedisUrlMap(client, namespace=names["u"], floor=floor),
             generation=generation, floor=floor,

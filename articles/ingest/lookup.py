@@ -1,7 +1,8 @@
 """Read paths over the candidate stores: nothing here writes.
 
 :func:`find_similar` answers ``POST /api/v1/similar`` (the docIds an article would
-join, stored nowhere); :func:`related_docs` gives the editor's cluster page the other
+join, stored nowhere); :func:`pictures_like` answers ``/api/v1/images/similar`` (the
+docIds showing a picture); :func:`related_docs` gives the editor's cluster page the other
 docIds its members verify against (merge candidates).
 """
 
@@ -11,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from articles.index import reindex
+from articles.index.pictures import stock_pictures
 from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
-from articles.models import Article, ArticleStatus, Doc, EditorLink
+from articles.models import Article, ArticleImage, ArticleStatus, Doc, EditorLink, ImageStatus
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config
 from fingerprints.rule import EngineConfig, Features, content_probes, decide, extract_many
@@ -131,3 +133,40 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
     return [{**m, "doc": docs[m["doc_key"]], "other": nids.get(m["other"], "")}
             for m in ranked if m["doc_key"] in docs and docs[m["doc_key"]].size]
 
+
+
+def pictures_like(value: int, limit: int = 50) -> dict[str, Any]:
+    """The docIds whose articles show a picture whose hash is within ``picture_bits`` of
+    ``value`` (GET/POST /api/v1/images/similar): the picture index of the window, and
+    MySQL for the identical hash beyond it. Closest first, then newest doc."""
+    config = active_config()
+    indexes = Indexes.open(config, reindex.ensure_index())
+    distances: dict[int, int] = {
+        article_id: distance
+        for article_id, _fp, distance in indexes.pictures.query(value, config.picture_bits)
+        if distance <= config.picture_bits}
+    for article_id in (ArticleImage.objects.filter(phash=value, status=ImageStatus.READ)
+                       .values_list("article_id", flat=True)[:1000]):
+        distances.setdefault(article_id, 0)
+    docs: dict[str, dict[str, Any]] = {}
+    rows = (Article.objects.filter(pk__in=list(distances), status=ArticleStatus.DONE,
+                                   doc__isnull=False)
+            .values_list("id", "nid", "doc__doc_id", "doc__last_seen").order_by("id"))
+    for article_id, nid, doc_id, last_seen in rows:
+        entry = docs.setdefault(doc_id, {"docId": doc_id, "distance": 64, "nids": [],
+                                         "lastSeen": last_seen})
+        entry["distance"] = min(entry["distance"], distances[article_id])
+        entry["nids"].append(nid)
+    ranked = sorted(docs.values(), key=lambda d: (d["distance"], -d["lastSeen"].timestamp()))
+    stock = stock_pictures([value], [], config.boilerplate_min_docs)
+    return {"hash": f"{value:016x}", "stock": value in stock, "pictureBits": config.picture_bits,
+            "docs": [{k: v for k, v in d.items() if k != "lastSeen"} for d in ranked[:limit]],
+            "more": max(0, len(ranked) - limit)}
+
+
+def read_picture_hash(url: str) -> int | None:
+    """The hash of the picture read at ``url`` (for any article), or None."""
+    value = (ArticleImage.objects.filter(url_digest=ArticleImage.digest(url), url=url,
+                                         status=ImageStatus.READ, phash__isnull=False)
+             .values_list("phash", flat=True).first())
+    return None if value is None else int(value)

@@ -23,7 +23,8 @@ from typing import Any
 from fingerprints.rule import EngineConfig
 
 # EngineConfig fields whose change needs new fingerprints or a new block layout.
-REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend")
+REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend",
+                  "picture_k")  # picture_k: the picture index's block layout
 
 _cache = threading.local()
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from fingerprints.rule import (
 )
 from fingerprints.rule.ids import make_doc_id, to_signed, unused_doc_id, url_hash
 from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.rule.picture_evidence import PictureStories, stock_among, without_stock
 from fingerprints.stores.block_index import MemoryBlockIndex
 from fingerprints.stores.key_index import MemoryKeyIndex
 
@@ -129,6 +130,9 @@ class Replayer:
         self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
         self._urls: dict[int, int] = {}
         self._keys = MemoryKeyIndex()
+        self._pictures = MemoryBlockIndex(config.picture_k)
+        self._by_picture: dict[int, list[int]] = {}  # picture hash -> items showing it
+        self._stories = PictureStories()
         self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
         self._features: dict[int, Features] = {}
         self._last = -1
@@ -152,7 +156,31 @@ class Replayer:
         if item.url_hash is not None:
             self._urls.setdefault(item.url_hash, item.seq)
         self._keys.add(item.seq, stored_keys(item.features.keys))
+        stock = self._stock(item.features.pictures)
+        for picture in item.features.pictures:
+            if picture not in stock:  # as online: stock pictures are not indexed
+                if picture not in self._by_picture:
+                    self._pictures.add(picture, picture)
+                self._by_picture.setdefault(picture, []).append(item.seq)
+        self._stories.add(item.features.pictures, str(assignment.anchor))
         return assignment
+
+    def _picture_hits(self, feats: Features, stock: frozenset[int]) -> set[int]:
+        """As online: the picture index's hits for the non-stock pictures."""
+        found: set[int] = set()
+        for picture in feats.pictures:
+            if picture not in stock:
+                for near, _value, _distance in self._pictures.query(
+                        picture, self.config.picture_bits):
+                    found.update(self._by_picture[near])
+        return found
+
+    def _stock(self, pictures: Iterable[int]) -> frozenset[int]:
+        """The stock pictures among ``pictures`` (seen in boilerplate_min_docs stories
+        before the item being assigned): as online, articles/index/pictures.py."""
+        pictures = list(pictures)
+        return stock_among(pictures, self._stories.counts(pictures),
+                           self.config.boilerplate_min_docs)
 
     def _assign(self, item: Item) -> Assignment:
         seq, feats = item.seq, item.features
@@ -174,10 +202,22 @@ class Replayer:
                         hits[key] = member
         members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
         members.update(hits.values())
+        stock = self._stock(feats.pictures)
+        members.update(self._picture_hits(feats, stock))
+        candidates = [self._candidate(member) for member in sorted(members)]
+        if feats.pictures:  # as online: stock pictures are no evidence on either side
+            stock |= self._stock(p for c in candidates for p in c.features.pictures)
+            feats = without_stock(feats, stock)
+            candidates = [replace(c, features=without_stock(c.features, stock))
+                          for c in candidates]
+
+        def anchors_of(doc_key: str) -> tuple[Candidate]:
+            anchor = self._candidate(int(doc_key))
+            return (replace(anchor, features=without_stock(anchor.features, stock)),)
+
         match = cascade(
             feats, url_owner=self._candidate(known) if known is not None else None,
-            hits=[self._candidate(member) for member in sorted(members)],
-            anchors_of=lambda doc_key: (self._candidate(int(doc_key)),), config=self.config)
+            hits=candidates, anchors_of=anchors_of, config=self.config)
         if match is None:
             return Assignment(seq, item.nid, seq, None, None, None, None)
         return Assignment(seq, item.nid, int(match.doc_key), match.matched_by,
@@ -217,13 +257,33 @@ def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[i
         Item(
             seq=start + i,
             nid=str(r["nid"]),
-            features=feats,
+            features=with_record_pictures(feats, r),
             url_hash=url_hash(r["url"]) if r.get("url") else None,
             hotness=float(r.get("hotness") or 0.0),
             media=str(r.get("media") or ""),
         )
         for i, (r, feats) in enumerate(zip(records, features, strict=True))
     ]
+
+
+def record_pictures(record: Mapping[str, Any]) -> tuple[int, ...]:
+    """The picture hashes a batch record carries (``pictures``: 64-bit perceptual hashes
+    as integers or 16 hex digits, those the online engine stored for the article), sorted
+    and distinct: what the online engine puts in ``Features.pictures``."""
+    values = record.get("pictures") or ()
+    if isinstance(values, (str, bytes)):
+        raise ValueError("pictures must be a list of 64-bit hashes")
+    out = set()
+    for value in values:
+        number = int(value, 16) if isinstance(value, str) else int(value)
+        out.add(number & (2**64 - 1))  # a signed 64-bit value (Spark LongType) too
+    return tuple(sorted(out))
+
+
+def with_record_pictures(features: Features, record: Mapping[str, Any]) -> Features:
+    """``features`` with the record's picture hashes (:func:`record_pictures`)."""
+    pictures = record_pictures(record)
+    return replace(features, pictures=pictures) if pictures else features
 
 
 def prepare(
@@ -450,6 +510,7 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
         for fp, pos in leader.items():
             for other, _value, _distance in index.query(fp, radius):
                 union(pos, leader[other])
+    _link_pictures(items, sets, config)
     first_url: dict[int, int] = {}
     for pos, item in enumerate(items):
         if item.url_hash is not None:
@@ -457,6 +518,21 @@ def candidate_components(items: Sequence[Item], config: EngineConfig = DEFAULT_C
     _link_keys(items, sets)
     groups = [[items[pos].seq for pos in group] for group in sets.groups()]
     return sorted(groups, key=lambda g: g[0])
+
+
+def _link_pictures(items: Sequence[Item], sets: UnionFind[int], config: EngineConfig) -> None:
+    """The picture index: link articles whose picture hashes share a pigeonhole block of
+    ``picture_k`` and are within ``picture_bits`` (stock ones too: a superset)."""
+    leader: dict[int, int] = {}
+    for pos, item in enumerate(items):
+        for picture in item.features.pictures:
+            sets.union(pos, leader.setdefault(picture, pos))
+    index = MemoryBlockIndex(config.picture_k)
+    for picture in leader:
+        index.add(picture, picture)
+    for picture, pos in leader.items():
+        for other, _value, _distance in index.query(picture, config.picture_bits):
+            sets.union(pos, leader[other])
 
 
 def _link_keys(items: Sequence[Item], sets: UnionFind[int]) -> None:

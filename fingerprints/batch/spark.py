@@ -31,10 +31,11 @@ import os
 import tarfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fingerprints.batch.replay import DEFAULT_CONFIG, Item, Replayer
+from fingerprints.batch.replay import DEFAULT_CONFIG, Item, Replayer, record_pictures
 from fingerprints.rule import EngineConfig, Features, content_probes, extract_many
 from fingerprints.rule.blocks import block_layout
 from fingerprints.rule.ids import make_doc_id, to_signed, to_unsigned, url_hash
@@ -154,11 +155,11 @@ def _python() -> str:
 
 RAW_SCHEMA = (
     "seq long, nid string, url string, title string, content string, category string, "
-    "media string, imageCount long, hotness double, publishedAt string"
+    "media string, imageCount long, hotness double, publishedAt string, pictures array<long>"
 )
 FEATURE_SCHEMA = (
     "seq long, nid string, urlHash long, titleFp long, contentFp long, features binary, "
-    "hotness double, media string, probes array<long>, keys array<long>"
+    "hotness double, media string, probes array<long>, keys array<long>, pictures array<long>"
 )
 
 
@@ -178,6 +179,7 @@ def _raw_row(record: Mapping[str, Any], seq: int) -> tuple[Any, ...]:
         seq, str(nid), _text(record.get("url")), _text(record.get("title")),
         _text(record.get("content")), _text(record.get("category")), _text(record.get("media")),
         int(image_count), float(hotness), _text(record.get("publishedAt")) or None,
+        [to_signed(p) for p in record_pictures(record)],
     )
 
 
@@ -241,16 +243,19 @@ def _extract_partition(config: EngineConfig, boilerplate: frozenset[int]):
         for chunk in _chunks(rows, 256):
             features = extract_many([(row[3], row[4]) for row in chunk], config,
                                     boilerplate=boilerplate)
-            for (seq, nid, url, _title, _content, media, hotness), feats in zip(
+            for (seq, nid, url, _title, _content, media, hotness, pictures), feats in zip(
                 chunk, features, strict=True
             ):
+                if pictures:  # the picture hashes of the input (as online: read ones)
+                    feats = replace(feats, pictures=tuple(sorted(
+                        to_unsigned(p) for p in pictures)))
                 uhash = to_signed(url_hash(url)) if url else None
                 # the multi-probe fingerprints (engine.content_probes), computed here
                 # rather than by a UDF over the features later (one Python pass less)
                 probes = [to_signed(p) for p in content_probes(feats, config)]
                 yield (seq, nid, uhash, to_signed(feats.title_fp), to_signed(feats.content_fp),
                        bytearray(feats.to_bytes()), hotness, media, probes,
-                       query_keys(feats.keys))
+                       query_keys(feats.keys), list(pictures or ()))
 
     return run
 
@@ -262,7 +267,8 @@ def fingerprint(raw: DataFrame, config: EngineConfig,
     from pyspark.sql import functions as F
 
     spark = raw.sparkSession
-    rdd = raw.select("seq", "nid", "url", "title", "content", "media", "hotness").rdd
+    rdd = raw.select("seq", "nid", "url", "title", "content", "media", "hotness",
+                     "pictures").rdd
     every = spark.createDataFrame(rdd.mapPartitions(_extract_partition(config, boilerplate)),
                                   FEATURE_SCHEMA)
     every = every.persist(StorageLevel.MEMORY_AND_DISK)
@@ -356,19 +362,19 @@ def candidate_links(feats: DataFrame, config: EngineConfig, options: SparkOption
     parts: dict[str, DataFrame] = {}
     # What the online lookups return: fingerprints sharing a block and within the
     # candidate radius; zero content fingerprints are indexed online too, zero titles not.
-    for name, column, k, radius in (
-        ("content", "contentFp", config.k, config.content_radius),
-        ("title", "titleFp", config.title_k, config.title_radius),
+    # Multi-probe lookups (engine.content_probes): each probe stands for its article
+    # like a second fingerprint; the links this adds are a superset of what the online
+    # probe lookups return, so components still hold every doc. Pictures: every hash
+    # (stock ones too: a superset of the online picture lookups).
+    content = feats.select("seq", F.col("contentFp").alias("fp")).unionByName(
+        feats.select("seq", F.explode("probes").alias("fp")))
+    title = feats.select("seq", F.col("titleFp").alias("fp")).where(F.col("fp") != 0)
+    pictures = feats.select("seq", F.explode("pictures").alias("fp"))
+    for name, keyed, k, radius in (
+        ("content", content, config.k, config.content_radius),
+        ("title", title, config.title_k, config.title_radius),
+        ("picture", pictures, config.picture_k, config.picture_bits),
     ):
-        keyed = feats.select("seq", F.col(column).alias("fp"))
-        if name == "title":
-            keyed = keyed.where(F.col("fp") != 0)
-        else:
-            # Multi-probe lookups (engine.content_probes): each probe stands for its
-            # article like a second fingerprint; the links this adds are a superset of
-            # what the online probe lookups return, so components still hold every doc.
-            keyed = keyed.unionByName(
-                feats.select("seq", F.explode("probes").alias("fp")))
         lead = leaders(keyed, "fp", options.salts).cache()
         links.append(keyed.join(lead.select("fp", "leader"), "fp")
                      .where(F.col("seq") != F.col("leader"))
@@ -658,7 +664,7 @@ def _statistics(spark: SparkSession, articles: int, rejected: int, written: Data
         "salts": options.salts,
         "tileSize": options.tile_size,
     }
-    for name in ("content", "title"):
+    for name in ("content", "title", "picture"):
         buckets = parts[f"{name}Buckets"].agg(
             F.count(F.lit(1)).alias("n"), F.max("size").alias("largest"),
             F.sum(F.ceil(F.col("size") / F.lit(options.tile_size))).alias("subBuckets"),

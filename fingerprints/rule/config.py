@@ -12,6 +12,12 @@ from dataclasses import dataclass
 from fingerprints.rule.blocks import MAX_K
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 
+# The picture index's largest pigeonhole k: every picture within this many bits is
+# found; farther ones (up to picture_bits) when they share a block. A larger k reads
+# far more records per lookup (k + 1 blocks of 64 / (k + 1) bits):
+# docs/results/images.md, "Index reach", chose it.
+PICTURE_INDEX_K = 8
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -109,12 +115,26 @@ class EngineConfig:
     # are extracted. 0 turns learning off (clauses already learned are still removed).
     # Not fingerprint: stored features keep the boilerplate known when they were made.
     boilerplate_min_docs: int = 5
+    # --- pictures (Features.pictures: 64-bit perceptual hashes; docs/engine.md) ---
+    # two pictures are one when their hashes differ in at most this many bits
+    # (docs/results/images.md chose it). The picture index finds every picture within
+    # picture_k bits, and those within picture_bits that share one of its blocks.
+    # 0: only identical hashes. A picture seen in
+    # boilerplate_min_docs stories (docIds) or more is stock (a logo, a banner, a default
+    # thumbnail): no evidence for or against any pair. Decision field: change freely.
+    picture_bits: int = 10
+    # the same-picture rule: a pair that shares a picture joins when its titles are at
+    # least this alike (character edit similarity, no other number or name) although
+    # the text rules refused it (a title-only photo post, a repost with rewritten text).
+    # 1.0 needs identical titles. (The other-picture rule has no setting: two short or
+    # empty bodies with pictures, none of them shared, stay apart.)
+    picture_title_similarity: float = 0.6
 
     def __post_init__(self) -> None:
-        for name in ("k", "title_k"):
+        for name, top in (("k", MAX_K), ("title_k", MAX_K), ("picture_bits", 32)):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_K:
-                raise ValueError(f"{name} must be an integer from 0 to {MAX_K}, not {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+                raise ValueError(f"{name} must be an integer from 0 to {top}, not {value!r}")
         if not 0 <= self.candidate_radius <= 64:
             raise ValueError(
                 f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
@@ -125,6 +145,7 @@ class EngineConfig:
             "short_jaccard", "title_jaccard", "guard_part_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
+            "picture_title_similarity",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -155,6 +176,11 @@ class EngineConfig:
     def title_radius(self) -> int:
         """``max_distance`` for title lookups: max(title_k, candidate_radius)."""
         return max(self.title_k, self.candidate_radius)
+
+    @property
+    def picture_k(self) -> int:
+        """The picture index's pigeonhole ``k``: min(picture_bits, PICTURE_INDEX_K)."""
+        return min(self.picture_bits, PICTURE_INDEX_K)
 
     @property
     def segmenter(self) -> SegmenterSpec:

@@ -13,9 +13,12 @@ from functools import lru_cache
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.probes import content_probes, content_reach
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.verification import Verification, verify
+
+_RULES = ("title", "content", "picture")  # in the order decide tries them
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,10 @@ class Match:
 
     doc_key: str
     article_id: int  # the member whose fingerprint matched (the URL's owner for "url")
-    matched_by: str  # "url", "title" or "content"
+    matched_by: str  # "url", "title", "content" or "picture"
     distance: int  # Hamming distance of the compared fingerprints (title or content);
-    # content: up to content_radius + probe_bits when found through a probe
+    # content: up to content_radius + probe_bits when found through a probe; picture:
+    # the distance of the closest pair of picture hashes
     similarity: float  # verified shingle Jaccard with the doc's anchor (or the member)
     containment: float = 0.0
     reason: str = ""
@@ -59,8 +63,10 @@ def decide(
 
     Title rule first (title fingerprints within ``config.title_k``), then content
     (within ``config.content_radius`` of ``new.content_fp`` or of one of its
-    :func:`content_probes`, so candidates found through probes are accepted); within a
-    rule the highest verified similarity (max of Jaccard and containment) wins, ties
+    :func:`content_probes`, so candidates found through probes are accepted), then
+    picture (a picture hash within ``config.picture_bits``: a candidate the picture
+    index found; stock pictures removed by the caller); within a rule the highest
+    verified similarity (max of Jaccard and containment) wins, ties
     going to the oldest doc (smallest anchor id). Docs in ``forbidden_docs`` (editor
     cannot-links) are never joined.
     """
@@ -79,7 +85,7 @@ def decide(
         doc_age = anchor.article_id if anchor else members[0].article_id
         found = _match_doc(new, doc_key, members, anchor, config, strict, probes)
         if found is not None:
-            rule_rank = 0 if found.matched_by == "title" else 1
+            rule_rank = _RULES.index(found.matched_by)
             score = max(found.similarity, found.containment)
             ranked.append(((rule_rank, -score, doc_age), found))
     if not ranked:
@@ -104,13 +110,14 @@ def _match_doc(
             v = checked[c.article_id] = verify(new, c.features, cfg)
         return v
 
-    for rule in ("title", "content"):
+    for rule in _RULES:
         for member in members:
-            distance = (
-                _title_distance(new, member, config)
-                if rule == "title"
-                else _content_distance(new, member, config, probes)
-            )
+            if rule == "title":
+                distance = _title_distance(new, member, config)
+            elif rule == "content":
+                distance = _content_distance(new, member, config, probes)
+            else:
+                distance = nearest_picture(new, member.features, config.picture_bits)
             if distance is None:
                 continue
             v = _accepted_verification(member, anchor, config, strict, check)

@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 
 from fingerprints.rule.sketch import Sketch
 
-FEATURES_VERSION = 4  # 3: no flags; 2: no title key / short text; 1: no weak bits (all read)
+FEATURES_VERSION = 5  # 4: no pictures; 3: no flags; 2: no title key / short text; 1: no weak
+# bits (all read). An article without pictures is written as version 4 (the same bytes as
+# before pictures existed); one with pictures as version 5.
+MAX_PICTURES = 255  # picture hashes kept per article (the API allows far fewer)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
@@ -42,15 +45,21 @@ class Features:
     # The sketch is of character 5-grams (the body is mostly CJK): verify's CJK
     # containment rule applies. False in v1-v3 rows.
     char_shingles: bool = False
+    # The 64-bit perceptual hashes of the article's pictures that were read (sorted,
+    # distinct; articles/images/): evidence in verify's picture rules. Empty for an
+    # article without pictures, and until its pictures are fetched.
+    pictures: tuple[int, ...] = ()
 
     def to_bytes(self) -> bytes:
-        """Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
+        """Version 5 (with pictures): version 4, then ``<B count>`` and the uint64
+        picture hashes. Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
         (one byte each; version 2 ends here), then the title key and the short text,
         each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
         3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
+        pictures = self.pictures[:MAX_PICTURES]
         head = struct.pack(
             "<BQQIIH",
-            FEATURES_VERSION,
+            FEATURES_VERSION if pictures else 4,
             self.title_fp,
             self.content_fp,
             self.token_count,
@@ -64,17 +73,19 @@ class Features:
         tail += struct.pack("<B", len(self.keys) // 4) + self.keys
         tail += struct.pack("<B", (OFF_TITLE if self.off_title else 0)
                             | (CHAR_SHINGLES if self.char_shingles else 0))
+        if pictures:
+            tail += struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures)
         return head + self.numbers + self.sketch.to_bytes() + tail
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
-        """Reads versions 4, 3 (no flags: not off-title), 2 (no title key or short
-        text: the title-only and
-        short-text rules see nothing to compare) and 1 (rows written before multi-probe
-        lookups: no weak bits, so :func:`content_probes` returns nothing for them)."""
+        """Reads versions 5 (pictures), 4 (none), 3 (no flags: not off-title), 2 (no
+        title key or short text: the title-only and short-text rules see nothing to
+        compare) and 1 (rows written before multi-probe lookups: no weak bits, so
+        :func:`content_probes` returns nothing for them)."""
         data = bytes(data)
         version = data[0] if data else None
-        if version not in (1, 2, 3, FEATURES_VERSION):
+        if version not in (1, 2, 3, 4, FEATURES_VERSION):
             raise ValueError(f"unknown features version {version!r}")
         _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
         offset = struct.calcsize("<BQQIIH")
@@ -107,6 +118,12 @@ class Features:
             if end >= len(data):
                 raise ValueError("truncated features (flags)")
             flags = data[end]
+            end += 1
+        pictures: tuple[int, ...] = ()
+        if version >= 5:
+            if end >= len(data) or len(data) < end + 1 + 8 * data[end]:
+                raise ValueError("truncated features (pictures)")
+            pictures = struct.unpack_from(f"<{data[end]}Q", data, end + 1)
         return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
                    texts[0], texts[1], keys, bool(flags & OFF_TITLE),
-                   bool(flags & CHAR_SHINGLES))
+                   bool(flags & CHAR_SHINGLES), pictures)

@@ -51,7 +51,7 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -61,6 +61,7 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.extraction import NAME_FLAG
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
+from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
@@ -128,7 +129,42 @@ def _split_kinds(values: npt.NDArray[np.uint32]
     return values[~is_name], values[is_name]
 
 
+# the reasons of verify's rules for two short or empty bodies: what the other-picture
+# rule vetoes when both sides have pictures and share none
+_SHORT_REASONS = frozenset({"title-only", "short-copy", "short-edit"})
+
+
 def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
+    """The text rules (:func:`verify_text`), then the picture rules when both sides have
+    pictures (stock ones removed by the caller):
+
+    6. *Same picture*: a pair the text rules refused (except a template veto) matches
+       when the two share a picture (hashes within ``picture_bits``) and their titles
+       are at least ``picture_title_similarity`` alike with no other number or name
+       (both at least ``title_only_min_chars`` letters and digits): a photo post with
+       only a title, a repost whose text was rewritten around the same photo.
+    7. *Other picture*: a pair of two short or empty bodies (under ``short_shingles``)
+       that the title-only or short-text rules accepted stays apart when the two share
+       no picture: item (3) and item (4) of a photo series under one caption.
+    """
+    v = verify_text(a, b, config)
+    if not a.pictures or not b.pictures:
+        return v
+    shared = nearest_picture(a, b, config.picture_bits) is not None
+    if v.ok:
+        if (not shared and v.reason in _SHORT_REASONS
+                and max(a.sketch.shingles, b.sketch.shingles) < config.short_shingles):
+            return replace(v, ok=False, reason="another picture")
+        return v
+    if shared and not v.reason.startswith("template"):
+        short = _titles_alike(a, b, config.picture_title_similarity, config)
+        if short is not None and not short.conflict:
+            return replace(v, ok=True, reason="same-picture")
+    return v
+
+
+def verify_text(a: Features, b: Features, config: EngineConfig) -> Verification:
+    """Rules 1-5 of the module's docstring: the texts alone."""
     distance = hamming(a.content_fp, b.content_fp)
     ov = compare(a.sketch, b.sketch)
     small = min(a.sketch.shingles, b.sketch.shingles)
@@ -222,11 +258,18 @@ def _title_match(a: Features, b: Features, config: EngineConfig) -> ShortCompari
     """The titles' comparison when both have at least ``title_only_min_chars`` letters
     and digits (the site's name cut off already) and edit similarity >=
     ``title_only_similarity``; else None."""
+    return _titles_alike(a, b, config.title_only_similarity, config)
+
+
+def _titles_alike(a: Features, b: Features, similarity: float, config: EngineConfig
+                  ) -> ShortComparison | None:
+    """The titles' comparison when both have at least ``title_only_min_chars`` letters
+    and digits and edit similarity >= ``similarity``; else None."""
     ta, tb = a.title_key, b.title_key
     if min(len(ta), len(tb)) < config.title_only_min_chars:
         return None
     short = compare_short(ta, tb)
-    return short if short.similarity >= config.title_only_similarity else None
+    return short if short.similarity >= similarity else None
 
 
 def _title_only(

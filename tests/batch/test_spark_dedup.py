@@ -103,3 +103,22 @@ def test_a_skewed_bucket_is_cut_into_tiles_and_finds_every_pair(spark) -> None:
         frame.selectExpr("pmod(xxhash64(fp, 'tile'), 8) as r").groupBy("r").count().collect()
     )
     assert max(r["count"] for r in per_tile) < 1.3 * len(fps) / 8
+
+
+def test_spark_given_picture_hashes_gives_the_batch_engines_doc_ids(spark, tmp_path) -> None:
+    """The input's picture hashes decide as online (tests/images/test_picture_decisions.py
+    shows online == the in-process engine on the same stream): the photo post and the
+    rewrite join their original, the photo series stays apart."""
+    from fingerprints.batch.spark import run_job
+    from fingerprints.rule.picture import decode, phash
+    from tests.images.test_picture_decisions import PICTURES, STREAM
+
+    records = [{"nid": nid, "url": f"https://site-{nid}.example/{nid}", "title": title,
+                "content": content,
+                "pictures": [f"{phash(decode(PICTURES[path])):016x}" for path in images]}
+               for nid, title, content, images in STREAM]
+    source = write_jsonl(tmp_path / "pictures.jsonl", records)
+    run_job(spark, str(source), str(tmp_path / "out"))
+    mapping = read_mapping(tmp_path / "out")
+    assert mapping == batch.run(records).mapping()
+    assert mapping["o1"] == mapping["o2"] == mapping["o3"] and mapping["s3"] != mapping["s4"]

@@ -64,6 +64,17 @@ def test_no_probes_when_off_empty_or_from_version_1_rows() -> None:
         EngineConfig(probe_bits=5)
 
 
+def test_version_5_carries_the_pictures_and_a_row_without_them_stays_version_4() -> None:
+    features = extract("统计局：工业生产稳中有升", STORY)
+    assert features.to_bytes()[0] == 4  # the bytes of rows written before pictures existed
+    pictured = replace(features, pictures=(3, 2**64 - 1))
+    data = pictured.to_bytes()
+    assert data[0] == 5 and data.startswith(b"\x05" + features.to_bytes()[1:])
+    assert Features.from_bytes(data) == pictured
+    with pytest.raises(ValueError, match="truncated features \\(pictures\\)"):
+        Features.from_bytes(data[:-1])
+
+
 def test_version_1_2_and_3_features_are_still_read() -> None:
     features = replace(extract("统计局：工业生产稳中有升", STORY), off_title=True)
     data = features.to_bytes()
@@ -87,7 +98,7 @@ def test_version_1_2_and_3_features_are_still_read() -> None:
     )
     assert content_probes(old, CONFIG) == []
     with pytest.raises(ValueError, match="unknown features version"):
-        Features.from_bytes(b"\x05" + data[1:])
+        Features.from_bytes(b"\x06" + data[1:])
     with pytest.raises((ValueError, struct.error)):
         Features.from_bytes(data[:-3])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from django.contrib.auth.models import User
@@ -50,7 +51,8 @@ def settings_form(**overrides):
     data = {f: getattr(current, f) for f in (
         "k", "title_k", "jaccard", "containment", "short_shingles", "short_jaccard",
         "extra_stopwords", "user_words", "review_distance", "review_similarity",
-        "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs")}
+        "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs",
+        "picture_bits", "picture_title_similarity")}
     if current.hmm:
         data["hmm"] = "on"
     data.update(overrides)
@@ -66,6 +68,29 @@ def test_the_settings_page_rejects_bad_values_and_changes_nothing(admin_client, 
     assert "Must be between 0 and 8." in body and "Must be between 0 and 1." in body
     assert "frequency a whole number" in body
     assert EngineSettings.load().k == 3 and EngineSettings.load().version == 1
+    pictures = admin_client.post(url, settings_form(picture_bits=33,
+                                                    picture_title_similarity=-0.1))
+    body = pictures.content.decode()
+    assert pictures.status_code == 200
+    assert "less than or equal to 32" in body and "greater than or equal to 0" in body
+    assert EngineSettings.load().picture_bits == 10 and EngineSettings.load().version == 1
+
+
+def test_the_picture_settings_reach_the_engine_and_a_layout_change_reindexes(admin_client,
+                                                                              redis_client):
+    from articles.tuning.state import active_config, needs_reindex
+
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    before = EngineSettings.load().engine_config()
+    assert admin_client.post(url, settings_form(picture_bits=12,
+                                                picture_title_similarity=0.75)
+                             ).status_code == 302
+    after = EngineSettings.load().engine_config()
+    assert (after.picture_bits, after.picture_title_similarity) == (12, 0.75)
+    assert active_config().picture_title_similarity == 0.75
+    # bits beyond the index's largest k keep its layout; bits below it change the layout
+    assert needs_reindex(before, after) is (before.picture_k != after.picture_k)
+    assert needs_reindex(after, replace(after, picture_bits=2))
 
 
 def test_a_verification_change_reaches_the_worker_without_a_restart(admin_client, auth,

@@ -393,9 +393,7 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     )
     config = active_config()
     rows = _member_rows(doc, members, config)
-    # picture_bits: the engine's picture distance (fingerprints/rule/config.py)
-    picture_bits = getattr(config, "picture_bits", 8)
-    pictures = member_pictures(members, picture_bits)
+    pictures = member_pictures(members, config.picture_bits)
     for row in rows:
         row.pictures = pictures.get(row.article.pk, [])
     wanted = request.GET.get("compare", "")
@@ -408,7 +406,7 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     audit = list(AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES])
     context.update({
         "rows": rows,
-        "picture_bits": picture_bits,
+        "picture_bits": config.picture_bits,
         "pictures_shared": any(p.shared_with for shown in pictures.values() for p in shown),
         "audit": audit,
         **dict(zip(("undoable", "undone"), _history_states(audit), strict=True)),

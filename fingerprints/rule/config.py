@@ -16,7 +16,7 @@ from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 # found; farther ones (up to picture_bits) when they share a block. A larger k reads
 # far more records per lookup (k + 1 blocks of 64 / (k + 1) bits):
 # docs/results/images.md, "Index reach", chose it.
-PICTURE_INDEX_K = 8
+PICTURE_INDEX_K = 5
 
 
 @dataclass(frozen=True)

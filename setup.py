@@ -12,6 +12,11 @@ setup(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-        )
+        ),
+        Extension(
+            "fingerprints.rule._segment",
+            ["fingerprints/rule/_segment.c"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+        ),
     ]
 )

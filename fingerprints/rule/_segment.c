@@ -1,0 +1,603 @@
+/* jieba's precise-mode segmentation with the HMM off, in C: the tokens of
+ * jieba.Tokenizer().cut(text, HMM=False) (jieba 0.42.1), which rjieba's
+ * Jieba().cut(text, False) also gives and fingerprints/rule/tokenize.py uses today.
+ *
+ * What jieba does, and what this file mirrors step by step:
+ *   - cut: the text is split into maximal runs of re_han_default,
+ *     [\u4E00-\u9FD5a-zA-Z0-9+#&._%-]; every other run is split by re_skip_default,
+ *     (\r\n|\s), and each piece of it is yielded a code point at a time, so outside the
+ *     runs every code point is a token of its own except "\r\n", which is one.
+ *   - get_DAG: from each position k of a run, the ends i of the words
+ *     run[k:i + 1] with a non-zero frequency, found by extending the fragment while it is
+ *     in the prefix dictionary (every word and every prefix of a word, prefixes at 0);
+ *     [k] when there is none.
+ *   - calc: right to left, route[k] = max over those ends x of
+ *     (log(freq or 1) - log(total) + route[x + 1], x): the same doubles summed in the
+ *     same order as Python, and a tie goes to the larger x, as tuple comparison does.
+ *   - __cut_DAG_NO_HMM: follow the route; consecutive one-character ASCII letter or
+ *     digit tokens are joined into one.
+ *
+ * The prefix dictionary is a trie whose nodes are exactly the keys of jieba's FREQ; the
+ * root's children in the Basic Multilingual Plane sit in a direct table, every other
+ * edge in one open-addressing hash table keyed by (parent node, code point).
+ * Positions are code points of the Python str (non-BMP ones included), so the offsets
+ * cut_ids gives are str indices.
+ *
+ * The GIL is held throughout: a cut never runs while add_word changes the trie.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROOT_DIRECT 0x10000u     /* root children by BMP code point, in a direct table */
+#define CP_BITS 21               /* code points are below 0x110000 */
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define MAX_FREQ ((int64_t)1 << 62) /* frequencies and the total stay exact in int64 */
+#define MAX_NODES 0xFFFFFFF0u
+
+static PyObject *array_type; /* array.array, for cut_ids */
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t *root_children; /* [ROOT_DIRECT]: child of the root, 0 when none */
+    uint64_t *edge_keys;     /* (parent << CP_BITS) | code point */
+    uint32_t *edge_nodes;    /* child node; 0 marks an empty slot (the root is no child) */
+    size_t edge_cap;         /* a power of two */
+    size_t edge_count;
+    int edge_shift;          /* 64 - log2(edge_cap) */
+    int64_t *freq;           /* per node: jieba's FREQ value (0 for a prefix only) */
+    double *log_freq;        /* log(freq) when freq > 0 */
+    uint32_t node_count;     /* node 0 is the root: the empty string */
+    uint32_t node_cap;
+    int root_is_key;         /* jieba keeps "" in FREQ once add_word("") was called */
+    int64_t total;           /* jieba's total: the sum of every frequency ever added */
+} Segmenter;
+
+static inline int is_han(Py_UCS4 c) {
+    if (c >= 0x4E00 && c <= 0x9FD5) return 1;
+    if (c >= 0x80) return 0;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '+' || c == '#' || c == '&' || c == '.' || c == '_' || c == '%' || c == '-';
+}
+
+static inline int is_ascii_alnum(Py_UCS4 c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static inline size_t edge_slot(const Segmenter *self, uint64_t key) {
+    return (size_t)((key * GOLDEN) >> self->edge_shift);
+}
+
+static inline uint32_t child(const Segmenter *self, uint32_t node, Py_UCS4 cp) {
+    if (node == 0 && cp < ROOT_DIRECT) return self->root_children[cp];
+    uint64_t key = ((uint64_t)node << CP_BITS) | cp;
+    size_t mask = self->edge_cap - 1;
+    for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
+        uint32_t found = self->edge_nodes[i];
+        if (!found || self->edge_keys[i] == key) return found;
+    }
+}
+
+/* The node of a whole string, 0 when the string is no key (the root only for ""). */
+static uint32_t find(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n) {
+    uint32_t node = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        node = child(self, node, word[i]);
+        if (!node) return 0;
+    }
+    return node;
+}
+
+/* FREQ.get(word, fallback) */
+static int64_t freq_get(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n,
+                        int64_t fallback) {
+    if (n == 0) return self->root_is_key ? self->freq[0] : fallback;
+    uint32_t node = find(self, word, n);
+    return node ? self->freq[node] : fallback;
+}
+
+static int resize_edges(Segmenter *self, size_t cap) {
+    uint64_t *keys = PyMem_Calloc(cap, sizeof(uint64_t));
+    uint32_t *nodes = PyMem_Calloc(cap, sizeof(uint32_t));
+    if (!keys || !nodes) {
+        PyMem_Free(keys);
+        PyMem_Free(nodes);
+        PyErr_NoMemory();
+        return -1;
+    }
+    int bits = 0;
+    while (((size_t)1 << bits) < cap) bits++;
+    uint64_t *old_keys = self->edge_keys;
+    uint32_t *old_nodes = self->edge_nodes;
+    size_t old_cap = self->edge_cap;
+    self->edge_keys = keys;
+    self->edge_nodes = nodes;
+    self->edge_cap = cap;
+    self->edge_shift = 64 - bits;
+    for (size_t j = 0; j < old_cap; j++) {
+        if (!old_nodes[j]) continue;
+        size_t i = edge_slot(self, old_keys[j]);
+        while (nodes[i]) i = (i + 1) & (cap - 1);
+        keys[i] = old_keys[j];
+        nodes[i] = old_nodes[j];
+    }
+    PyMem_Free(old_keys);
+    PyMem_Free(old_nodes);
+    return 0;
+}
+
+/* Room for `more` new nodes and edges, so that adding a word never fails halfway. */
+static int reserve(Segmenter *self, Py_ssize_t more) {
+    if ((uint64_t)self->node_count + (uint64_t)more > MAX_NODES) {
+        PyErr_SetString(PyExc_OverflowError, "too many dictionary prefixes");
+        return -1;
+    }
+    uint32_t need = self->node_count + (uint32_t)more;
+    if (need > self->node_cap) {
+        uint32_t cap = self->node_cap ? self->node_cap : 1024;
+        while (cap < need) cap = cap > MAX_NODES / 2 ? MAX_NODES : cap * 2;
+        int64_t *freq = PyMem_Realloc(self->freq, (size_t)cap * sizeof(int64_t));
+        if (!freq) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->freq = freq;
+        double *log_freq = PyMem_Realloc(self->log_freq, (size_t)cap * sizeof(double));
+        if (!log_freq) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->log_freq = log_freq;
+        self->node_cap = cap;
+    }
+    size_t edges = self->edge_count + (size_t)more;
+    if (edges * 2 > self->edge_cap) { /* load factor at most one half */
+        size_t cap = self->edge_cap ? self->edge_cap : 1024;
+        while (edges * 2 > cap) cap *= 2;
+        if (resize_edges(self, cap) < 0) return -1;
+    }
+    return 0;
+}
+
+static void set_child(Segmenter *self, uint32_t node, Py_UCS4 cp, uint32_t target) {
+    if (node == 0 && cp < ROOT_DIRECT) {
+        self->root_children[cp] = target;
+        return;
+    }
+    uint64_t key = ((uint64_t)node << CP_BITS) | cp;
+    size_t i = edge_slot(self, key);
+    while (self->edge_nodes[i]) i = (i + 1) & (self->edge_cap - 1);
+    self->edge_keys[i] = key;
+    self->edge_nodes[i] = target;
+    self->edge_count++;
+}
+
+/* jieba's gen_pfdict line and add_word: FREQ[word] = freq, total += freq (an old value is
+ * not taken back), every prefix absent from FREQ enters at 0. */
+static int add(Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int64_t freq) {
+    if (freq < 0) {
+        PyErr_SetString(PyExc_ValueError, "a word's frequency must be >= 0");
+        return -1;
+    }
+    if (freq >= MAX_FREQ || self->total > MAX_FREQ - freq) {
+        PyErr_SetString(PyExc_OverflowError, "the dictionary's total frequency must stay below 2**62");
+        return -1;
+    }
+    if (reserve(self, n) < 0) return -1;
+    uint32_t node = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t next = child(self, node, word[i]);
+        if (!next) {
+            next = self->node_count++;
+            self->freq[next] = 0;
+            self->log_freq[next] = 0.0;
+            set_child(self, node, word[i], next);
+        }
+        node = next;
+    }
+    if (n == 0) self->root_is_key = 1;
+    self->freq[node] = freq;
+    self->log_freq[node] = freq > 0 ? log((double)freq) : 0.0;
+    self->total += freq;
+    return 0;
+}
+
+/* ---- segmentation ---------------------------------------------------------------- */
+
+typedef struct {
+    uint32_t *spans; /* (start, end) pairs; a text of n code points has at most n tokens */
+    size_t count;
+    double *route_prob; /* [n + 1] */
+    uint32_t *route_end; /* [n + 1]: the last code point of the word starting here */
+} Work;
+
+static inline void emit(Work *w, size_t start, size_t end) {
+    w->spans[2 * w->count] = (uint32_t)start;
+    w->spans[2 * w->count + 1] = (uint32_t)end;
+    w->count++;
+}
+
+/* __cut_DAG_NO_HMM on text[start:end], a run of re_han_default characters. */
+static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, size_t end,
+                    double log_total, Work *w) {
+    double *prob = w->route_prob;
+    uint32_t *last = w->route_end;
+    prob[end] = 0.0;
+    for (size_t k = end; k-- > start;) {
+        double best = 0.0;
+        size_t best_end = SIZE_MAX;
+        uint32_t node = 0;
+        for (size_t i = k; i < end; i++) {
+            node = child(self, node, text[i]);
+            if (!node) break;
+            if (self->freq[node]) {
+                double p = self->log_freq[node] - log_total + prob[i + 1];
+                if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
+                    best = p;
+                    best_end = i;
+                }
+            }
+        }
+        if (best_end == SIZE_MAX) { /* DAG[k] = [k], FREQ.get(text[k]) or 1 is 1 */
+            best = 0.0 - log_total + prob[k + 1];
+            best_end = k;
+        }
+        prob[k] = best;
+        last[k] = (uint32_t)best_end;
+    }
+    size_t pending = SIZE_MAX; /* start of the buffered ASCII letters and digits */
+    for (size_t x = start; x < end;) {
+        size_t y = (size_t)last[x] + 1;
+        if (y - x == 1 && is_ascii_alnum(text[x])) {
+            if (pending == SIZE_MAX) pending = x;
+        } else {
+            if (pending != SIZE_MAX) {
+                emit(w, pending, x);
+                pending = SIZE_MAX;
+            }
+            emit(w, x, y);
+        }
+        x = y;
+    }
+    if (pending != SIZE_MAX) emit(w, pending, end);
+}
+
+/* jieba's cut(text, HMM=False) as (start, end) pairs in w->spans. */
+static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work *w) {
+    w->count = 0;
+    w->spans = PyMem_Malloc((n ? n : 1) * 2 * sizeof(uint32_t));
+    w->route_prob = PyMem_Malloc((n + 1) * sizeof(double));
+    w->route_end = PyMem_Malloc((n + 1) * sizeof(uint32_t));
+    if (!w->spans || !w->route_prob || !w->route_end) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    double log_total = 0.0;
+    int have_log_total = 0;
+    for (size_t i = 0; i < n;) {
+        if (is_han(text[i])) {
+            size_t j = i + 1;
+            while (j < n && is_han(text[j])) j++;
+            if (!have_log_total) {
+                if (self->total <= 0) { /* jieba: log(0) raises "math domain error" */
+                    PyErr_SetString(PyExc_ValueError,
+                                    "the dictionary's total frequency is 0: nothing to cut with");
+                    return -1;
+                }
+                log_total = log((double)self->total);
+                have_log_total = 1;
+            }
+            cut_run(self, text, i, j, log_total, w);
+            i = j;
+        } else if (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') {
+            emit(w, i, i + 2);
+            i += 2;
+        } else {
+            emit(w, i, i + 1);
+            i++;
+        }
+    }
+    return 0;
+}
+
+static void work_free(Work *w) {
+    PyMem_Free(w->spans);
+    PyMem_Free(w->route_prob);
+    PyMem_Free(w->route_end);
+}
+
+/* The code points of a str (a fresh copy, PyMem_Free it), or NULL with an exception. */
+static Py_UCS4 *code_points(PyObject *text, const char *what, Py_ssize_t *n) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s must be str, not %.100s", what, Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    *n = PyUnicode_GET_LENGTH(text);
+    if ((uint64_t)*n >= UINT32_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s is longer than 2**32 - 2 code points", what);
+        return NULL;
+    }
+    Py_UCS4 *buffer = PyMem_Malloc(((size_t)*n + 1) * sizeof(Py_UCS4));
+    if (!buffer) return (Py_UCS4 *)PyErr_NoMemory();
+    if (!PyUnicode_AsUCS4(text, buffer, *n + 1, 1)) {
+        PyMem_Free(buffer);
+        return NULL;
+    }
+    return buffer;
+}
+
+/* jieba's suggest_freq(word, tune=False) for a whole word. */
+static int suggest(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int64_t *out) {
+    Work w = {0};
+    if (cut_spans(self, word, (size_t)n, &w) < 0) {
+        work_free(&w);
+        return -1;
+    }
+    int64_t freq;
+    if (w.count == 0) {
+        freq = self->total + 1; /* int(1 * total) + 1, all in integers */
+    } else {
+        double ftotal = (double)self->total, product = 1.0;
+        if (ftotal == 0.0) { /* only "" can be cut with an empty dictionary */
+            work_free(&w);
+            PyErr_SetString(PyExc_ZeroDivisionError, "float division by zero");
+            return -1;
+        }
+        for (size_t t = 0; t < w.count; t++) {
+            uint32_t a = w.spans[2 * t], b = w.spans[2 * t + 1];
+            product *= (double)freq_get(self, word + a, b - a, 1) / ftotal;
+        }
+        freq = (int64_t)(product * (double)self->total) + 1;
+    }
+    work_free(&w);
+    int64_t known = freq_get(self, word, n, 1);
+    *out = freq > known ? freq : known;
+    return 0;
+}
+
+/* ---- the Python type --------------------------------------------------------------- */
+
+static void segmenter_dealloc(Segmenter *self) {
+    PyMem_Free(self->root_children);
+    PyMem_Free(self->edge_keys);
+    PyMem_Free(self->edge_nodes);
+    PyMem_Free(self->freq);
+    PyMem_Free(self->log_freq);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int64_t as_freq(PyObject *value) {
+    PyObject *index = PyNumber_Index(value);
+    if (!index) return -1;
+    int overflow = 0;
+    long long freq = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (freq == -1 && PyErr_Occurred()) return -1;
+    if (overflow > 0 || freq >= MAX_FREQ) {
+        PyErr_SetString(PyExc_OverflowError, "a word's frequency must be below 2**62");
+        return -1;
+    }
+    if (overflow < 0 || freq < 0) {
+        PyErr_SetString(PyExc_ValueError, "a word's frequency must be >= 0");
+        return -1;
+    }
+    return (int64_t)freq;
+}
+
+static int segmenter_init(Segmenter *self, PyObject *args, PyObject *kwds) {
+    static char *keywords[] = {"words", NULL};
+    PyObject *words;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:Segmenter", keywords, &words)) return -1;
+    if (self->root_children) {
+        PyErr_SetString(PyExc_RuntimeError, "a Segmenter is initialized once");
+        return -1;
+    }
+    self->root_children = PyMem_Calloc(ROOT_DIRECT, sizeof(uint32_t));
+    if (!self->root_children) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->node_count = 1;
+    if (reserve(self, 0) < 0) return -1;
+    self->freq[0] = 0;
+    self->log_freq[0] = 0.0;
+    PyObject *iterator = PyObject_GetIter(words);
+    if (!iterator) return -1;
+    PyObject *item;
+    while ((item = PyIter_Next(iterator))) {
+        PyObject *pair = PySequence_Fast(item, "each dictionary entry must be (word, freq)");
+        Py_DECREF(item);
+        if (!pair) break;
+        if (PySequence_Fast_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_ValueError, "each dictionary entry must be (word, freq)");
+            Py_DECREF(pair);
+            break;
+        }
+        Py_ssize_t n;
+        int64_t freq = as_freq(PySequence_Fast_GET_ITEM(pair, 1));
+        Py_UCS4 *word = freq < 0 ? NULL
+                                 : code_points(PySequence_Fast_GET_ITEM(pair, 0), "word", &n);
+        Py_DECREF(pair);
+        if (!word) break;
+        int failed = add(self, word, n, freq) < 0;
+        PyMem_Free(word);
+        if (failed) break;
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int ready(const Segmenter *self) {
+    if (self->root_children) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "Segmenter.__init__ was not called");
+    return 0;
+}
+
+static PyObject *segmenter_cut(Segmenter *self, PyObject *text) {
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *cps = code_points(text, "text", &n);
+    if (!cps) return NULL;
+    Work w = {0};
+    PyObject *tokens = NULL;
+    if (cut_spans(self, cps, (size_t)n, &w) == 0) tokens = PyList_New((Py_ssize_t)w.count);
+    PyMem_Free(cps);
+    if (tokens) {
+        for (size_t t = 0; t < w.count; t++) {
+            PyObject *token = PyUnicode_Substring(text, w.spans[2 * t], w.spans[2 * t + 1]);
+            if (!token) {
+                Py_CLEAR(tokens);
+                break;
+            }
+            PyList_SET_ITEM(tokens, (Py_ssize_t)t, token);
+        }
+    }
+    work_free(&w);
+    return tokens;
+}
+
+static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *cps = code_points(text, "text", &n);
+    if (!cps) return NULL;
+    Work w = {0};
+    PyObject *result = NULL;
+    if (cut_spans(self, cps, (size_t)n, &w) == 0) {
+        PyObject *raw = PyBytes_FromStringAndSize((const char *)w.spans,
+                                                  (Py_ssize_t)(w.count * 2 * sizeof(uint32_t)));
+        if (raw) {
+            result = PyObject_CallFunction(array_type, "sO", "I", raw);
+            Py_DECREF(raw);
+        }
+    }
+    PyMem_Free(cps);
+    work_free(&w);
+    return result;
+}
+
+static PyObject *segmenter_add_word(Segmenter *self, PyObject *args, PyObject *kwds) {
+    static char *keywords[] = {"word", "freq", NULL};
+    PyObject *word_obj, *freq_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:add_word", keywords, &word_obj, &freq_obj))
+        return NULL;
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *word = code_points(word_obj, "word", &n);
+    if (!word) return NULL;
+    int64_t freq;
+    int failed = freq_obj == Py_None ? suggest(self, word, n, &freq) < 0
+                                     : (freq = as_freq(freq_obj)) < 0;
+    if (!failed) failed = add(self, word, n, freq) < 0;
+    PyMem_Free(word);
+    return failed ? NULL : PyLong_FromLongLong(freq);
+}
+
+static PyObject *segmenter_suggest_freq(Segmenter *self, PyObject *word_obj) {
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *word = code_points(word_obj, "word", &n);
+    if (!word) return NULL;
+    int64_t freq;
+    int failed = suggest(self, word, n, &freq) < 0;
+    PyMem_Free(word);
+    return failed ? NULL : PyLong_FromLongLong(freq);
+}
+
+static PyObject *segmenter_get_freq(Segmenter *self, PyObject *word_obj) {
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *word = code_points(word_obj, "word", &n);
+    if (!word) return NULL;
+    int known = n == 0 ? self->root_is_key : find(self, word, n) != 0;
+    int64_t freq = freq_get(self, word, n, 0);
+    PyMem_Free(word);
+    if (!known) Py_RETURN_NONE;
+    return PyLong_FromLongLong(freq);
+}
+
+static PyObject *segmenter_total(Segmenter *self, void *closure) {
+    return PyLong_FromLongLong(self->total);
+}
+
+static Py_ssize_t segmenter_len(Segmenter *self) {
+    if (!self->root_children) return 0;
+    return (Py_ssize_t)self->node_count - 1 + self->root_is_key;
+}
+
+static PyMethodDef segmenter_methods[] = {
+    {"cut", (PyCFunction)segmenter_cut, METH_O,
+     "cut(text) -> list[str]: jieba's cut(text, HMM=False)."},
+    {"cut_ids", (PyCFunction)segmenter_cut_ids, METH_O,
+     "cut_ids(text) -> array('I'): start, end code-point offsets of each token of cut(text), "
+     "flat."},
+    {"add_word", (PyCFunction)(void (*)(void))segmenter_add_word, METH_VARARGS | METH_KEYWORDS,
+     "add_word(word, freq=None) -> int: jieba's add_word (freq None: suggest_freq(word)); "
+     "returns the frequency given to the word."},
+    {"suggest_freq", (PyCFunction)segmenter_suggest_freq, METH_O,
+     "suggest_freq(word) -> int: jieba's suggest_freq(word, tune=False)."},
+    {"get_freq", (PyCFunction)segmenter_get_freq, METH_O,
+     "get_freq(word) -> int | None: jieba's FREQ.get(word) (0 for a prefix of a word only)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef segmenter_getset[] = {
+    {"total", (getter)segmenter_total, NULL, "jieba's total: the sum of the frequencies added.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods segmenter_as_sequence = {
+    .sq_length = (lenfunc)segmenter_len,
+};
+
+static PyTypeObject SegmenterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fingerprints.rule._segment.Segmenter",
+    .tp_basicsize = sizeof(Segmenter),
+    .tp_dealloc = (destructor)segmenter_dealloc,
+    .tp_as_sequence = &segmenter_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Segmenter(words): jieba's precise mode without the HMM over a dictionary of "
+              "(word, freq) pairs; len() is the number of keys of jieba's FREQ.",
+    .tp_methods = segmenter_methods,
+    .tp_getset = segmenter_getset,
+    .tp_init = (initproc)segmenter_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "fingerprints.rule._segment",
+    "jieba's precise-mode segmentation with the HMM off, in C (identical tokens).", -1, NULL,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__segment(void) {
+    if (PyType_Ready(&SegmenterType) < 0) return NULL;
+    PyObject *array_module = PyImport_ImportModule("array");
+    if (!array_module) return NULL;
+    array_type = PyObject_GetAttrString(array_module, "array");
+    Py_DECREF(array_module);
+    if (!array_type) return NULL;
+    PyObject *probe = PyObject_CallFunction(array_type, "s", "I");
+    if (!probe) return NULL;
+    PyObject *itemsize = PyObject_GetAttrString(probe, "itemsize");
+    Py_DECREF(probe);
+    if (!itemsize) return NULL;
+    long size = PyLong_AsLong(itemsize);
+    Py_DECREF(itemsize);
+    if (size != 4) {
+        PyErr_SetString(PyExc_ImportError, "array('I') items are not 4 bytes here");
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddObjectRef(m, "Segmenter", (PyObject *)&SegmenterType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

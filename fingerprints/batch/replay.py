@@ -156,14 +156,30 @@ class Replayer:
         if item.url_hash is not None:
             self._urls.setdefault(item.url_hash, item.seq)
         self._keys.add(item.seq, stored_keys(item.features.keys))
+        if item.features.pictures:
+            self._add_pictures(item, assignment.anchor)
+        return assignment
+
+    def _add_pictures(self, item: Item, anchor: int) -> None:
         stock = self._stock(item.features.pictures)
         for picture in item.features.pictures:
             if picture not in stock:  # as online: stock pictures are not indexed
                 if picture not in self._by_picture:
                     self._pictures.add(picture, picture)
                 self._by_picture.setdefault(picture, []).append(item.seq)
-        self._stories.add(item.features.pictures, str(assignment.anchor))
-        return assignment
+        self._stories.add(item.features.pictures, str(anchor))
+
+    def _with_pictures(self, feats: Features, members: set[int]
+                       ) -> tuple[Features, list[Candidate], frozenset[int]]:
+        """As online, for an article with pictures: the picture index's hits join the
+        candidates, and stock pictures are no evidence on either side."""
+        stock = self._stock(feats.pictures)
+        members = members | self._picture_hits(feats, stock)
+        candidates = [self._candidate(member) for member in sorted(members)]
+        stock |= self._stock(p for c in candidates for p in c.features.pictures)
+        return (without_stock(feats, stock),
+                [replace(c, features=without_stock(c.features, stock)) for c in candidates],
+                stock)
 
     def _picture_hits(self, feats: Features, stock: frozenset[int]) -> set[int]:
         """As online: the picture index's hits for the non-stock pictures."""
@@ -202,18 +218,17 @@ class Replayer:
                         hits[key] = member
         members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
         members.update(hits.values())
-        stock = self._stock(feats.pictures)
-        members.update(self._picture_hits(feats, stock))
-        candidates = [self._candidate(member) for member in sorted(members)]
-        if feats.pictures:  # as online: stock pictures are no evidence on either side
-            stock |= self._stock(p for c in candidates for p in c.features.pictures)
-            feats = without_stock(feats, stock)
-            candidates = [replace(c, features=without_stock(c.features, stock))
-                          for c in candidates]
+        stock: frozenset[int] = frozenset()
+        if feats.pictures:
+            feats, candidates, stock = self._with_pictures(feats, members)
+        else:
+            candidates = [self._candidate(member) for member in sorted(members)]
 
         def anchors_of(doc_key: str) -> tuple[Candidate]:
             anchor = self._candidate(int(doc_key))
-            return (replace(anchor, features=without_stock(anchor.features, stock)),)
+            if stock and anchor.features.pictures:
+                anchor = replace(anchor, features=without_stock(anchor.features, stock))
+            return (anchor,)
 
         match = cascade(
             feats, url_owner=self._candidate(known) if known is not None else None,

@@ -19,6 +19,7 @@ from fingerprints.rule.simhash import hamming
 from fingerprints.rule.verification import Verification, verify
 
 _RULES = ("title", "content", "picture")  # in the order decide tries them
+_TEXT_RULES = _RULES[:2]  # an article without pictures: the picture rule finds nothing
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def _match_doc(
             v = checked[c.article_id] = verify(new, c.features, cfg)
         return v
 
-    for rule in _RULES:
+    rules = _RULES if new.pictures else _TEXT_RULES
+    for rule in rules:
         for member in members:
             if rule == "title":
                 distance = _title_distance(new, member, config)

@@ -296,3 +296,17 @@ def test_pictures_read_before_the_text_is_decided_wait_for_it(client, auth, redi
     assert on_pictures_read(o2.pk) == "later"
     run_worker()
     assert _doc("o2") == _doc("o1")
+
+
+def test_the_seed_call_takes_pictures_too(client, api_key, redis_client, run_worker,
+                                          pictures):
+    seed = {"url": "https://seed.example/1", "title": STREAM[0][1], "content": BODY,
+            "images": [pictures + "/orig.jpg"]}
+    answer = client.get("/docId/getDocId", {"json": json.dumps(seed), "key": api_key})
+    assert answer.status_code == 200 and answer.json()["filterStatus"] == "good"
+    run_worker()
+    assert ArticleImage.objects.get().status == "read"
+    bad = dict(seed, url="https://seed.example/2", images=["ftp://x.example/a.jpg"])
+    refused = client.get("/docId/getDocId", {"json": json.dumps(bad), "key": api_key})
+    assert refused.status_code == 422 and "images" in refused.json()["filterReason"]
+    assert ArticleImage.objects.count() == 1

@@ -782,6 +782,7 @@ class EngineSettings(models.Model):
 class BoilerplateSource(models.TextChoices):
     LEARNED = "learned", _("learned")
     ADMIN = "admin", _("added by an admin")
+    SHIPPED = "shipped", _("shipped with the project (hash only)")
 
 
 class BoilerplateClause(models.Model):

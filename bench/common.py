@@ -305,7 +305,8 @@ Method = Callable[[list[Doc]], dict[str, str]]
 
 def run_engine(docs: Sequence[Doc], config: object = None, *,
                boilerplate_min_docs: int | None = None, use_keys: bool = True,
-               batch: int = 100, learned: dict[int, str] | None = None) -> dict[str, str]:
+               batch: int = 100, learned: dict[int, str] | None = None,
+               known: frozenset[int] = frozenset()) -> dict[str, str]:
     """The online cascade as the workers run it, article by article in corpus order:
     look up the content index with the content fingerprint and its multi-probe
     fingerprints (``content_probes``), the title index with the title fingerprint, hand
@@ -320,7 +321,9 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     boilerplate known when the batch starts, as a worker does with one API request's
     articles (one job); decisions stay article by article. ``use_keys=False`` leaves out
     the key index (the engine before it). ``learned``, when given, receives the clauses
-    promoted to boilerplate (hash -> clause text), as a worker writes them to MySQL."""
+    promoted to boilerplate (hash -> clause text), as a worker writes them to MySQL.
+    ``known``: the boilerplate the database holds at the start (a warm one's, or the
+    shipped list: ``fingerprints.rule.boilerplate.shipped_hashes``)."""
     from fingerprints.rule import (
         Candidate,
         EngineConfig,
@@ -345,12 +348,13 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
     labels: dict[str, str] = {}
     min_docs = cfg.boilerplate_min_docs if boilerplate_min_docs is None else boilerplate_min_docs
     counter = MemoryCounter(min_docs) if min_docs else None
-    boilerplate: set[int] = set()
-    frozen: frozenset[int] = frozenset()
+    boilerplate: set[int] = set(known)
+    frozen: frozenset[int] = frozenset(boilerplate)
     # Without learning, features depend on the article alone, so they are extracted in
     # batches up front; the decisions below still run one article at a time.
     extracted = (None if counter else
-                 extract_many([(doc.title, doc.content) for doc in docs], cfg))
+                 extract_many([(doc.title, doc.content) for doc in docs], cfg,
+                              boilerplate=frozen))
     chunk: list[Features] = []
     known = frozen
     for i, doc in enumerate(docs):

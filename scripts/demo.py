@@ -27,6 +27,7 @@ def manage(*args: str, **kwargs: object) -> subprocess.CompletedProcess:
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedupsite.settings")
     manage("migrate", "--noinput", stdout=subprocess.DEVNULL)
+    manage("load_boilerplate", stdout=subprocess.DEVNULL)  # a fresh install starts warm
     manage("shell", "-c", (
         "from django.contrib.auth.models import User\n"
         f"u = User.objects.filter(username='{USER}').first() or User(username='{USER}')\n"

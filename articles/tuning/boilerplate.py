@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 
 from articles.models import BoilerplateClause, BoilerplateSource
-from fingerprints.rule.boilerplate import MIN_CLAUSE, clause_hash, clauses
+from fingerprints.rule.boilerplate import MIN_CLAUSE, clause_hash, clauses, shipped_hashes
 from fingerprints.rule.ids import to_signed, to_unsigned
 from fingerprints.rule.normalize import normalize
 
@@ -71,3 +71,18 @@ def add_clause(text: str) -> BoilerplateClause:
         clause.save(update_fields=["active", "source", "updated_at"])
     forget()
     return clause
+
+
+def load_shipped() -> tuple[int, int]:
+    """The shipped starting list (``fingerprints.rule.boilerplate.shipped_hashes``) as
+    rows of source *shipped* (no text: only hashes are shipped), active; a clause the
+    table holds already keeps its row (an admin's switch-off stays). Returns (rows
+    added, hashes shipped)."""
+    hashes = shipped_hashes()
+    before = BoilerplateClause.objects.count()
+    BoilerplateClause.objects.bulk_create(
+        [BoilerplateClause(clause_hash=to_signed(h), text="", stories=0,
+                           source=BoilerplateSource.SHIPPED) for h in hashes],
+        batch_size=1000, ignore_conflicts=True)
+    forget()
+    return BoilerplateClause.objects.count() - before, len(hashes)

@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import mmh3
@@ -75,6 +76,16 @@ def clauses(body: str) -> list[str]:
         marked = _CJK_SPACE.sub("\\1\x00", marked)
     marked = _NOT_WORD_NOR_BREAK.sub("", marked)
     return [key for key in marked.split("\x00") if key]
+
+
+#: The starting list the project ships (scripts/ship_boilerplate.py): clause hashes only.
+SHIPPED = Path(__file__).resolve().parent / "data" / "boilerplate.txt"
+
+
+def shipped_hashes() -> list[int]:
+    """The clause hashes of the shipped starting list (:data:`SHIPPED`), sorted."""
+    return [int(line, 16) for line in SHIPPED.read_text(encoding="ascii").splitlines()
+            if line and not line.startswith("#")]
 
 
 def clause_hash(key: str) -> int:

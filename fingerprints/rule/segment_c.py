@@ -1,14 +1,15 @@
 """jieba's precise-mode segmentation (HMM off) in C: ``fingerprints/rule/_segment.c``.
 
 The tokens are exactly those of ``jieba.Tokenizer().cut(text, HMM=False)``, which are
-the tokens of the engine's default segmenter (rjieba with ``hmm=False``,
+also rjieba's with ``hmm=False`` (the engine's default backend,
 :mod:`fingerprints.rule.tokenize`); ``tests/fingerprints/test_segment_c.py`` and
 ``bench/segment.py`` check the three agree. Beside ``cut(text) -> list[str]`` the C
 segmenter has ``cut_ids(text)``: the tokens as (start, end) code-point offsets, a flat
 ``array('I')``, with no Python string made per token.
 
-Not wired into the engine yet (issue 36): :mod:`fingerprints.rule.tokenize` still
-segments with rjieba.
+The engine cuts with it (issue 36): :class:`fingerprints.rule.tokenize.Segmenter` uses the
+shared segmenter (:func:`get`) for the default spec (backend "rjieba", HMM off, no user
+words) and rjieba otherwise, or everywhere with ``DEDUP_C_SEGMENTER=0``.
 
 The dictionary is jieba's own ``dict.txt``, read from the installed ``jieba`` package
 (a runtime dependency of the project) with jieba's parsing rules; nothing is copied into

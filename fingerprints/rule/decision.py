@@ -16,7 +16,7 @@ from fingerprints.rule.keys import query_keys, stored_keys
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.probes import content_probes, content_reach
 from fingerprints.rule.simhash import hamming
-from fingerprints.rule.verification import Verification, verify
+from fingerprints.rule.verification import Verification, verify, verify_text
 
 _RULES = ("title", "content", "picture")  # in the order decide tries them
 _TEXT_RULES = _RULES[:2]  # an article without pictures: the picture rule finds nothing
@@ -104,11 +104,13 @@ def _match_doc(
     probes: Sequence[int] = (),
 ) -> Match | None:
     checked: dict[int, Verification] = {}
+    # the picture rules need pictures on both sides: without, the text rules alone
+    judge = verify if new.pictures else verify_text
 
     def check(c: Candidate, cfg: EngineConfig) -> Verification:
         v = checked.get(c.article_id)
         if v is None:
-            v = checked[c.article_id] = verify(new, c.features, cfg)
+            v = checked[c.article_id] = judge(new, c.features, cfg)
         return v
 
     rules = _RULES if new.pictures else _TEXT_RULES

@@ -1,6 +1,6 @@
 """Word-level comparison of two articles for the editor pages.
 
-Tokens come from the engine's pinned segmenter (rjieba/jieba precise mode), so
+Tokens come from the engine's pinned segmenter (jieba precise mode: C, rjieba or jieba), so
 Chinese text is compared word by word, not character by character. Tokens are
 compared on their NFKC, lower-case form (the form fingerprints see), so a repost
 that only changed full-width digits or letter case shows no difference, but the

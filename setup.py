@@ -1,7 +1,9 @@
-"""Build hook for the one C extension (everything else is in pyproject.toml).
+"""Build hook for the C extensions (everything else is in pyproject.toml).
 
 ``fingerprints.rule._kernel`` holds the engine's inner loops; the pure NumPy code computes
 the same bytes and runs when the extension is missing (see fingerprints/rule/kernel.py).
+``fingerprints.rule._segment`` is jieba's precise-mode segmentation (HMM off); rjieba
+gives the same tokens when it is missing (see fingerprints/rule/segment_c.py).
 """
 
 from setuptools import Extension, setup

@@ -17,7 +17,7 @@ test: install spark system-deps
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml setup.py fingerprints/rule/_kernel.c
+$(VENV)/.installed: pyproject.toml setup.py fingerprints/rule/_kernel.c fingerprints/rule/_segment.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.

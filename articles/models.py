@@ -853,6 +853,8 @@ class ArticleImage(models.Model):
     final_url = models.CharField(max_length=2048, blank=True, default="")
     content_hash = models.CharField(max_length=32, blank=True, default="")
     phash = UnsignedBigIntegerField(null=True, blank=True)
+    # the hash of the picture mirrored left to right: a mirrored copy's phash is near it
+    mirror_phash = UnsignedBigIntegerField(null=True, blank=True)
     width = models.PositiveIntegerField(null=True, blank=True)
     height = models.PositiveIntegerField(null=True, blank=True)
     fetched_at = models.DateTimeField(null=True, blank=True)

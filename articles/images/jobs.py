@@ -21,7 +21,7 @@ from articles.images.fetch import Refused, fetch
 from articles.images.thumbs import make_thumbnail
 from articles.models import Article, ArticleImage, ImageStatus
 from dedupsite import metrics, redis_store
-from fingerprints.rule.picture import NotAPicture, decode, phash
+from fingerprints.rule.picture import NotAPicture, decode, phashes
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,8 @@ def _read(image: ArticleImage) -> str:
                                          url=image.url, status=ImageStatus.READ)
              .exclude(pk=image.pk).first())
     if known is not None:  # fetched for another article: the same picture
-        _done(image, known.final_url, known.content_hash, known.phash, known.width,
-              known.height, bytes(known.thumbnail))
+        _done(image, known.final_url, known.content_hash, (known.phash, known.mirror_phash),
+              known.width, known.height, bytes(known.thumbnail))
         return "known"
     try:
         fetched = fetch(image.url)
@@ -89,7 +89,7 @@ def _read(image: ArticleImage) -> str:
         image.save(update_fields=["status", "reason", "fetched_at"])
         return exc.reason
     _done(image, fetched.url, hashlib.md5(fetched.data, usedforsecurity=False).hexdigest(),
-          phash(picture), picture.width, picture.height, _thumbnail(picture, image))
+          phashes(picture), picture.width, picture.height, _thumbnail(picture, image))
     return "read"
 
 
@@ -103,11 +103,15 @@ def _thumbnail(picture: Image.Image, image: ArticleImage) -> bytes:
         return b""
 
 
-def _done(image: ArticleImage, final_url: str, content_hash: str, value: int | None,
-          width: int | None, height: int | None, thumbnail: bytes = b"") -> None:
+def _done(image: ArticleImage, final_url: str, content_hash: str,
+          hashes: tuple[int | None, int | None], width: int | None, height: int | None,
+          thumbnail: bytes = b"") -> None:
+    """Record a read picture: ``hashes`` = (its pHash, its mirror image's pHash)."""
     image.status, image.reason = ImageStatus.READ, ""
-    image.final_url, image.content_hash, image.phash = final_url[:2048], content_hash, value
+    image.final_url, image.content_hash = final_url[:2048], content_hash
+    image.phash, image.mirror_phash = hashes
     image.width, image.height, image.fetched_at = width, height, timezone.now()
     image.url_digest, image.thumbnail = ArticleImage.digest(image.url), thumbnail
     image.save(update_fields=["status", "reason", "final_url", "content_hash", "phash",
-                              "width", "height", "fetched_at", "url_digest", "thumbnail"])
+                              "mirror_phash", "width", "height", "fetched_at", "url_digest",
+                              "thumbnail"])

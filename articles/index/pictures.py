@@ -11,37 +11,42 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from django.db.models import Count
-
 from articles.models import ArticleImage, ArticleStatus, ImageStatus
 from fingerprints.rule.picture_evidence import stock_among
 
 
 def read_pictures(article_ids: Iterable[int]) -> dict[int, tuple[int, ...]]:
-    """article id -> the sorted, distinct hashes of its pictures that were read."""
+    """article id -> the sorted, distinct hashes of its pictures that were read: each
+    picture's pHash and its mirror image's (a mirrored copy's pHash is near the latter)."""
     ids = list(article_ids)
     if not ids:
         return {}
     found: dict[int, set[int]] = {}
-    for article_id, value in (ArticleImage.objects
-                              .filter(article_id__in=ids, status=ImageStatus.READ,
-                                      phash__isnull=False)
-                              .values_list("article_id", "phash")):
+    for article_id, value, mirror in (ArticleImage.objects
+                                      .filter(article_id__in=ids, status=ImageStatus.READ,
+                                              phash__isnull=False)
+                                      .values_list("article_id", "phash", "mirror_phash")):
         found.setdefault(article_id, set()).add(int(value or 0))
+        if mirror is not None:  # None: read before mirror hashes were kept
+            found[article_id].add(int(mirror))
     return {article_id: tuple(sorted(values)) for article_id, values in found.items()}
 
 
 def stock_pictures(hashes: Iterable[int], exclude: Collection[int], min_docs: int
                    ) -> frozenset[int]:
     """The hashes among ``hashes`` seen in at least ``min_docs`` stories (docIds) of
-    articles other than ``exclude``: stock pictures (0 turns stock off)."""
+    articles other than ``exclude`` (as a picture's hash or its mirror image's): stock
+    pictures (0 turns stock off)."""
     wanted = sorted(set(hashes))
     if not min_docs or not wanted:
         return frozenset()
-    rows = (ArticleImage.objects
-            .filter(phash__in=wanted, status=ImageStatus.READ,
-                    article__status=ArticleStatus.DONE, article__doc__isnull=False)
-            .exclude(article_id__in=list(exclude))
-            .values("phash").annotate(stories=Count("article__doc", distinct=True))
-            .values_list("phash", "stories"))
-    return stock_among(wanted, {int(h or 0): n for h, n in rows}, min_docs)
+    read = (ArticleImage.objects
+            .filter(status=ImageStatus.READ, article__status=ArticleStatus.DONE,
+                    article__doc__isnull=False)
+            .exclude(article_id__in=list(exclude)))
+    stories: dict[int, set[int]] = {}
+    for column in ("phash", "mirror_phash"):
+        for value, doc in (read.filter(**{f"{column}__in": wanted})
+                           .values_list(column, "article__doc").distinct()):
+            stories.setdefault(int(value or 0), set()).add(doc)
+    return stock_among(wanted, {h: len(docs) for h, docs in stories.items()}, min_docs)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import Q
+
 from articles.index import reindex
 from articles.index.pictures import stock_pictures
 from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
@@ -138,15 +140,17 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
 def pictures_like(value: int, limit: int = 50) -> dict[str, Any]:
     """The docIds whose articles show a picture whose hash is within ``picture_bits`` of
     ``value`` (GET/POST /api/v1/images/similar): the picture index of the window, and
-    MySQL for the identical hash beyond it. Closest first, then newest doc."""
+    MySQL for the identical hash beyond it; both hold each picture's mirror image's hash
+    too, so a mirrored copy is found. Closest first, then newest doc."""
     config = active_config()
     indexes = Indexes.open(config, reindex.ensure_index())
     distances: dict[int, int] = {
         article_id: distance
         for article_id, _fp, distance in indexes.pictures.query(value, config.picture_bits)
         if distance <= config.picture_bits}
-    for article_id in (ArticleImage.objects.filter(phash=value, status=ImageStatus.READ)
-                       .values_list("article_id", flat=True)[:1000]):
+    exact = ArticleImage.objects.filter(Q(phash=value) | Q(mirror_phash=value),
+                                        status=ImageStatus.READ)
+    for article_id in exact.values_list("article_id", flat=True)[:1000]:
         distances.setdefault(article_id, 0)
     docs: dict[str, dict[str, Any]] = {}
     rows = (Article.objects.filter(pk__in=list(distances), status=ArticleStatus.DONE,

@@ -110,12 +110,11 @@ def test_spark_given_picture_hashes_gives_the_batch_engines_doc_ids(spark, tmp_p
     shows online == the in-process engine on the same stream): the photo post and the
     rewrite join their original, the photo series stays apart."""
     from fingerprints.batch.spark import run_job
-    from fingerprints.rule.picture import decode, phash
-    from tests.images.test_picture_decisions import PICTURES, STREAM
+    from tests.images.test_picture_decisions import STREAM, _hashes
 
     records = [{"nid": nid, "url": f"https://site-{nid}.example/{nid}", "title": title,
                 "content": content,
-                "pictures": [f"{phash(decode(PICTURES[path])):016x}" for path in images]}
+                "pictures": [f"{h:016x}" for path in images for h in _hashes(path)]}
                for nid, title, content, images in STREAM]
     source = write_jsonl(tmp_path / "pictures.jsonl", records)
     run_job(spark, str(source), str(tmp_path / "out"))

@@ -17,14 +17,14 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from PIL import Image, ImageDraw, ImageEnhance
+from PIL import Image, ImageDraw, ImageEnhance, ImageOps
 
 from articles.index.pictures import stock_pictures
 from articles.index.reindex import apply_settings
 from articles.models import Article, ArticleImage, Doc, DocStatus, EngineSettings
 from fingerprints.batch.replay import run
 from fingerprints.rule import EngineConfig
-from fingerprints.rule.picture import decode, phash
+from fingerprints.rule.picture import decode, phash, phashes
 from tests.browser.conftest import editor  # noqa: F401  (a fixture)
 from tests.images.test_pictures import photo
 
@@ -60,6 +60,21 @@ def _brighter(data: bytes) -> bytes:
     return out.getvalue()
 
 
+def _mirrored(data: bytes) -> bytes:
+    out = io.BytesIO()
+    ImageOps.mirror(Image.open(io.BytesIO(data))).save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
+def _hashes(path: str) -> tuple[int, int]:
+    """A served picture's hashes as the engine stores them: its own and its mirror's."""
+    return phashes(decode(PICTURES[path]))
+
+
+def _nearest(one: str, other: str) -> int:
+    return min((a ^ b).bit_count() for a in _hashes(one) for b in _hashes(other))
+
+
 def _logo() -> bytes:
     out = io.BytesIO()
     image = Image.new("RGB", (200, 80), (20, 60, 160))
@@ -70,7 +85,7 @@ def _logo() -> bytes:
 
 PICTURES = {"/orig.jpg": ORIGINAL, "/copy.jpg": _copy(ORIGINAL), "/s3.jpg": photo(13),
             "/s4.jpg": photo(14), "/logo.png": _logo(), "/captioned.jpg": _captioned(ORIGINAL),
-            "/brighter.jpg": _brighter(ORIGINAL)}
+            "/brighter.jpg": _brighter(ORIGINAL), "/mirrored.jpg": _mirrored(ORIGINAL)}
 
 
 @pytest.fixture
@@ -189,7 +204,7 @@ def test_the_batch_engine_given_the_hashes_gives_the_online_docids(client, auth,
     _ingest(client, auth, run_worker, pictures, STREAM)
     records = [{"nid": nid, "url": f"https://site-{nid}.example/{nid}", "title": title,
                 "content": content,
-                "pictures": [f"{phash(decode(PICTURES[path])):016x}" for path in images]}
+                "pictures": [f"{h:016x}" for path in images for h in _hashes(path)]}
                for nid, title, content, images in STREAM]
     online = {nid: _doc(nid) for nid, *_rest in STREAM}
     assert run(records).mapping() == online
@@ -245,8 +260,7 @@ def _engine(**fields):
 @pytest.mark.parametrize("margin, joined", [(-1, False), (0, True)])
 def test_the_admins_picture_distance_decides_which_pictures_are_one(
         client, auth, redis_client, run_worker, pictures, margin, joined):
-    distance = (phash(decode(PICTURES["/orig.jpg"]))
-                ^ phash(decode(PICTURES["/captioned.jpg"]))).bit_count()
+    distance = _nearest("/orig.jpg", "/captioned.jpg")
     assert distance > 0
     _engine(picture_bits=distance + margin)
     _ingest(client, auth, run_worker, pictures,
@@ -270,7 +284,7 @@ def test_the_picture_index_is_rebuilt_with_the_features(client, auth, redis_clie
     story through the picture index (within its k: found for certain)."""
     from articles.index import reindex
 
-    brighter = (phash(decode(PICTURES["/orig.jpg"]))
+    brighter = (phash(decode(PICTURES["/orig.jpg"]))  # what the lookup below compares
                 ^ phash(decode(PICTURES["/brighter.jpg"]))).bit_count()
     assert 0 < brighter <= EngineConfig().picture_k
     _ingest(client, auth, run_worker, pictures, STREAM[:3])
@@ -310,3 +324,26 @@ def test_the_seed_call_takes_pictures_too(client, api_key, redis_client, run_wor
     refused = client.get("/docId/getDocId", {"json": json.dumps(bad), "key": api_key})
     assert refused.status_code == 422 and "images" in refused.json()["filterReason"]
     assert ArticleImage.objects.count() == 1
+
+
+def test_a_mirrored_copy_is_the_same_picture(client, auth, redis_client, run_worker,
+                                             pictures):
+    """A repost that flipped the photo left to right: its hash is far from the
+    original's (global hashes do not survive a mirror) but near the original's mirror
+    image's hash, which the engine stores too."""
+    own = (phash(decode(PICTURES["/orig.jpg"]))
+           ^ phash(decode(PICTURES["/mirrored.jpg"]))).bit_count()
+    assert own > EngineConfig().picture_bits
+    _ingest(client, auth, run_worker, pictures,
+            [STREAM[0], ("o2", STREAM[1][1], "", ["/mirrored.jpg"])])
+    assert _doc("o2") == _doc("o1")
+    found = client.post("/api/v1/images/similar", data=PICTURES["/mirrored.jpg"],
+                        content_type="image/jpeg", **auth).json()
+    assert found["docs"][0]["docId"] == _doc("o1")
+    assert sorted(found["docs"][0]["nids"]) == ["o1", "o2"]
+    # and the cluster page marks it shared
+    from articles.images.shared import pictures_of, shared_positions
+
+    ids = {nid: Article.objects.get(nid=nid).pk for nid in ("o1", "o2")}
+    shared = shared_positions(pictures_of(ids.values()), EngineConfig().picture_bits)
+    assert shared[ids["o1"]] == {0: {ids["o2"]}} and shared[ids["o2"]] == {0: {ids["o1"]}}

@@ -40,14 +40,13 @@ static inline uint64_t mix64(uint64_t h) {
 }
 
 /* engine._token_keys for one token: sum(cp[t] * BASE**t) mod 2**64, xor length * GOLDEN,
- * splitmix64; 0 becomes 1 (0 marks an empty slot of the vocabulary table). */
-static uint64_t token_key(PyObject *token) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
-    int kind = PyUnicode_KIND(token);
-    const void *data = PyUnicode_DATA(token);
+ * splitmix64; 0 becomes 1 (0 marks an empty slot of the vocabulary table). The token is
+ * the n code points of a str's data (kind, data) from start: a token str, or a span of
+ * the text it was cut from (the same code points, so the same key). */
+static uint64_t span_key(int kind, const void *data, Py_ssize_t start, Py_ssize_t n) {
     uint64_t h = 0, power = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        h += (uint64_t)PyUnicode_READ(kind, data, i) * power;
+        h += (uint64_t)PyUnicode_READ(kind, data, start + i) * power;
         power *= KEY_BASE;
     }
     h ^= (uint64_t)n * GOLDEN;
@@ -209,21 +208,22 @@ typedef struct {
     uint8_t number;
 } Extra;
 
-static int is_plain(PyObject *token) {
-    if (PyUnicode_KIND(token) != PyUnicode_1BYTE_KIND) return 0;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
-    const Py_UCS1 *c = PyUnicode_1BYTE_DATA(token);
+/* Compared by code point, not by the str's kind: a span of a wider text holds the same
+ * code points as the (1-byte) str made from it. */
+static int is_plain(int kind, const void *data, Py_ssize_t start, Py_ssize_t n) {
     if (n == 0) return 0;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= '0' && c[i] <= '9'))) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, start + i);
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return 0;
+    }
     return 1;
 }
 
 #define NUMBER_MASK 0x7FFF /* extract.NUMBER_MASK */
 
-static void describe_plain(PyObject *token, uint64_t key, const Tables *tab, Extra *out) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
-    const unsigned char *c = PyUnicode_1BYTE_DATA(token);
+/* c: the plain token's n ASCII bytes */
+static void describe_plain(const unsigned char *c, Py_ssize_t n, uint64_t key,
+                           const Tables *tab, Extra *out) {
     uint32_t seed = (uint32_t)tab->seed;
     int digits = 1;
     for (Py_ssize_t i = 0; i < n; i++) digits &= c[i] >= '0' && c[i] <= '9';
@@ -244,20 +244,20 @@ static void describe_plain(PyObject *token, uint64_t key, const Tables *tab, Ext
  * -> (fp, informative_count, numbers_bytes, number_count, weak_bytes); or the list of
  * the tokens not in the vocabulary yet (the caller adds them and calls again; plain
  * tokens never are when the tables have a default weight); or None while the hash
- * table is being replaced (the caller retries under its lock). */
-static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "fingerprint(tokens: list, tables: Tables, use_tf, weak_bits, "
-                        "with_numbers)");
-        return NULL;
-    }
-    PyObject *tokens = args[0];
-    const Tables *tab = (const Tables *)args[1];
+ * table is being replaced (the caller retries under its lock).
+ *
+ * fingerprint_spans(text, spans, tables, use_tf, weak_bits, with_numbers) gives the same
+ * for the tokens [text[s:e] for s, e in pairs of spans] (spans: a flat buffer of uint32
+ * offsets, the C segmenter's cut_ids), reading each token in the text: a str is made
+ * only for the tokens it hands back. Both run fingerprint_core: tokens is the list, or
+ * NULL and text with spans. */
+static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32_t *spans,
+                                  Py_ssize_t n, PyObject *const *args) {
+    const Tables *tab = (const Tables *)args[0];
     const Py_buffer *v = tab->views;
-    int use_tf = PyObject_IsTrue(args[2]);
-    int with_numbers = PyObject_IsTrue(args[4]);
-    long weak_long = PyLong_AsLong(args[3]);
+    int use_tf = PyObject_IsTrue(args[1]);
+    int with_numbers = PyObject_IsTrue(args[3]);
+    long weak_long = PyLong_AsLong(args[2]);
     if (use_tf < 0 || with_numbers < 0 || (weak_long == -1 && PyErr_Occurred())) return NULL;
     int weak_bits = (weak_long < 0 || weak_long > 64) ? -1 : (int)weak_long;
     PyObject *result = NULL, *unknown = NULL;
@@ -268,6 +268,8 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
     int64_t *extra_slots = NULL;
     Py_ssize_t n_extras = 0;
     uint64_t extra_mask = 0;
+    unsigned char *ascii = NULL; /* a plain span of a wider text, as bytes */
+    Py_ssize_t ascii_len = 0;
 
     const uint64_t *table_keys = v[0].buf;
     const int64_t *table_ids = v[1].buf;
@@ -294,7 +296,6 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         result = Py_NewRef(Py_None); /* the table is being rebuilt: the caller's locked path */
         goto done;
     }
-    Py_ssize_t n = PyList_GET_SIZE(tokens);
     ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!ids || !uniq) {
@@ -302,16 +303,33 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
         goto done;
     }
     uint64_t mask = (uint64_t)table_len - 1;
+    int text_kind = text ? PyUnicode_KIND(text) : 0;
+    const void *text_data = text ? PyUnicode_DATA(text) : NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *token = PyList_GET_ITEM(tokens, i);
-        if (!PyUnicode_Check(token)) {
-            PyErr_SetString(PyExc_TypeError, "tokens must be str");
-            goto done;
-        }
+        PyObject *token = NULL;
+        int kind;
+        const void *data;
+        Py_ssize_t start, len;
+        if (tokens) {
+            token = PyList_GET_ITEM(tokens, i);
+            if (!PyUnicode_Check(token)) {
+                PyErr_SetString(PyExc_TypeError, "tokens must be str");
+                goto done;
+            }
 #if PY_VERSION_HEX < 0x030C0000
-        if (PyUnicode_READY(token) < 0) goto done; /* legacy strings exist before 3.12 */
+            if (PyUnicode_READY(token) < 0) goto done; /* legacy strings exist before 3.12 */
 #endif
-        uint64_t key = token_key(token);
+            kind = PyUnicode_KIND(token);
+            data = PyUnicode_DATA(token);
+            start = 0;
+            len = PyUnicode_GET_LENGTH(token);
+        } else { /* checked by the caller: start <= end <= len(text) */
+            kind = text_kind;
+            data = text_data;
+            start = spans[2 * i];
+            len = (Py_ssize_t)spans[2 * i + 1] - start;
+        }
+        uint64_t key = span_key(kind, data, start, len);
         uint64_t slot = key & mask;
         int64_t id = -1;
         for (;;) {
@@ -323,7 +341,7 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
             if (found == 0) break;
             slot = (slot + 1) & mask;
         }
-        if (id < 0 && tab->default_weight >= 0 && is_plain(token)) {
+        if (id < 0 && tab->default_weight >= 0 && is_plain(kind, data, start, len)) {
             if (!extras) { /* a local hash table: key -> extra, load <= 1/2 */
                 uint64_t size = 2;
                 while (size < 2 * (uint64_t)n) size *= 2;
@@ -340,13 +358,38 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
             while (extra_slots[s] >= 0 && extras[extra_slots[s]].key != key)
                 s = (s + 1) & extra_mask;
             if (extra_slots[s] < 0) {
-                describe_plain(token, key, tab, &extras[n_extras]);
+                const unsigned char *bytes;
+                if (kind == PyUnicode_1BYTE_KIND) {
+                    bytes = (const unsigned char *)data + start;
+                } else { /* plain: every code point is ASCII */
+                    if (len > ascii_len) {
+                        PyMem_Free(ascii);
+                        ascii_len = 0;
+                        if (!(ascii = PyMem_Malloc((size_t)len))) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        ascii_len = len;
+                    }
+                    for (Py_ssize_t j = 0; j < len; j++)
+                        ascii[j] = (unsigned char)PyUnicode_READ(kind, data, start + j);
+                    bytes = ascii;
+                }
+                describe_plain(bytes, len, key, tab, &extras[n_extras]);
                 extra_slots[s] = n_extras++;
             }
             id = vocab_len + extra_slots[s];
         } else if (id < 0 || id >= vocab_len) { /* new token (or one being added now) */
             if (!unknown && !(unknown = PyList_New(0))) goto done;
-            if (PyList_Append(unknown, token) < 0) goto done;
+            if (token) {
+                if (PyList_Append(unknown, token) < 0) goto done;
+            } else {
+                PyObject *made = PyUnicode_Substring(text, start, start + len);
+                if (!made) goto done;
+                int failed = PyList_Append(unknown, made);
+                Py_DECREF(made);
+                if (failed < 0) goto done;
+            }
         }
         ids[i] = id;
     }
@@ -483,12 +526,55 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 done:
     Py_XDECREF(unknown);
+    PyMem_Free(ascii);
     PyMem_Free(extras);
     PyMem_Free(extra_slots);
     PyMem_Free(ids);
     PyMem_Free(uniq);
     PyMem_Free(numbers);
     PyMem_Free(tmp);
+    return result;
+}
+
+static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &TablesType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fingerprint(tokens: list, tables: Tables, use_tf, weak_bits, "
+                        "with_numbers)");
+        return NULL;
+    }
+    return fingerprint_core(args[0], NULL, NULL, PyList_GET_SIZE(args[0]), args + 1);
+}
+
+static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyUnicode_Check(args[0]) || !PyObject_TypeCheck(args[2], &TablesType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fingerprint_spans(text: str, spans: buffer of uint32, tables: Tables, "
+                        "use_tf, weak_bits, with_numbers)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_buffer b;
+    if (PyObject_GetBuffer(args[1], &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    PyObject *result = NULL;
+    const uint32_t *spans = b.buf;
+    Py_ssize_t count = b.len / 4, text_len = PyUnicode_GET_LENGTH(text);
+    if (b.itemsize != 4 || count % 2) {
+        PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i += 2) {
+        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
+            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
+            goto done;
+        }
+    }
+    result = fingerprint_core(NULL, text, spans, count / 2, args + 2);
+done:
+    PyBuffer_Release(&b);
     return result;
 }
 
@@ -1245,6 +1331,9 @@ static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
+    {"fingerprint_spans", (PyCFunction)(void (*)(void))fingerprint_spans, METH_FASTCALL,
+     "fingerprint of the tokens [text[s:e] for (s, e) in spans] (flat uint32 offsets, "
+     "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"number_conflicts", number_conflicts, METH_VARARGS,

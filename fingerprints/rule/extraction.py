@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import mmh3
 import numpy as np
@@ -39,6 +40,10 @@ MAX_NUMBERS = 48
 NAME_FLAG = 0x8000  # numbers in context: the top bit of the value's hash marks a name
 NUMBER_MASK = 0x7FFF
 WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
+# With the C segmenter, the kernel reads the body's tokens in the body by their offsets
+# (kernel.fingerprint_spans) instead of taking a list of str: the same bytes
+# (tests/fingerprints/test_kernel_spans.py), no str per token. False: the list of str.
+SPAN_PATH = True
 
 
 # --- weights -----------------------------------------------------------------------
@@ -299,23 +304,42 @@ class _Vocabulary:
         """One text's (fingerprint, informative count, numbers, number count, weak
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
-        found = kernel.fingerprint(tokens, self.kernel_tables(), tf, weak_bits, with_numbers)
+        fingerprint = kernel.fingerprint
+        return self._through_kernel(
+            lambda tables: fingerprint(tokens, tables, tf, weak_bits, with_numbers),
+            lambda: tokens,
+        )
+
+    def fingerprint_spans(
+        self, text: str, spans: array[int], tf: bool, weak_bits: int, with_numbers: bool
+    ) -> tuple[int, int, bytes, int, bytes]:
+        """:meth:`fingerprint` of the tokens ``text[s:e]`` for the (s, e) pairs of
+        ``spans`` (the C segmenter's ``cut_ids``): the kernel reads them in the text and
+        makes a str only for the tokens it does not know."""
+        assert kernel is not None
+        fingerprint_spans = kernel.fingerprint_spans
+        return self._through_kernel(
+            lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
+            lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
+        )
+
+    def _through_kernel(
+        self, call: Callable[[object], object], tokens: Callable[[], list[str]]
+    ) -> tuple[int, int, bytes, int, bytes]:
+        """``call(tables)``, adding the tokens it hands back and asking again."""
+        found = call(self.kernel_tables())
         if not isinstance(found, tuple):
             # new tokens (the kernel lists them) or a table being replaced (None): add
             # them under the lock, where nothing can change, and ask again
             with self.lock:
-                self._lookup_locked(tokens if found is None else found)
-                found = kernel.fingerprint(
-                    tokens, self.kernel_tables(), tf, weak_bits, with_numbers
-                )
+                self._lookup_locked(tokens() if found is None else cast(list[str], found))
+                found = call(self.kernel_tables())
                 if not isinstance(found, tuple):  # tables of a half-replaced vocabulary
                     self._tables = None
-                    found = kernel.fingerprint(
-                        tokens, self.kernel_tables(), tf, weak_bits, with_numbers
-                    )
+                    found = call(self.kernel_tables())
             if not isinstance(found, tuple):
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
-        return found
+        return cast(tuple[int, int, bytes, int, bytes], found)
 
     def _find(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         """The id of each key, -1 where it is not in the table."""
@@ -586,10 +610,14 @@ def _extract_compiled(
     stripped = strip_with_clauses(normalize(content), boilerplate)
     body = stripped.body
     head, site = _title_parts(title)
-    body_tokens = segmenter.cut(body)
-    content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
-        body_tokens, True, WEAK_BITS, True
-    )
+    if SPAN_PATH and segmenter.uses_c:  # the body's tokens are never needed as str
+        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint_spans(
+            body, segmenter.cut_ids(body), True, WEAK_BITS, True
+        )
+    else:
+        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
+            segmenter.cut(body), True, WEAK_BITS, True
+        )
     title_fp = 0
     head_tokens: list[str] = []
     if head:

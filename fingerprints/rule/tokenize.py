@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,14 @@ class Segmenter:
             tokens: list[str] = self._impl.cut(text, self.spec.hmm)
             return tokens
         return list(self._impl.cut(text, HMM=self.spec.hmm))
+
+    def cut_ids(self, text: str) -> array[int]:
+        """The tokens of :meth:`cut` as flat (start, end) code-point offsets, with no str
+        per token: the C segmenter only (:attr:`uses_c`)."""
+        if not self.uses_c:
+            raise RuntimeError("cut_ids needs the C segmenter (Segmenter.uses_c)")
+        spans: array[int] = self._impl.cut_ids(text)
+        return spans
 
 
 _cache: dict[SegmenterSpec, Segmenter] = {}

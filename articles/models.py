@@ -872,6 +872,8 @@ class ArticleImage(models.Model):
             models.Index(fields=["phash"], name="articles_image_phash"),
             # The picture job: has this URL been read for another article already?
             models.Index(fields=["url_digest"], name="articles_image_url_digest"),
+            # ... or these bytes under another URL?
+            models.Index(fields=["content_hash"], name="articles_image_content"),
         ]
 
     @staticmethod

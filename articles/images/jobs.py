@@ -64,7 +64,7 @@ def fetch_pictures(article_id: int) -> int:
                                              status=ImageStatus.QUEUED).order_by("position"):
         outcome = _read(image)
         metrics.inc("dedupsite_images_fetched_total", outcome=outcome)
-        read += outcome in ("read", "known")
+        read += outcome in ("read", "known", "known_bytes")
     if read:  # the pictures are evidence now: the article is decided again with them,
         # by a text worker (the ingest queue, behind the article's own text job)
         redis_store.queue("ingest").enqueue(REDECIDE, article_id)
@@ -82,14 +82,21 @@ def _read(image: ArticleImage) -> str:
         return "known"
     try:
         fetched = fetch(image.url)
+        digest = hashlib.md5(fetched.data, usedforsecurity=False).hexdigest()
+        same = (ArticleImage.objects.filter(content_hash=digest, status=ImageStatus.READ)
+                .exclude(pk=image.pk).first())
+        if same is not None:  # the same bytes under another URL: read once
+            _done(image, fetched.url, digest, (same.phash, same.mirror_phash), same.width,
+                  same.height, bytes(same.thumbnail))
+            return "known_bytes"
         picture = decode(fetched.data)
     except (Refused, NotAPicture) as exc:
         image.status, image.reason = ImageStatus.FAILED, exc.reason[:64]
         image.fetched_at = timezone.now()
         image.save(update_fields=["status", "reason", "fetched_at"])
         return exc.reason
-    _done(image, fetched.url, hashlib.md5(fetched.data, usedforsecurity=False).hexdigest(),
-          phashes(picture), picture.width, picture.height, _thumbnail(picture, image))
+    _done(image, fetched.url, digest, phashes(picture), picture.width, picture.height,
+          _thumbnail(picture, image))
     return "read"
 
 

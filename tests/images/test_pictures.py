@@ -222,3 +222,26 @@ def test_a_worker_of_its_own_fetches_pictures_and_leaves_the_text(client, auth, 
     call_command("dedup_worker", "--queues", "images", "--burst")
     assert ArticleImage.objects.get(article__nid="w1").status == "read"
     assert Article.objects.get(nid="w1").status == "queued"  # the text is another worker's
+
+
+def test_the_same_bytes_under_another_url_are_read_once(client, auth, redis_client,
+                                                        run_worker, server, settings,
+                                                        monkeypatch):
+    from articles.images import jobs
+
+    base, hits = server
+    settings.IMAGE_FETCH_ALLOW_PRIVATE = True
+    decoded = []
+    real = jobs.decode
+    monkeypatch.setattr(jobs, "decode", lambda data: decoded.append(1) or real(data))
+    post(client, auth, {"nid": "s1", "url": "https://n.example/s1", "title": "绿道",
+                        "content": BODY, "images": [f"{base}/photo.jpg"]})
+    post(client, auth, {"nid": "s2", "url": "https://m.example/s2", "title": "绿道",
+                        "content": BODY, "images": [f"{base}/disguised.txt"]})
+    run_worker()
+    assert hits["/photo.jpg"] == 1 and hits["/disguised.txt"] == 1  # both URLs fetched
+    assert len(decoded) == 1  # the second one's bytes were known: not decoded again
+    first, second = (ArticleImage.objects.get(article__nid=n) for n in ("s1", "s2"))
+    assert second.status == "read" and second.content_hash == first.content_hash
+    assert (second.phash, second.mirror_phash) == (first.phash, first.mirror_phash)
+    assert bytes(second.thumbnail) == bytes(first.thumbnail) != b""

@@ -7,8 +7,8 @@ per field, a *comparison level*:
 * ``very close`` / ``close`` / ``similar`` — the field similarity of
   :func:`fingerprints.table.match.short_similarity` (long text: word Jaccard/containment) is
   at least 0.95 / 0.88 / 0.7;
-* ``different`` — below that, or both values carry numbers and share none (another
-  house number, another phone, another id): such a pair is at most ``similar``;
+* ``different`` — below that; when each value carries a number the other lacks
+  (another house number, another phone, another id) the pair is at most ``similar``;
 * missing on either side — no level, the field contributes nothing.
 
 For each field and level, ``m`` is the probability of the level among true

@@ -15,10 +15,12 @@ and every candidate pair is then compared field by field:
 * comparison: per field a string similarity (short fields: the best of Jaro-Winkler,
   token-sort and discounted token-set ratios after normalization and abbreviation
   expansion; long text: word Jaccard / containment), a number guard (a field whose
-  numbers are disjoint — another house number, another phone — counts at most 0.3),
+  numbers are disjoint — another house number, another phone — counts at most 0.3;
+  the fs method's guard is stricter, :func:`numbers_differ`),
   a weighted mean over the fields both rows have (missing values are skipped; at least
   half of the weight must be present), and ``threshold``;
-* groups: connected components of the matching pairs.
+* groups: connected components of the matching pairs (the fs method: average
+  linkage, :func:`_average_link_groups`).
 
 Nothing here imports Django; reading is done with the database driver and a
 server-side cursor, read-only (:func:`read_rows`).
@@ -80,6 +82,15 @@ ABBREVIATIONS = {
     "bros": "brothers", "ctr": "center", "centre": "center", "fl": "floor",
     "ste": "suite", "apt": "apartment", "no": "number", "restaurant": "restaurant",
     "rest": "restaurant", "cafe": "cafe", "caffe": "cafe", "deli": "delicatessen",
+}
+# Ordinals written as words read as the numbered form ("seventh avenue" = "7th avenue"),
+# so that the two spellings of one street agree and the number guard sees them.
+ORDINALS = {
+    "first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th",
+    "sixth": "6th", "seventh": "7th", "eighth": "8th", "ninth": "9th", "tenth": "10th",
+    "eleventh": "11th", "twelfth": "12th", "thirteenth": "13th", "fourteenth": "14th",
+    "fifteenth": "15th", "sixteenth": "16th", "seventeenth": "17th", "eighteenth": "18th",
+    "nineteenth": "19th", "twentieth": "20th",
 }
 _APOSTROPHE = re.compile(r"['’`´]")
 _NON_WORD = re.compile(r"[^\w&]+")
@@ -172,7 +183,8 @@ def normalize_value(value: Any) -> str:
     text = _APOSTROPHE.sub("", text)
     words = _NON_WORD.sub(" ", text).split()
     # "张 伟" and "张伟" are one name: no spaces between Chinese characters.
-    return _CJK_GAP.sub("", " ".join(ABBREVIATIONS.get(w, w) for w in words))
+    words = [ORDINALS.get(w, ABBREVIATIONS.get(w, w)) for w in words]
+    return _CJK_GAP.sub("", " ".join(words))
 
 
 def _numbers(words: Sequence[str]) -> frozenset[str]:
@@ -208,6 +220,14 @@ def text_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     return max(shared / len(sa | sb), 0.9 * shared / min(len(sa), len(sb)))
 
 
+def numbers_differ(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Both values carry a number the other lacks: another house number or phone even
+    when a street number is shared ("106 e 57th st" / "149 e 57th st"). One side's
+    numbers inside the other's is no conflict ("854 7th ave between 54th and 55th
+    sts" / "854 7th ave")."""
+    return bool(a - b and b - a)
+
+
 def compare_pairs(rows: Sequence[_Row], fields: Sequence[FieldSpec],
                   pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """(levels, similarities) of ``pairs`` of prepared rows: arrays of shape
@@ -224,8 +244,7 @@ def compare_pairs(rows: Sequence[_Row], fields: Sequence[FieldSpec],
                 s = text_similarity(a.words[f], b.words[f])
             else:
                 s = short_similarity(va, vb)
-            na, nb = a.numbers[f], b.numbers[f]
-            differ = bool(na and nb and not na & nb)
+            differ = numbers_differ(a.numbers[f], b.numbers[f])
             sims[p, f] = s
             levels[p, f] = comparison_level(s, va == vb, differ)
     return levels, sims
@@ -511,6 +530,58 @@ def _groups(n: int, matches: Iterable[tuple[int, int]]) -> list[list[int]]:
     return sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
 
 
+def _probabilities(model: FSModel, prepared: Sequence[_Row], compare: Comparer,
+                   pairs: Sequence[tuple[int, int]], veto_fields: Sequence[int]
+                   ) -> list[float]:
+    """Match probabilities of pairs the blocking did not propose (for grouping)."""
+    if not pairs:
+        return []
+    levels, _ = compare(pairs)
+    _, probabilities = match_probabilities(model, levels, [prepared[i].values for i, _ in pairs])
+    if veto_fields:
+        probabilities = np.where((levels[:, list(veto_fields)] == 0).any(axis=1), 0.0,
+                                 probabilities)
+    return [float(p) for p in probabilities]
+
+
+def _average_link_groups(
+    n: int, accepted: Sequence[tuple[int, int]], known: dict[tuple[int, int], float],
+    threshold: float, score_more: Callable[[list[tuple[int, int]]], list[float]],
+) -> tuple[list[list[int]], set[tuple[int, int]]]:
+    """(groups, the accepted pairs inside them). Accepted pairs, most probable first,
+    join their two groups; but two groups of two or more rows join only when the row
+    pairs across them are, on average, more likely duplicates than not (mean match
+    probability at least 0.5, or the pair threshold when that is lower: the pairs the
+    merge adds then hold more expected duplicates than non-duplicates). Pairs the
+    blocking did not propose are scored on demand.
+
+    Connected components chain: a hotel's café and its dining room, each entered
+    twice at the hotel's address, become one group through one accepted pair though
+    the other cross pairs say apart (0.91, 0.65, 0.13, 0.13). A single row still joins
+    a group on its accepted pair alone, as in connected components: a row entered
+    with many errors (FEBRL's swapped names, another birth date and id) matches its
+    group's closest member and not the others, and belongs all the same."""
+    join_at = min(threshold, 0.5)
+    sets: UnionFind[int] = UnionFind(range(n))
+    members: dict[int, list[int]] = {x: [x] for x in range(n)}
+    for i, j in sorted(accepted, key=lambda pair: -known[pair]):
+        ri, rj = sets.find(i), sets.find(j)
+        if ri == rj:
+            continue
+        if len(members[ri]) > 1 and len(members[rj]) > 1:
+            cross = [(x, y) if x < y else (y, x) for x in members[ri] for y in members[rj]]
+            unknown = [pair for pair in cross if pair not in known]
+            known.update(zip(unknown, score_more(unknown), strict=True))
+            if sum(known[pair] for pair in cross) < len(cross) * join_at:
+                continue
+        sets.union(i, j)
+        root = sets.find(i)
+        members[root] = members.pop(ri) + members.pop(rj)
+    groups = sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
+    joined = {(i, j) for i, j in accepted if sets.find(i) == sets.find(j)}
+    return groups, joined
+
+
 def identifying_fields(fields: Sequence[FieldSpec]) -> list[int]:
     """The fields weighted highest, when the weights differ (``name:2,addr:2,city``:
     name and addr). Equal weights name none."""
@@ -542,16 +613,19 @@ def _dedup_fs(prepared: list[_Row], fields: Sequence[FieldSpec], config: TableCo
     probabilities = np.where(vetoed, 0.0, probabilities)
     chosen, expected_precision, expected_recall = choose_threshold(probabilities)
     threshold = config.match_threshold if config.match_threshold is not None else chosen
+    accepted_pairs = [pair for p, pair in enumerate(pairs) if probabilities[p] >= threshold]
+    groups, joined = _average_link_groups(
+        len(prepared), accepted_pairs, dict(zip(pairs, probabilities.tolist(), strict=True)),
+        threshold, lambda more: _probabilities(model, prepared, compare, more, veto_fields))
     matches: dict[tuple[int, int], PairScore] = {}
     found_by: Counter[str] = Counter()
     for p, (i, j) in enumerate(pairs):
-        if probabilities[p] >= threshold:
+        if probabilities[p] >= threshold and (i, j) in joined:
             contributions = model.contributions(levels[p], prepared[i].values)
             scores = tuple(None if np.isnan(s) else float(s) for s in sims[p])
             matches[(i, j)] = PairScore(float(probabilities[p]), scores, tuple(contributions),
                                         float(weights[p]))
             found_by.update(candidates[(i, j)])
-    groups = _groups(len(prepared), matches)
     accepted = probabilities >= threshold
     stats = {
         "method": "fs",

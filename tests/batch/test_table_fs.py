@@ -15,9 +15,11 @@ from django.core.management import CommandError, call_command
 from fingerprints.table.fellegi import LEVELS, choose_threshold
 from fingerprints.table.match import (
     TableConfig,
+    _average_link_groups,
     dedup_rows,
     identifying_fields,
     normalize_value,
+    numbers_differ,
     parse_fields,
 )
 from support.table_records import f1, labelled_table
@@ -93,6 +95,48 @@ def test_restaurants_at_one_address_stay_apart_and_misspelt_names_merge() -> Non
     # without the veto, EM takes the neighbours for duplicates (the held-out failure)
     plain = dedup_rows(rows, fields, TableConfig(veto=False)).pairs()
     assert neighbours & plain
+
+
+def test_ordinals_spelt_out_read_as_numbered() -> None:
+    assert normalize_value("854 Seventh Ave.") == normalize_value("854 7th avenue")
+    assert normalize_value("Second Avenue Deli") == "2nd avenue delicatessen"
+
+
+def test_numbers_conflict_when_each_side_has_one_the_other_lacks() -> None:
+    def numbers(value: str) -> frozenset[str]:
+        return frozenset(w for w in normalize_value(value).split() if any(c.isdigit() for c in w))
+
+    assert numbers_differ(numbers("106 e. 57th st."), numbers("149 e. 57th st."))
+    assert numbers_differ(numbers("310/246-1501"), numbers("310/246-1502"))
+    assert not numbers_differ(numbers("854 7th ave. between 54th and 55th sts."),
+                              numbers("854 seventh ave."))
+    assert not numbers_differ(numbers("3rd st."), numbers("8638 w. third st."))
+
+
+def test_one_accepted_pair_does_not_chain_two_groups_that_are_otherwise_apart() -> None:
+    """A hotel's cafe (0, 1) and its dining room (2, 3), each entered twice: the pair
+    (0, 2) is accepted, but across the two groups the pairs are mostly apart."""
+    known = {(0, 1): 0.99, (2, 3): 0.99, (0, 2): 0.91, (1, 3): 0.65, (0, 3): 0.13,
+             (1, 2): 0.13}
+    accepted = [pair for pair, p in known.items() if p >= 0.6]
+    groups, joined = _average_link_groups(4, accepted, dict(known), 0.6, lambda more: [])
+    assert groups == [[0, 1], [2, 3]]
+    assert joined == {(0, 1), (2, 3)}
+    # a single row joins on its accepted pair alone, even when it matches one member
+    # of the group well and another poorly (a row entered with many errors)
+    known = {(0, 1): 0.99, (1, 2): 0.95, (0, 2): 0.05}
+    groups, _ = _average_link_groups(3, [(0, 1), (1, 2)], dict(known), 0.87, lambda more: [])
+    assert groups == [[0, 1, 2]]
+    # pairs across two groups that the blocking did not propose are scored when needed
+    asked: list[tuple[int, int]] = []
+
+    def score(pairs: list[tuple[int, int]]) -> list[float]:
+        asked.extend(pairs)
+        return [0.9] * len(pairs)
+
+    known = {(0, 1): 0.99, (2, 3): 0.99, (1, 2): 0.95}
+    groups, _ = _average_link_groups(4, list(known), dict(known), 0.6, score)
+    assert groups == [[0, 1, 2, 3]] and sorted(asked) == [(0, 2), (0, 3), (1, 3)]
 
 
 @pytest.fixture

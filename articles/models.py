@@ -876,6 +876,13 @@ class ArticleImage(models.Model):
             models.Index(fields=["content_hash"], name="articles_image_content"),
         ]
 
+    @classmethod
+    def read_at(cls, url: str) -> models.QuerySet[ArticleImage]:
+        """The pictures read from ``url`` (for any article): the indexed digest finds
+        them, the URL itself settles a collision."""
+        return cls.objects.filter(url_digest=cls.digest(url), url=url,
+                                  status=ImageStatus.READ)
+
     @staticmethod
     def digest(url: str) -> str:
         """The ``url_digest`` of ``url``."""

@@ -72,10 +72,7 @@ def fetch_pictures(article_id: int) -> int:
 
 
 def _read(image: ArticleImage) -> str:
-    # The indexed digest finds the candidates; the URL itself settles a collision.
-    known = (ArticleImage.objects.filter(url_digest=ArticleImage.digest(image.url),
-                                         url=image.url, status=ImageStatus.READ)
-             .exclude(pk=image.pk).first())
+    known = ArticleImage.read_at(image.url).exclude(pk=image.pk).first()
     if known is not None:  # fetched for another article: the same picture
         _done(image, known.final_url, known.content_hash, (known.phash, known.mirror_phash),
               known.width, known.height, bytes(known.thumbnail))

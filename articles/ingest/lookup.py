@@ -170,7 +170,6 @@ def pictures_like(value: int, limit: int = 50) -> dict[str, Any]:
 
 def read_picture_hash(url: str) -> int | None:
     """The hash of the picture read at ``url`` (for any article), or None."""
-    value = (ArticleImage.objects.filter(url_digest=ArticleImage.digest(url), url=url,
-                                         status=ImageStatus.READ, phash__isnull=False)
+    value = (ArticleImage.read_at(url).filter(phash__isnull=False)
              .values_list("phash", flat=True).first())
     return None if value is None else int(value)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from playwright.sync_api import expect
 from articles.editor import actions
 from articles.models import Article, Doc
 from tests.browser.conftest import log_in
+from tests.picture_host import serve
 
 pytestmark = [
     pytest.mark.browser,
@@ -189,7 +189,6 @@ def _chinese(page, live_server, language: str) -> None:
 def test_bulk_screenshots(page, live_server, sample, editor, language):
     """A bulk confirm of every cluster on /clusters/: under way, then done with one cluster
     skipped because another editor split it between the selection and the job's turn."""
-    import threading
 
     from django.contrib.auth.models import User
     from django.db import connection, transaction
@@ -354,22 +353,8 @@ def picture_host():
         "/sunset.jpg": _jpeg(_scene("sunset", (600, 800), seed=3)),
     }
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # quiet
-            pass
-
-        def do_GET(self):  # noqa: N802
-            body = routes.get(self.path, b"")
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "image/jpeg")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(routes) as (base, _hits):
+        yield base
 
 
 def test_cluster_pictures_screenshot(page, live_server, client, auth, run_worker, editor,

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from PIL import Image, ImageDraw, ImageEnhance, ImageOps
@@ -27,6 +25,7 @@ from fingerprints.rule import EngineConfig
 from fingerprints.rule.picture import decode, phash, phashes
 from tests.browser.conftest import editor  # noqa: F401  (a fixture)
 from tests.images.test_pictures import photo
+from tests.picture_host import serve
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
 
@@ -91,22 +90,8 @@ PICTURES = {"/orig.jpg": ORIGINAL, "/copy.jpg": _copy(ORIGINAL), "/s3.jpg": phot
 @pytest.fixture
 def pictures(settings):
     settings.IMAGE_FETCH_ALLOW_PRIVATE = True  # the local server stands for the web
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):  # noqa: N802
-            body = PICTURES.get(self.path, b"")
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(PICTURES) as (base, _hits):
+        yield base
 
 
 def _post(client, auth, nid, title, content, images, base):

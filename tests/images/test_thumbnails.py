@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from collections import Counter
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -26,6 +23,7 @@ from articles.models import Article, ArticleImage, ImageStatus
 from fingerprints.rule.picture import decode, phash
 from fingerprints.rule.simhash import hamming
 from tests.images.test_pictures import BODY, photo
+from tests.picture_host import serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,26 +49,8 @@ ROUTES = {
 
 @pytest.fixture
 def server():
-    hits: Counter[str] = Counter()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # quiet
-            pass
-
-        def do_GET(self):  # noqa: N802
-            hits[self.path] += 1
-            kind, body = ROUTES.get(self.path, ("text/plain", b""))
-            self.send_response(200 if self.path in ROUTES else 404)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    with serve(ROUTES) as (base, hits):
+        yield base, hits
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ class EngineSettingsAdmin(admin.ModelAdmin):
     change_form_template = "admin/articles/enginesettings/change_form.html"
     readonly_fields = ["version", "updated_at", "index_state"]
     fieldsets = [
-        (_("Matching"), {"fields": ["k", "title_k", "jaccard", "containment",
+        (_("Matching"), {"fields": ["match_threshold", "k", "title_k", "jaccard", "containment",
                                     "short_shingles", "short_jaccard"]}),
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
                                                         "user_words"]}),

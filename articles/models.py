@@ -268,6 +268,11 @@ class Article(models.Model):
     )
     distance = models.SmallIntegerField(null=True, blank=True)
     similarity = models.FloatField(null=True, blank=True)
+    # the engine's match probability for the doc it joined and how the model's weights
+    # add up to it (fingerprints/rule/match_model.py: Score.as_dict; {"rule": "url"} for
+    # a canonical-URL match); null for an article that founded its docId
+    match_probability = models.FloatField(null=True, blank=True)
+    match_explanation = models.JSONField(null=True, blank=True, editable=False)
     pinned = models.BooleanField(
         default=False, help_text=_("Placed by an editor; re-processing keeps it where it is.")
     )
@@ -665,11 +670,15 @@ class EngineSettings(models.Model):
     title_k = models.PositiveSmallIntegerField(_("title distance"), default=3)
     jaccard = models.FloatField(
         _("copy similarity"), default=0.6,
-        help_text=_("Shingle Jaccard at which two texts are copies (also confirms a title match)."),
+        help_text=_("Shingle Jaccard at which two bodies reach the match model's level "
+                    "\"copy\" (with 80 % of the shorter in the longer)."),
     )
     containment = models.FloatField(
         _("containment"), default=0.9,
-        help_text=_("Share of the shorter text found in the longer for cut or padded copies."),
+        help_text=_("Share of the shorter text found in the longer at which two bodies of "
+                    "60 shingles or more reach the level \"contained\" (a cut or padded "
+                    "copy). Chinese bodies reach \"CJK contained\" from 0.7 whatever "
+                    "this says; the match threshold decides what each level is worth."),
     )
     short_shingles = models.PositiveIntegerField(
         _("short-text size"), default=30,
@@ -716,6 +725,15 @@ class EngineSettings(models.Model):
         help_text=_("Two articles that share a picture but whose texts do not match join "
                     "when their titles are at least this alike (character edit similarity "
                     "from 0 to 1, with no other number or name); 1 needs identical titles."),
+    )
+    match_threshold = models.FloatField(
+        _("match threshold"), default=0.5,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("A candidate pair joins one docId when its match probability (the "
+                    "match model's weights of its comparisons: body overlap, title, numbers "
+                    "and names in context, pictures) is at least this, for every language. "
+                    "Raising it never adds a match, lowering it never removes one; 0.5 "
+                    "decides as the shipped model was tuned (from 0 to 1)."),
     )
     index_window_days = models.PositiveIntegerField(
         _("index window (days)"), default=0,
@@ -776,6 +794,7 @@ class EngineSettings(models.Model):
             boilerplate_min_docs=self.boilerplate_min_docs,
             picture_bits=self.picture_bits,
             picture_title_similarity=self.picture_title_similarity,
+            match_threshold=self.match_threshold,
         )
 
 

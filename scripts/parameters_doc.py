@@ -78,6 +78,9 @@ def fields(config_source: str) -> list[tuple[str, str, str, str]]:
         if text.startswith("fingerprint"):
             kind, text = "fingerprint", text.removeprefix("fingerprint").lstrip(":").strip()
         default = ast.get_source_segment(config_source, node.value) if node.value else ""
+        factory = re.fullmatch(r"field\(default_factory=(\w+)\)", default or "")
+        if factory:  # a default made by a function: the call that makes it
+            default = f"{factory[1]}()"
         out.append((node.target.id, default or "", kind, text))
     return out
 

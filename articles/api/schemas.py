@@ -172,6 +172,23 @@ class ImageResult(BaseModel):
     height: int | None = None
 
 
+class MatchWeight(BaseModel):
+    comparison: Literal["body", "title", "numbers", "names", "pictures"]
+    level: str = Field(description="the comparison's level (docs/engine.md, the match model)")
+    weight: float = Field(description="match weight in bits (log2 of a Bayes factor)")
+
+
+class MatchExplanation(BaseModel):
+    """The match model's score: ``prior`` plus the weights is ``matchWeight``, and the
+    probability is 1 / (1 + 2^-matchWeight). A canonical-URL match has only ``rule``."""
+
+    rule: str | None = Field(None, description="a hard rule that matched (\"url\")")
+    model: str | None = Field(None, description="the model's version")
+    prior: float | None = None
+    matchWeight: float | None = None
+    weights: list[MatchWeight] = Field(default_factory=list)
+
+
 class ArticleResult(BaseModel):
     nid: str
     status: Literal["queued", "done", "failed"]
@@ -181,6 +198,11 @@ class ArticleResult(BaseModel):
     duplicateOf: str | None = Field(description="nid of the docId's representative")
     distance: int | None
     similarity: float | None = None
+    matchProbability: float | None = Field(
+        None, description="the match model's probability that the article and the doc it "
+        "joined are one story (1 for a canonical-URL match); null for a new docId")
+    matchExplanation: MatchExplanation | None = Field(
+        None, description="how the match model's weights add up to matchProbability")
     failureReason: str | None = None
     images: list[ImageResult] = Field(default_factory=list)
 
@@ -215,6 +237,7 @@ class DocMember(Schema):
     matchedBy: str | None
     distance: int | None
     similarity: float | None
+    matchProbability: float | None = None
 
 
 class DocOut(Schema):

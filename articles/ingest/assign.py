@@ -65,7 +65,8 @@ BATCH_LOCK_TTL_MS = 10_000
 # A batch at least this big writes its features before taking the lock (one more
 # statement, a shorter critical section); a smaller one writes everything at once.
 PREWRITE_MIN = 8
-_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity")
+_MATCH_FIELDS = ("doc", "matched_by", "matched_article", "distance", "similarity",
+                 "match_probability", "match_explanation")
 _FEATURE_FIELDS = ("title_fp", "content_fp", "features", "url_hash")
 
 
@@ -501,6 +502,7 @@ def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None
             article.matched_article_id = match.article_id if match else None
             article.distance = match.distance if match else None
             article.similarity = match.similarity if match else None
+            article.match_probability, article.match_explanation = _explained(match)
             article.processed_at = now
             article.settings_version = settings_version
             joined.setdefault(key, []).append(article)
@@ -524,6 +526,16 @@ def _empty_docs_back(anchors: list[Article], vacated: dict[int, int]) -> dict[st
     return back
 
 
+def _explained(match: Match | None) -> tuple[float | None, dict[str, Any] | None]:
+    """(match probability, explanation) of the engine's answer: the model's score; a
+    canonical-URL match is a hard rule (probability 1); a new docId has neither."""
+    if match is None:
+        return None, None
+    if match.score is None:
+        return 1.0, {"rule": match.matched_by}
+    return match.score.probability, match.score.as_dict()
+
+
 def _feature_values(a: Article) -> tuple[Any, ...]:
     return (prep(Article, "title_fp", a.title_fp), prep(Article, "content_fp", a.content_fp),
             a.features, prep(Article, "url_hash", a.url_hash))
@@ -534,7 +546,9 @@ def _update_articles(articles: list[Article], now: Any, settings_version: int | 
     """One UPDATE for the batch (articles/lib/bulksql.py): per-row fields by CASE, the
     rest the same for every row."""
     names = _MATCH_FIELDS + (_FEATURE_FIELDS if with_features else ())
-    rows = [(a.pk, (a.doc_pk, a.matched_by, a.matched_article_id, a.distance, a.similarity)
+    rows = [(a.pk, (a.doc_pk, a.matched_by, a.matched_article_id, a.distance, a.similarity,
+                    a.match_probability,
+                    prep(Article, "match_explanation", a.match_explanation))
              + (_feature_values(a) if with_features else ()))
             for a in articles]
     update_rows(Article, names, rows, constants={

@@ -47,6 +47,8 @@ def article_result(article: Article, images: list[dict[str, Any]] | None = None
         "duplicateOf": rep.nid if rep is not None else None,
         "distance": article.distance,
         "similarity": round(article.similarity, 4) if article.similarity is not None else None,
+        "matchProbability": article.match_probability,
+        "matchExplanation": article.match_explanation,
         "failureReason": article.failure_reason or None,
         "images": images or [],
     }
@@ -57,6 +59,7 @@ def _member(article: Article) -> dict[str, Any]:
         "nid": article.nid, "url": article.url, "title": article.title, "media": article.media,
         "hotness": article.hotness, "matchedBy": article.matched_by,
         "distance": article.distance, "similarity": article.similarity,
+        "matchProbability": article.match_probability,
     }
 
 

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from fingerprints.rule import EngineConfig
+from fingerprints.rule.match_model import MatchModel
 
 # EngineConfig fields whose change needs new fingerprints or a new block layout.
 REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend",
@@ -30,7 +31,8 @@ _cache = threading.local()
 
 
 def config_to_json(config: EngineConfig) -> dict[str, Any]:
-    data = dataclasses.asdict(config)
+    data = {f.name: getattr(config, f.name) for f in dataclasses.fields(EngineConfig)}
+    data["model"] = config.model.as_dict()
     data["extra_stopwords"] = sorted(config.extra_stopwords)
     data["user_words"] = [list(word) for word in config.user_words]
     return data
@@ -43,6 +45,8 @@ def config_from_json(data: dict[str, Any]) -> EngineConfig:
         values["extra_stopwords"] = frozenset(values["extra_stopwords"])
     if "user_words" in values:
         values["user_words"] = tuple(tuple(w) for w in values["user_words"])
+    if "model" in values:  # absent from states written before the match model
+        values["model"] = MatchModel.from_dict(values["model"])
     return EngineConfig(**values)
 
 

@@ -7,9 +7,10 @@ next lookup is marked on each field. docs/parameters.md is generated from this f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fingerprints.rule.blocks import MAX_K
+from fingerprints.rule.match_model import MatchModel, starting_model
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 
 # The picture index's largest pigeonhole k: every picture within this many bits is
@@ -129,6 +130,14 @@ class EngineConfig:
     # 1.0 needs identical titles. (The other-picture rule has no setting: two short or
     # empty bodies with pictures, none of them shared, stay apart.)
     picture_title_similarity: float = 0.6
+    # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
+    # a pair matches when its match probability under ``model`` is at least this, in
+    # every language: raising it never adds a match, lowering it never removes one.
+    # 0.5 (a match weight of 0) is where the starting model decides as the rule did.
+    match_threshold: float = 0.5
+    # the weights of the comparisons' levels (data: data/match_model.json or a model
+    # fitted by train_matcher). Decision field: change freely.
+    model: MatchModel = field(default_factory=starting_model)
 
     def __post_init__(self) -> None:
         for name, top in (("k", MAX_K), ("title_k", MAX_K), ("picture_bits", 32)):
@@ -145,7 +154,7 @@ class EngineConfig:
             "short_jaccard", "title_jaccard", "guard_part_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
-            "picture_title_similarity",
+            "picture_title_similarity", "match_threshold",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.keys import query_keys, stored_keys
+from fingerprints.rule.match_model import Score
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.probes import content_probes, content_reach
 from fingerprints.rule.simhash import hamming
@@ -44,6 +45,12 @@ class Match:
     similarity: float  # verified shingle Jaccard with the doc's anchor (or the member)
     containment: float = 0.0
     reason: str = ""
+    # the verification's comparisons and match weights (the anchor's, as similarity)
+    score: Score | None = None
+
+    @property
+    def probability(self) -> float | None:
+        return self.score.probability if self.score is not None else None
 
 
 def decide(
@@ -128,7 +135,7 @@ def _match_doc(
             if v is not None:
                 return Match(
                     doc_key, member.article_id, rule, distance, v.similarity, v.containment,
-                    v.reason,
+                    v.reason, v.score,
                 )
     return None
 

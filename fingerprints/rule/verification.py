@@ -1,6 +1,11 @@
 """Verification of a SimHash candidate pair with the stored sketches.
 
-The rule (reasoning and measurements in ``docs/engine.md``):
+The rule (reasoning and measurements in ``docs/engine.md``). Its steps are
+*comparisons* put at *levels* (``body: copy``, ``numbers: differ``...), and the match
+model (:mod:`fingerprints.rule.match_model`) turns the levels a pair reached into a
+match probability; the pair matches when it is at least ``match_threshold``. At the
+default threshold the starting model decides as the steps below say ("match",
+"vetoed"); other thresholds move the line between them in the order of the weights.
 
 1. *Nothing to compare*: either side has no shingles (an empty body, or one that
    was only boilerplate), or the bodies cannot tell two items apart under titles
@@ -50,8 +55,7 @@ The rule (reasoning and measurements in ``docs/engine.md``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 import numpy as np
@@ -61,6 +65,7 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.extraction import NAME_FLAG
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
+from fingerprints.rule.match_model import Score
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
@@ -71,11 +76,31 @@ TITLE_FRAME_SIMILARITY = 0.8  # titles this similar are one frame (title_numbers
 
 @dataclass(frozen=True)
 class Verification:
-    ok: bool
+    ok: bool  # the match probability reaches config.match_threshold
     similarity: float  # estimated shingle Jaccard
     containment: float  # estimated share of the smaller text found in the larger
     distance: int  # Hamming distance of the content fingerprints
     reason: str  # "copy", "contained", or why it was rejected
+    # the comparisons made, their levels and weights (fingerprints/rule/match_model.py)
+    score: Score | None = None
+
+    @property
+    def probability(self) -> float:
+        return self.score.probability if self.score is not None else float(self.ok)
+
+
+@dataclass
+class _Path:
+    """Where the rule's walk over a pair ended: the comparisons it made (in order) and
+    whether that exit is one of the rule's matches (the starting model agrees: a test
+    checks every exit's weight sign) and its reason."""
+
+    accepting: bool
+    reason: str
+    levels: list[tuple[str, str]]
+
+    def level(self, comparison: str) -> str | None:
+        return next((lvl for c, lvl in self.levels if c == comparison), None)
 
 
 def number_conflicts(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
@@ -129,14 +154,9 @@ def _split_kinds(values: npt.NDArray[np.uint32]
     return values[~is_name], values[is_name]
 
 
-# the reasons of verify's rules for two short or empty bodies: what the other-picture
-# rule vetoes when both sides have pictures and share none
-_SHORT_REASONS = frozenset({"title-only", "short-copy", "short-edit"})
-
-
 def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
-    """The text rules (:func:`verify_text`), then the picture rules when both sides have
-    pictures (stock ones removed by the caller):
+    """The text rules (:func:`verify_text`), then the pictures when both sides have
+    pictures (stock ones removed by the caller), scored by ``config.model``:
 
     6. *Same picture*: a pair the text rules refused (except a template veto) matches
        when the two share a picture (hashes within ``picture_bits``) and their titles
@@ -147,57 +167,73 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
        that the title-only or short-text rules accepted stays apart when the two share
        no picture: item (3) and item (4) of a photo series under one caption.
     """
-    v = verify_text(a, b, config)
-    if not a.pictures or not b.pictures:
-        return v
-    shared = nearest_picture(a, b, config.picture_bits) is not None
-    if v.ok:
-        if (not shared and v.reason in _SHORT_REASONS
-                and max(a.sketch.shingles, b.sketch.shingles) < config.short_shingles):
-            return replace(v, ok=False, reason="another picture")
-        return v
-    if shared and not v.reason.startswith("template"):
-        short = _titles_alike(a, b, config.picture_title_similarity, config)
-        if short is not None and not short.conflict:
-            return replace(v, ok=True, reason="same-picture")
-    return v
+    distance, ov, path = _walk(a, b, config)
+    if a.pictures and b.pictures:
+        path.levels.append(("pictures", _picture_level(a, b, config)))
+    return _judged(distance, ov, path, config)
 
 
 def verify_text(a: Features, b: Features, config: EngineConfig) -> Verification:
     """Rules 1-5 of the module's docstring: the texts alone."""
+    return _judged(*_walk(a, b, config), config)
+
+
+def _picture_level(a: Features, b: Features, config: EngineConfig) -> str:
+    """The pictures comparison of two articles that both have pictures."""
+    if nearest_picture(a, b, config.picture_bits) is not None:
+        short = _titles_alike(a, b, config.picture_title_similarity, config)
+        return "shared" if short is not None and not short.conflict else "shared-other-title"
+    if max(a.sketch.shingles, b.sketch.shingles) < config.short_shingles:
+        return "none-shared-short"
+    return "none-shared"
+
+
+def _judged(distance: int, ov: Overlap, path: _Path, config: EngineConfig) -> Verification:
+    """The pair's verification: its match probability under ``config.model`` against
+    ``config.match_threshold``; the reason is the rule's, or what the model changed."""
+    score = config.model.score(path.levels)
+    ok = score.probability >= config.match_threshold
+    reason = path.reason
+    if ok and not path.accepting:
+        reason = "same-picture" if path.level("pictures") == "shared" else "match weight"
+    elif not ok and path.accepting:
+        reason = ("another picture" if path.level("pictures") == "none-shared-short"
+                  else "below match threshold")
+    return Verification(ok, ov.jaccard, ov.containment, distance, reason, score)
+
+
+def _walk(a: Features, b: Features, config: EngineConfig) -> tuple[int, Overlap, _Path]:
+    """The comparisons rules 1-5 make on the texts, in the rule's order."""
     distance = hamming(a.content_fp, b.content_fp)
     ov = compare(a.sketch, b.sketch)
     small = min(a.sketch.shingles, b.sketch.shingles)
-
-    def result(ok: bool, reason: str) -> Verification:
-        return Verification(ok, ov.jaccard, ov.containment, distance, reason)
-
     if small == 0 or (_mute_bodies(a, b, small, config) and compare_short(
             a.title_key, b.title_key).similarity < config.off_title_similarity):
         # no body, or bodies that cannot tell two items apart under unrelated titles
         # (two redirect pages, two disclaimers, two "video from Tieba" stubs): only the
         # titles can tell
-        return _title_only(a, b, config, result)
+        return distance, ov, _title_only(a, b, config)
     if small < config.short_shingles:
         if ov.jaccard >= config.short_jaccard:
-            return _guarded(a, b, config, result, ov.jaccard, "short-copy")
+            return distance, ov, _guarded(a, b, config, ov.jaccard, "short-copy")
         if a.short_text and b.short_text:
             short = compare_short(a.short_text, b.short_text)
             if short.similarity >= config.short_edit:
                 if short.conflict:
-                    return result(False, f"template: another {short.conflict}")
+                    return distance, ov, _Path(False, f"template: another {short.conflict}",
+                                               [("body", "short-template")])
                 # a short text is never a part of a larger page: the full guard
-                return _guarded(a, b, config, result, 1.0, "short-edit")
+                return distance, ov, _guarded(a, b, config, 1.0, "short-edit")
         if _stub(a, config) or _stub(b, config):
             # a stub that says nothing about its item is no body: as for an empty one,
             # only the titles can tell
-            return _title_only(a, b, config, result)
-        return result(False, "short-text")
+            return distance, ov, _title_only(a, b, config)
+        return distance, ov, _Path(False, "short-text", [("body", "short-different")])
     if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
-        return _guarded(a, b, config, result, ov.jaccard, "copy")
+        return distance, ov, _guarded(a, b, config, ov.jaccard, "copy")
     if small >= config.containment_min_shingles:
-        return _long_bodies(a, b, ov, config, result)
-    return result(False, "dissimilar")
+        return distance, ov, _long_bodies(a, b, ov, config)
+    return distance, ov, _Path(False, "dissimilar", [("body", "different")])
 
 
 def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> bool:
@@ -221,37 +257,39 @@ def _stub(side: Features, config: EngineConfig) -> bool:
                                                              config.off_title_max_shingles)
 
 
-def _long_bodies(
-    a: Features, b: Features, ov: Overlap, config: EngineConfig,
-    result: Callable[[bool, str], Verification],
-) -> Verification:
+def _long_bodies(a: Features, b: Features, ov: Overlap, config: EngineConfig) -> _Path:
     """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
     copy rule did not accept: containment, the CJK containment rule and its strict
     band, the word Jaccard and word containment rules."""
     if ov.containment >= config.containment:
-        return _guarded(a, b, config, result, ov.jaccard, "contained")
+        return _guarded(a, b, config, ov.jaccard, "contained")
     if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
         if ov.containment >= config.cjk_containment:
-            return _guarded(a, b, config, result, ov.jaccard, "contained")
+            return _guarded(a, b, config, ov.jaccard, "contained", "cjk-contained")
         if (ov.containment >= config.cjk_strict_containment
                 and ov.jaccard >= config.cjk_strict_jaccard):
-            return _strictly_guarded(a, b, result)
+            return _strictly_guarded(a, b)
     if not a.char_shingles and not b.char_shingles:
         if ov.jaccard >= config.word_jaccard:
-            return _guarded(a, b, config, result, ov.jaccard, "copy")
+            return _guarded(a, b, config, ov.jaccard, "copy", "word-copy")
         if ov.containment >= config.word_containment:
-            return _guarded(a, b, config, result, ov.jaccard, "contained")
-    if ov.jaccard >= config.title_jaccard and _same_headline(a, b, config):
-        # two fillings of one frame under one headline are what the guard is for: the
-        # full guard, whatever guard_part_jaccard says
-        return _guarded(a, b, config, result, 1.0, "same-headline")
-    return result(False, "dissimilar")
+            return _guarded(a, b, config, ov.jaccard, "contained", "word-contained")
+    if ov.jaccard >= config.title_jaccard:
+        title = _title_level(_title_match(a, b, config))
+        if title == "same":
+            # two fillings of one frame under one headline are what the guard is for:
+            # the full guard, whatever guard_part_jaccard says
+            return _guarded(a, b, config, 1.0, "same-headline", "headline-overlap",
+                            [("title", title)])
+        return _Path(False, "dissimilar", [("body", "headline-overlap"), ("title", title)])
+    return _Path(False, "dissimilar", [("body", "different")])
 
 
-def _same_headline(a: Features, b: Features, config: EngineConfig) -> bool:
-    """Titles that are one headline (:func:`_title_match`, no other number or name)."""
-    short = _title_match(a, b, config)
-    return short is not None and not short.conflict
+def _title_level(short: ShortComparison | None) -> str:
+    """The title comparison's level from :func:`_title_match`."""
+    if short is None:
+        return "different"
+    return "conflict" if short.conflict else "same"
 
 
 def _title_match(a: Features, b: Features, config: EngineConfig) -> ShortComparison | None:
@@ -272,19 +310,18 @@ def _titles_alike(a: Features, b: Features, similarity: float, config: EngineCon
     return short if short.similarity >= similarity else None
 
 
-def _title_only(
-    a: Features, b: Features, config: EngineConfig,
-    result: Callable[[bool, str], Verification],
-) -> Verification:
+def _title_only(a: Features, b: Features, config: EngineConfig) -> _Path:
     """A pair where one body is empty (or only boilerplate, or a stub): the same item
     only when the titles say so — both at least ``title_only_min_chars`` letters and digits,
     edit similarity >= ``title_only_similarity``, no other number or name."""
     short = _title_match(a, b, config)
+    title = _title_level(short)
+    levels = [("body", "no-body"), ("title", title)]
     if short is None:
-        return result(False, "empty")
+        return _Path(False, "empty", levels)
     if short.conflict:
-        return result(False, f"template: another {short.conflict} in the title")
-    return result(True, "title-only")
+        return _Path(False, f"template: another {short.conflict} in the title", levels)
+    return _Path(True, "title-only", levels)
 
 
 def title_numbers_differ(a: Features, b: Features) -> bool:
@@ -301,43 +338,61 @@ def title_numbers_differ(a: Features, b: Features) -> bool:
                for tag, i1, i2, j1, j2 in matcher.get_opcodes())
 
 
-def _strictly_guarded(
-    a: Features, b: Features, result: Callable[[bool, str], Verification],
-) -> Verification:
+def _in_context(conflicts: int, shared: int) -> str:
+    """The numbers or names comparison's level when the guard let the pair through."""
+    if conflicts:
+        return "some-differ"
+    return "agree" if shared else "none-shared"
+
+
+def _strictly_guarded(a: Features, b: Features) -> _Path:
     """The strict band: a repost only when no number and no name in context differs."""
+    levels = [("body", "cjk-partial")]
     if title_numbers_differ(a, b):
-        return result(False, "template: another number in the title")
+        levels.append(("title", "other-number"))
+        return _Path(False, "template: another number in the title", levels)
     for names in (False, True):
         conflicts, shared = number_conflicts(a, b, names=names)
+        kind = "names" if names else "numbers"
         if conflicts:
-            kind = "names" if names else "numbers"
-            return result(False, f"template: {conflicts}/{shared} {kind} differ (strict band)")
-    return result(True, "contained-strict")
+            levels.append((kind, "differ"))
+            return _Path(False, f"template: {conflicts}/{shared} {kind} differ (strict band)",
+                         levels)
+        levels.append((kind, _in_context(conflicts, shared)))
+    return _Path(True, "contained-strict", levels)
 
 
 def _guarded(
     a: Features,
     b: Features,
     config: EngineConfig,
-    result: Callable[[bool, str], Verification],
     jaccard: float,
     reason: str,
-) -> Verification:
-    """The template guard. A pair whose Jaccard is under ``guard_part_jaccard`` is a
+    body: str | None = None,
+    before: list[tuple[str, str]] | None = None,
+) -> _Path:
+    """The template guard on a pair whose bodies reached level ``body`` (``reason``
+    unless given). A pair whose Jaccard is under ``guard_part_jaccard`` is a
     part inside a page several times its size, not two fillings of one frame (a
     template's fillers are a small share of texts of about one size): one number that
     differs in a shared context there is the longer page's own, so the number guard
     needs ``guard_part_min_conflicts`` of them."""
+    levels = [("body", body or reason), *(before or ())]
     if title_numbers_differ(a, b):
-        return result(False, "template: another number in the title")
+        levels = [lvl for lvl in levels if lvl[0] != "title"] + [("title", "other-number")]
+        return _Path(False, "template: another number in the title", levels)
     conflicts, shared = number_conflicts(a, b)
     least = config.guard_min_conflicts
     if jaccard < config.guard_part_jaccard:
         least = max(least, config.guard_part_min_conflicts)
     if conflicts >= least and conflicts > config.guard_conflicts * shared:
-        return result(False, f"template: {conflicts}/{shared} numbers differ")
+        levels.append(("numbers", "differ"))
+        return _Path(False, f"template: {conflicts}/{shared} numbers differ", levels)
+    levels.append(("numbers", _in_context(conflicts, shared)))
     conflicts, shared = number_conflicts(a, b, names=True)
     if (conflicts >= config.name_guard_min_conflicts
             and conflicts > config.name_guard_conflicts * shared):
-        return result(False, f"template: {conflicts}/{shared} names differ")
-    return result(True, reason)
+        levels.append(("names", "differ"))
+        return _Path(False, f"template: {conflicts}/{shared} names differ", levels)
+    levels.append(("names", _in_context(conflicts, shared)))
+    return _Path(True, reason, levels)

@@ -41,8 +41,8 @@ def test_it_queues_an_article_and_a_worker_gives_it_a_doc_id(client, auth, run_w
     assert response.status_code == 202
     assert response.json() == {
         "nid": "a1", "status": "queued", "docId": None, "duplicate": False, "matchedBy": None,
-        "duplicateOf": None, "distance": None, "similarity": None, "failureReason": None,
-        "images": [],
+        "duplicateOf": None, "distance": None, "similarity": None, "matchProbability": None,
+        "matchExplanation": None, "failureReason": None, "images": [],
     }
     assert Article.objects.get(nid="a1").status == "queued"
 
@@ -68,6 +68,21 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     assert second["matchedBy"] in {"title", "content"}
     assert second["distance"] == 0
     assert Doc.objects.get(doc_id=first["docId"]).size == 2
+    # the match model's probability and how its weights add up; none for a new docId
+    assert first["matchProbability"] is None and first["matchExplanation"] is None
+    explained = second["matchExplanation"]
+    assert explained["model"] == "rule-1"
+    assert explained["weights"][0] == {"comparison": "body", "level": "copy", "weight": 24.0}
+    total = explained["prior"] + sum(w["weight"] for w in explained["weights"])
+    assert explained["matchWeight"] == total
+    assert second["matchProbability"] == pytest.approx(1 / (1 + 2 ** -total))
+    # a canonical-URL match is a hard rule: probability 1, no weights
+    post(client, auth, {**article("a3", OTHER), "url": "https://mirror.example/a2?utm_source=x"})
+    run_worker()
+    by_url = client.get("/api/v1/articles/a3", **auth).json()
+    assert by_url["matchedBy"] == "url" and by_url["matchProbability"] == 1.0
+    assert by_url["matchExplanation"] == {"rule": "url", "model": None, "prior": None,
+                                          "matchWeight": None, "weights": []}
 
 
 def test_a_different_text_gets_a_new_doc_id(client, auth, run_worker):

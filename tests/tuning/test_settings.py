@@ -52,7 +52,7 @@ def settings_form(**overrides):
         "k", "title_k", "jaccard", "containment", "short_shingles", "short_jaccard",
         "extra_stopwords", "user_words", "review_distance", "review_similarity",
         "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs",
-        "picture_bits", "picture_title_similarity")}
+        "picture_bits", "picture_title_similarity", "match_threshold")}
     if current.hmm:
         data["hmm"] = "on"
     data.update(overrides)
@@ -107,6 +107,44 @@ def test_a_verification_change_reaches_the_worker_without_a_restart(admin_client
     post(admin_client, auth, "b", OTHER, title="图书馆夜间借阅")
     run_worker()  # the same process, which cached the old configuration
     assert Article.objects.get(nid="b").settings_version == version
+
+
+GREENWAY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
+            "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
+            "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+GREENWAY_TAIL = ("据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
+                 "沿线还将新建五座城市公园和一个大型滨水广场。")
+
+
+def test_the_match_threshold_set_in_the_admin_stops_a_chinese_partial_copy(admin_client, auth,
+                                                                          run_worker):
+    """The repost under other chrome matches at the default threshold (the "CJK
+    contained" level); after the admin raises the threshold above its probability, the
+    same repost posted again founds its own docId, while a copy still joins."""
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    bad = admin_client.post(url, settings_form(match_threshold=1.2))
+    assert bad.status_code == 200 and EngineSettings.load().match_threshold == 0.5
+    paper = "江城日报讯（记者 王明）" + GREENWAY + GREENWAY_TAIL
+    post(admin_client, auth, "paper", paper, title="滨江绿道全线贯通")
+    post(admin_client, auth, "wechat", "点击上方蓝字关注我们。" + GREENWAY + "喜欢就点个在看吧。",
+         title="绿道贯通")
+    run_worker()
+    wechat = Article.objects.get(nid="wechat")
+    first = Article.objects.get(nid="paper")
+    assert wechat.doc_id == first.doc_id
+    levels = [(w["comparison"], w["level"]) for w in wechat.match_explanation["weights"]]
+    assert levels[0] == ("body", "cjk-contained")
+    assert 0.5 < wechat.match_probability < 0.9999
+
+    assert admin_client.post(url, settings_form(match_threshold=0.9999)).status_code == 302
+    assert EngineSettings.load().engine_config().match_threshold == 0.9999
+    post(admin_client, auth, "wechat2", "点击上方蓝字关注我们。" + GREENWAY + "喜欢就点个在看吧。",
+         title="绿道贯通")
+    post(admin_client, auth, "copy", paper + "责任编辑：李华", title="滨江绿道全线贯通")
+    run_worker()
+    assert Article.objects.get(nid="wechat2").doc_id not in (first.doc_id, wechat.doc_id)
+    copy = Article.objects.get(nid="copy")
+    assert copy.doc_id == first.doc_id and copy.match_probability >= 0.9999
 
 
 def test_a_k_change_reindexes_keeps_doc_ids_and_editor_decisions(admin_client, auth,

@@ -1,0 +1,174 @@
+"""The match model: weights as data, the starting model deciding as the rule did at the
+default threshold, and the threshold steering every pair monotonically."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from fingerprints.rule import EngineConfig, extract, extract_many, verify
+from fingerprints.rule.match_model import LEVELS, MatchModel, probability, starting_model
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STORY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
+         "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
+         "绿道沿线新设二十处驿站，提供饮水、休息和自行车维修服务，并在夜间开启节能照明。")
+TAIL = ("据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
+        "沿线还将新建五座城市公园和一个大型滨水广场。")
+
+# What the rule's walk can reach (verification._walk), and whether the rule matched there.
+GUARDED = ("copy", "word-copy", "contained", "cjk-contained", "word-contained", "short-copy",
+           "short-edit")
+TOLERATED = ("agree", "none-shared", "some-differ")  # numbers or names the guard let through
+PICTURES = (None, "shared", "shared-other-title", "none-shared", "none-shared-short")
+
+
+def _exits() -> list[tuple[list[tuple[str, str]], bool, bool]]:
+    """(levels, the rule's verdict, both bodies short) for every exit of the walk."""
+    out: list[tuple[list[tuple[str, str]], bool, bool]] = []
+    for title in ("same", "different", "conflict"):
+        out.append(([("body", "no-body"), ("title", title)], title == "same", True))
+    for body in GUARDED:
+        short = body.startswith("short")
+        out.append(([("body", body), ("title", "other-number")], False, short))
+        for numbers in TOLERATED:
+            out.append(([("body", body), ("numbers", numbers), ("names", "differ")], False,
+                        short))
+            for names in TOLERATED:
+                out.append(([("body", body), ("numbers", numbers), ("names", names)], True,
+                            short))
+        out.append(([("body", body), ("numbers", "differ")], False, short))
+    for numbers, names in itertools.product(TOLERATED, TOLERATED):
+        out.append(([("body", "headline-overlap"), ("title", "same"), ("numbers", numbers),
+                     ("names", names)], True, False))
+    for title in ("different", "conflict"):
+        out.append(([("body", "headline-overlap"), ("title", title)], False, False))
+    out.append(([("body", "cjk-partial"), ("title", "other-number")], False, False))
+    out.append(([("body", "cjk-partial"), ("numbers", "differ")], False, False))
+    for numbers in ("agree", "none-shared"):
+        out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", "differ")],
+                    False, False))
+        for names in ("agree", "none-shared"):
+            out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", names)],
+                        True, False))
+    for body in ("different", "short-different"):
+        out.append(([("body", body)], False, body.startswith("short")))
+    out.append(([("body", "short-template")], False, True))
+    return out
+
+
+def _rule_with_pictures(levels: list[tuple[str, str]], text_ok: bool, pictures: str | None
+                        ) -> bool:
+    """The engine-v2 rule's verdict with the picture rules (verification.verify)."""
+    if pictures is None:
+        return text_ok
+    template = any(level in ("differ", "conflict", "other-number", "short-template")
+                   for _c, level in levels)
+    if text_ok:
+        return pictures != "none-shared-short"
+    return pictures == "shared" and not template
+
+
+def test_the_starting_model_decides_every_exit_of_the_rule_as_the_rule_did() -> None:
+    model = starting_model()
+    checked = 0
+    for levels, text_ok, short in _exits():
+        for pictures in PICTURES:
+            if pictures == "none-shared-short" and not short:
+                continue  # the level needs two short bodies
+            full = levels + ([("pictures", pictures)] if pictures else [])
+            expected = _rule_with_pictures(levels, text_ok, pictures)
+            weight = model.score(full).match_weight
+            # at least a bit of margin on each side of the default threshold (weight 0)
+            assert (weight >= 1) if expected else (weight <= -1), (full, weight)
+            checked += 1
+    assert checked > 200
+
+
+def test_every_level_the_schema_has_is_weighed_and_nothing_else() -> None:
+    data = starting_model().as_dict()
+    assert {c: set(levels) for c, levels in data["comparisons"].items()} == {
+        c: set(levels) for c, levels in LEVELS.items()}
+    assert MatchModel.from_dict(json.loads(json.dumps(data))) == starting_model()
+    del data["comparisons"]["names"]["agree"]
+    with pytest.raises(ValueError, match="missing"):
+        MatchModel.from_dict(data)
+    data["comparisons"]["names"]["agree"] = 1
+    data["comparisons"]["names"]["maybe"] = 2
+    with pytest.raises(ValueError, match="unknown"):
+        MatchModel.from_dict(data)
+    with pytest.raises(ValueError, match="not a match model"):
+        MatchModel.from_dict({"version": "x"})
+
+
+def test_probability_is_the_logistic_of_the_match_weight_in_bits() -> None:
+    assert probability(0) == 0.5
+    assert probability(1) == pytest.approx(2 / 3)
+    assert probability(-1) == pytest.approx(1 / 3)
+    assert probability(2000) == 1.0 and probability(-2000) == 0.0  # no overflow
+
+
+def test_the_threshold_steers_a_chinese_partial_copy_and_keeps_a_copy() -> None:
+    wechat = extract("绿道贯通", "点击上方蓝字关注我们。" + STORY + "喜欢就点个在看吧。")
+    paper = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + STORY + TAIL)
+    copy = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + STORY + TAIL + "责任编辑：李华")
+    partial = verify(wechat, paper, EngineConfig())
+    exact = verify(copy, paper, EngineConfig())
+    assert partial.ok and partial.reason == "contained" and exact.ok and exact.reason == "copy"
+    assert [(w.comparison, w.level) for w in partial.score.weights][0] == ("body",
+                                                                          "cjk-contained")
+    assert 0.5 < partial.probability < exact.probability < 1.0
+    between = (partial.probability + exact.probability) / 2
+    strict = EngineConfig(match_threshold=between)
+    refused = verify(wechat, paper, strict)
+    assert not refused.ok and refused.reason == "below match threshold"
+    assert verify(copy, paper, strict).ok
+    # lowering it below 0.5 lets in what the rule refused, in the order of the weights
+    other = extract("江城新闻", "市民在江边散步。" + TAIL + "记者 王明 摄影报道。" * 3)
+    far = verify(other, paper, EngineConfig())
+    assert not far.ok and 0.0 < far.probability < 0.5
+    assert verify(other, paper, EngineConfig(match_threshold=far.probability)).ok
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_the_threshold_is_a_probability(value: float) -> None:
+    with pytest.raises(ValueError, match="match_threshold must be between 0 and 1"):
+        EngineConfig(match_threshold=value)
+
+
+@pytest.mark.data
+def test_a_threshold_sweep_over_the_labelled_pairs_trades_recall_for_precision() -> None:
+    """Every human-labelled pair of the crawled corpus (bench/labels/), verified as a
+    pair: raising the threshold never adds a match (recall falls) and, on these pairs,
+    precision rises."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from common import load_docs, load_labels
+
+    from fingerprints.rule.boilerplate import shipped_hashes
+
+    gold = {**load_labels("bdci"), **load_labels("bdci", validation=True)}
+    ids = sorted({i for pair in gold for i in pair})
+    docs = {d.id: d for d in load_docs("bdci")}
+    config = EngineConfig()
+    features = dict(zip(ids, extract_many([(docs[i].title, docs[i].content) for i in ids],
+                                          config, boilerplate=frozenset(shipped_hashes())),
+                        strict=True))
+    scored = [(verify(features[a], features[b], config).probability, label)
+              for (a, b), (label, _reason) in gold.items()]
+    sweep = []
+    previous: set[int] = set(range(len(scored)))
+    for threshold in (0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999):
+        matched = {i for i, (p, _l) in enumerate(scored) if p >= threshold}
+        assert matched <= previous  # raising it never adds a match
+        previous = matched
+        tp = sum(1 for i in matched if scored[i][1] == 1)
+        sweep.append((tp / len(matched), tp / sum(label for _p, label in scored)))
+    precisions, recalls = zip(*sweep, strict=True)
+    assert list(precisions) == sorted(precisions) and precisions[-1] > precisions[2] + 0.02
+    assert list(recalls) == sorted(recalls, reverse=True) and recalls[-1] < recalls[2] - 0.2
+    assert recalls[2] >= 0.9 and precisions[2] >= 0.95  # the default: the rule's figures

@@ -23,9 +23,10 @@ from articles.models import (
     Doc,
     EngineSettings,
     IndexState,
+    MatchModelVersion,
     MediaWeight,
 )
-from articles.tuning import preview
+from articles.tuning import matcher, preview
 from articles.tuning.boilerplate import add_clause
 from articles.tuning.boilerplate import forget as forget_boilerplate
 
@@ -132,8 +133,9 @@ class EngineSettingsAdmin(admin.ModelAdmin):
     change_form_template = "admin/articles/enginesettings/change_form.html"
     readonly_fields = ["version", "updated_at", "index_state"]
     fieldsets = [
-        (_("Matching"), {"fields": ["match_threshold", "k", "title_k", "jaccard", "containment",
-                                    "short_shingles", "short_jaccard"]}),
+        (_("Matching"), {"fields": ["match_threshold", "match_model", "k", "title_k",
+                                    "jaccard", "containment", "short_shingles",
+                                    "short_jaccard"]}),
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
                                                         "user_words"]}),
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
@@ -200,6 +202,114 @@ class EngineSettingsAdmin(admin.ModelAdmin):
                  (str(_("recall")), "#d6762a", [row["recall"] for row in pr])],
                 title=str(_("Precision and recall by k"))))
         return render(request, "admin/articles/enginesettings/preview.html", context)
+
+
+@admin.register(MatchModelVersion)
+class MatchModelVersionAdmin(admin.ModelAdmin):
+    """Match models fitted to the editors' decisions: train one, compare it with the
+    active model on the decisions it was not fitted to, activate it."""
+
+    change_list_template = "admin/articles/matchmodelversion/change_list.html"
+    change_form_template = "admin/articles/matchmodelversion/change_form.html"
+    list_display = ["version", "base", "trained_pairs", "held_out_pairs", "held_out_f1",
+                    "is_active", "created_at"]
+    readonly_fields = ["version", "base", "trained_pairs", "held_out_pairs", "created_at",
+                       "created_by"]
+    fields = ("version", "base", "trained_pairs", "held_out_pairs", "created_at",
+              "created_by")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description=_("held-out F1 at the threshold: active → this"))
+    def held_out_f1(self, obj: MatchModelVersion) -> str:
+        at = _at_threshold(obj.report)
+        if at is None:
+            return "—"
+        return f"{at[0]['f1']:.3f} → {at[1]['f1']:.3f}"
+
+    @admin.display(description=_("active"), boolean=True)
+    def is_active(self, obj: MatchModelVersion) -> bool:
+        return EngineSettings.load().match_model_id == obj.pk
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path("train/", self.admin_site.admin_view(self.train_view),
+                 name="articles_matchmodelversion_train"),
+            path("<int:pk>/activate/", self.admin_site.admin_view(self.activate_view),
+                 name="articles_matchmodelversion_activate"),
+            *super().get_urls(),
+        ]
+
+    def train_view(self, request: HttpRequest) -> HttpResponse:
+        if request.method != "POST" or not self.has_change_permission(request):
+            raise PermissionDenied
+        try:
+            version = matcher.train(user=request.user)
+        except matcher.NotEnoughLabels as exc:
+            self.message_user(request, _("Not enough editors' decisions to fit a model: "
+                                         "%(why)s.") % {"why": exc}, messages.ERROR)
+            return redirect(reverse("admin:articles_matchmodelversion_changelist"))
+        self.message_user(request, _("Fitted %(version)s. Compare it below before "
+                                     "activating it.") % {"version": version.version})
+        return redirect(reverse("admin:articles_matchmodelversion_change", args=[version.pk]))
+
+    def activate_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        if request.method != "POST" or not self.has_change_permission(request):
+            raise PermissionDenied
+        version = MatchModelVersion.objects.get(pk=pk)
+        apply_settings(matcher.activate(version))
+        self.message_user(request, _("%(version)s is the engine's match model from the next "
+                                     "article on.") % {"version": version.version})
+        return redirect(reverse("admin:articles_matchmodelversion_change", args=[pk]))
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: Any = None) -> HttpResponse:
+        obj = self.get_object(request, object_id)
+        extra: dict[str, Any] = dict(extra_context or {})
+        if obj is not None and obj.report.get("thresholds"):
+            report = obj.report
+            xs = [f"{t:g}" for t in report["thresholds"]]
+            extra["comparison"] = [
+                {"threshold": t, "current": c, "proposed": p}
+                for t, c, p in zip(report["thresholds"], report["current"],
+                                   report["proposed"], strict=True)]
+            extra["chart"] = line_chart(xs, [
+                (str(_("precision, active model")), "#2458d6",
+                 [r["precision"] for r in report["current"]]),
+                (str(_("recall, active model")), "#d6762a",
+                 [r["recall"] for r in report["current"]]),
+                (str(_("precision, this version")), "#0b7a3e",
+                 [r["precision"] for r in report["proposed"]]),
+                (str(_("recall, this version")), "#a1257d",
+                 [r["recall"] for r in report["proposed"]]),
+            ], title=str(_("Held-out editors' decisions by match threshold")))
+            extra["weights"] = _weight_rows(obj)
+            extra["is_active"] = self.is_active(obj)
+        return super().change_view(request, object_id, form_url, extra)
+
+
+def _at_threshold(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(active model, this version) at the threshold the report was made with."""
+    thresholds = report.get("thresholds") or []
+    threshold = report.get("threshold", 0.5)
+    if threshold not in thresholds:
+        return None
+    i = thresholds.index(threshold)
+    return report["current"][i], report["proposed"][i]
+
+
+def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
+    """Each level's weight in the model it was fitted from and in this version."""
+    from articles.tuning.state import active_config
+
+    new = obj.model()
+    base = active_config().model
+    return [{"comparison": c, "level": lvl, "base": base.weight(c, lvl), "new": w,
+             "moved": abs(base.weight(c, lvl) - w) >= 0.5}
+            for c, lvl, w in new.weights] + [
+        {"comparison": "prior", "level": "", "base": base.prior, "new": new.prior,
+         "moved": abs(base.prior - new.prior) >= 0.5}]
 
 
 @admin.register(MediaWeight)

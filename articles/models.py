@@ -660,6 +660,38 @@ class EditorLink(models.Model):
         return (nid_1, nid_2) if nid_1 <= nid_2 else (nid_2, nid_1)
 
 
+class MatchModelVersion(models.Model):
+    """A match model fitted to the editors' decisions (``train_matcher``,
+    articles/tuning/matcher.py). ``EngineSettings.match_model`` names the active one
+    (none: the model shipped with the project); the others are proposals or retired."""
+
+    version = models.CharField(_("version"), max_length=40, unique=True)
+    base = models.CharField(_("fitted from"), max_length=40,
+                            help_text=_("The model it started from (the active one then)."))
+    weights = models.JSONField(editable=False)  # fingerprints MatchModel.as_dict()
+    trained_pairs = models.PositiveIntegerField(_("pairs trained on"), default=0)
+    held_out_pairs = models.PositiveIntegerField(_("pairs held out"), default=0)
+    # precision and recall of the base and of this model on the held-out pairs, by
+    # threshold: {"thresholds": [...], "current": [...], "proposed": [...]}
+    report = models.JSONField(default=dict, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        verbose_name = _("match model version")
+        verbose_name_plural = _("match model versions")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.version
+
+    def model(self) -> Any:
+        from fingerprints.rule.match_model import MatchModel
+
+        return MatchModel.from_dict(self.weights)
+
+
 class EngineSettings(models.Model):
     """Singleton: the engine's tunable settings, edited by admins (see articles/tuning/state.py)."""
 
@@ -735,6 +767,14 @@ class EngineSettings(models.Model):
                     "Raising it never adds a match, lowering it never removes one; 0.5 "
                     "decides as the shipped model was tuned (from 0 to 1)."),
     )
+    match_model = models.ForeignKey(
+        MatchModelVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        verbose_name=_("match model"),
+        help_text=_("The weights the match threshold is applied to: a version fitted to "
+                    "the editors' decisions (match model versions; compare it there "
+                    "first), or empty for the model shipped with the project. Saving "
+                    "applies it to the next article, without a reindex."),
+    )
     index_window_days = models.PositiveIntegerField(
         _("index window (days)"), default=0,
         help_text=_("0 keeps every article in the index; otherwise articles received longer "
@@ -784,6 +824,7 @@ class EngineSettings(models.Model):
 
     def engine_config(self) -> Any:
         from fingerprints.rule import EngineConfig
+        from fingerprints.rule.match_model import starting_model
 
         return EngineConfig(
             k=self.k, title_k=self.title_k, jaccard=self.jaccard, containment=self.containment,
@@ -795,6 +836,7 @@ class EngineSettings(models.Model):
             picture_bits=self.picture_bits,
             picture_title_similarity=self.picture_title_similarity,
             match_threshold=self.match_threshold,
+            model=self.match_model.model() if self.match_model is not None else starting_model(),
         )
 
 

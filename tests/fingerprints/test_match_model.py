@@ -172,3 +172,25 @@ def test_a_threshold_sweep_over_the_labelled_pairs_trades_recall_for_precision()
     assert list(precisions) == sorted(precisions) and precisions[-1] > precisions[2] + 0.02
     assert list(recalls) == sorted(recalls, reverse=True) and recalls[-1] < recalls[2] - 0.2
     assert recalls[2] >= 0.9 and precisions[2] >= 0.95  # the default: the rule's figures
+
+
+def test_fitting_moves_the_levels_the_labels_contradict_and_keeps_the_others() -> None:
+    from fingerprints.rule.match_training import Example, fit, precision_recall, scores
+
+    start = starting_model()
+    partial = (("body", "cjk-partial"), ("numbers", "agree"), ("names", "none-shared"))
+    copy = (("body", "copy"), ("numbers", "agree"), ("names", "agree"))
+    examples = [Example(partial, False)] * 30 + [Example(copy, True)] * 30
+    fitted = fit(examples, start, "test-1")
+    assert fitted.version == "test-1"
+    assert start.score(partial).probability > 0.5 > fitted.score(partial).probability
+    assert fitted.score(copy).probability > 0.99
+    # a level no example reaches keeps its weight
+    assert fitted.weight("pictures", "shared") == start.weight("pictures", "shared")
+    assert fitted.weight("body", "short-edit") == start.weight("body", "short-edit")
+    before = precision_recall(scores(start, examples), 0.5)
+    after = precision_recall(scores(fitted, examples), 0.5)
+    assert (before["fp"], before["precision"]) == (30, 0.5)
+    assert (after["fp"], after["precision"], after["recall"], after["f1"]) == (0, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="strength must be positive"):
+        fit(examples, start, "x", strength=0)

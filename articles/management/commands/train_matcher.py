@@ -1,0 +1,52 @@
+"""``manage.py train_matcher``: fit a match model version to the editors' decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from articles.index.reindex import apply_settings
+from articles.tuning.matcher import HELD_OUT, NotEnoughLabels, activate, train
+from fingerprints.rule.match_training import STRENGTH
+
+
+class Command(BaseCommand):
+    help = ("Fit a new match model version to the editors' decisions (confirmed, merged and "
+            "moved pairs are one story, split pairs are not), starting from the active "
+            f"model; one pair in {HELD_OUT} is held out and both models are scored on it. "
+            "The new version is not active until --activate or the admin's activate "
+            "action.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--strength", type=float, default=STRENGTH,
+                            help="how strongly weights stay near the active model's (per "
+                                 f"bit squared; default {STRENGTH})")
+        parser.add_argument("--activate", action="store_true",
+                            help="make the new version the engine's model at once")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["strength"] <= 0:
+            raise CommandError("--strength must be positive")
+        try:
+            version = train(strength=options["strength"])
+        except NotEnoughLabels as exc:
+            raise CommandError(f"not enough editors' decisions: {exc}") from exc
+        report = version.report
+        self.stdout.write(f"{version.version}: fitted on {version.trained_pairs} pairs from "
+                          f"{version.base}; {version.held_out_pairs} held out.")
+        self.stdout.write("threshold  current P / R / F1     proposed P / R / F1")
+        for cur, new in zip(report["current"], report["proposed"], strict=True):
+            self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}")
+        if options["activate"]:
+            apply_settings(activate(version))
+            self.stdout.write(f"{version.version} is active.")
+        else:
+            self.stdout.write("Not active: compare it in the admin (match model versions) "
+                              "and activate it there or with --activate.")
+
+
+def _prf(row: dict[str, Any]) -> str:
+    def f(value: float | None) -> str:
+        return "—" if value is None else f"{value:.3f}"
+    return f"{f(row['precision'])} / {f(row['recall'])} / {f(row['f1'])}"

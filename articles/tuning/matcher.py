@@ -1,0 +1,118 @@
+"""The match model learns from the editors: fit, compare on held-out decisions, activate.
+
+The editors' decisions are labels: must-link pairs (confirm, merge, move) are one
+story, cannot-link pairs (split, move away) are not (``EditorLink``). Each pair is
+verified with the active settings (its stored features), which gives the levels it
+reaches (fingerprints/rule/match_model.py). One pair in :data:`HELD_OUT` (by a hash of
+the two nids, so a pair stays on its side between runs) is kept out of the fit; the
+model is fitted on the others (fingerprints/rule/match_training.py, starting from the
+active model) and both models are scored on the held-out pairs, threshold by
+threshold: that comparison is what the admin reads before activating the new version.
+Activation is a settings change (a new settings version, no reindex).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mmh3
+from django.db import transaction
+from django.utils import timezone
+
+from articles.models import Article, EditorLink, EngineSettings, LinkKind, MatchModelVersion
+from articles.tuning.state import active_config
+from fingerprints.rule import EngineConfig, Features, verify
+from fingerprints.rule.match_training import (
+    STRENGTH,
+    Example,
+    fit,
+    precision_recall,
+    scores,
+)
+
+HELD_OUT = 5  # one labelled pair in this many is kept out of the fit
+MIN_EACH = 10  # pairs of each kind (one story / not) the fit needs among the rest
+THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
+
+
+class NotEnoughLabels(Exception):
+    """Too few editors' decisions to fit a model on."""
+
+
+@dataclass(frozen=True)
+class Labelled:
+    nids: tuple[str, str]
+    example: Example
+    held_out: bool
+
+
+def is_held_out(nid_a: str, nid_b: str) -> bool:
+    return mmh3.hash(f"{nid_a}|{nid_b}", signed=False) % HELD_OUT == 0
+
+
+def editor_pairs(config: EngineConfig) -> list[Labelled]:
+    """Every editor-linked pair whose two articles have features, with its levels."""
+    links = list(EditorLink.objects.values_list("kind", "nid_a", "nid_b"))
+    nids = {n for _k, a, b in links for n in (a, b)}
+    stored = dict(Article.objects.filter(nid__in=nids, features__isnull=False)
+                  .values_list("nid", "features"))
+    features = {nid: Features.from_bytes(bytes(data or b"")) for nid, data in stored.items()}
+    out = []
+    for kind, a, b in links:
+        if a in features and b in features:
+            score = verify(features[a], features[b], config).score
+            assert score is not None  # verify always scores
+            levels = tuple((w.comparison, w.level) for w in score.weights)
+            out.append(Labelled((a, b), Example(levels, kind == LinkKind.MUST),
+                                is_held_out(a, b)))
+    return out
+
+
+def train(*, strength: float = STRENGTH, user: Any = None) -> MatchModelVersion:
+    """Fit a new model version to the editors' decisions; it is not active until
+    :func:`activate`. Raises :class:`NotEnoughLabels`."""
+    config = active_config()
+    pairs = editor_pairs(config)
+    train_on = [p.example for p in pairs if not p.held_out]
+    held = [p.example for p in pairs if p.held_out]
+    matches = sum(1 for e in train_on if e.match)
+    if min(matches, len(train_on) - matches) < MIN_EACH:
+        raise NotEnoughLabels(
+            f"{matches} pairs confirmed as one story and {len(train_on) - matches} split "
+            f"among the {len(train_on)} to fit on; at least {MIN_EACH} of each are needed")
+    version = _next_version()
+    current = config.model
+    proposed = fit(train_on, current, version, strength=strength, description=(
+        f"fitted to {len(train_on)} editors' decisions from {current.version}"))
+    report = {
+        "thresholds": list(THRESHOLDS),
+        "current": [precision_recall(scores(current, held), t) for t in THRESHOLDS],
+        "proposed": [precision_recall(scores(proposed, held), t) for t in THRESHOLDS],
+        "threshold": config.match_threshold,
+    }
+    return MatchModelVersion.objects.create(
+        version=version, base=current.version, weights=proposed.as_dict(),
+        trained_pairs=len(train_on), held_out_pairs=len(held), report=report,
+        created_by=user if getattr(user, "pk", None) else None)
+
+
+def _next_version() -> str:
+    stamp = timezone.now().strftime("editors-%Y%m%d-%H%M%S")
+    version, n = stamp, 1
+    while MatchModelVersion.objects.filter(version=version).exists():
+        n += 1
+        version = f"{stamp}-{n}"
+    return version
+
+
+def activate(version: MatchModelVersion | None) -> EngineSettings:
+    """Make ``version`` (None: the shipped model) the engine's model: a new settings
+    version. The caller applies it like an admin's save (``apply_settings``; no
+    reindex: weights are decision fields)."""
+    with transaction.atomic():
+        settings = EngineSettings.objects.select_for_update().get(pk=EngineSettings.load().pk)
+        settings.match_model = version
+        settings.version += 1
+        settings.save()
+    return settings

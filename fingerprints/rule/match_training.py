@@ -1,0 +1,118 @@
+"""Fitting a match model's weights to labelled pairs, and scoring a model on them.
+
+A labelled pair is the levels its verification reached (``Verification.score``) and
+whether it is one story (an editor confirmed, merged or moved it: yes; split it: no).
+:func:`fit` estimates the weights by logistic regression on the level indicators —
+the match weight is the log-odds in bits, so this is the maximum-likelihood model of
+the same additive form — with a Gaussian prior centred on the current model's weights
+(``strength`` per bit squared): a level the labels say little about keeps its weight,
+one they say much about moves to what they show. Newton's method, a few dozen
+iterations of a matrix the size of the levels (about 30).
+
+The levels a pair reaches depend on the level boundaries (``EngineConfig``), not on
+the weights, so a pair's levels are computed once and any model can score them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fingerprints.rule.match_model import LEVELS, MatchModel, probability
+
+# the prior's strength: a weight moves by one bit when that buys the labels about this
+# much log-likelihood per bit of move (docs/results/log.md, "The match model's fit")
+STRENGTH = 0.2
+MAX_ITERATIONS = 100
+LN2 = math.log(2.0)
+
+Levels = Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Example:
+    levels: tuple[tuple[str, str], ...]
+    match: bool
+
+
+def _columns() -> list[tuple[str, str]]:
+    return [(c, lvl) for c, levels in LEVELS.items() for lvl in levels]
+
+
+def _design(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray]:
+    index = {key: i + 1 for i, key in enumerate(_columns())}  # column 0: the prior
+    x = np.zeros((len(examples), len(index) + 1))
+    x[:, 0] = 1.0
+    for row, example in enumerate(examples):
+        for key in example.levels:
+            x[row, index[key]] += 1.0
+    y = np.array([1.0 if e.match else 0.0 for e in examples])
+    return x, y
+
+
+def fit(examples: Sequence[Example], start: MatchModel, version: str, *,
+        strength: float = STRENGTH, description: str = "") -> MatchModel:
+    """The weights that best explain ``examples`` (maximum a posteriori, the prior
+    centred on ``start``), as a new model ``version``."""
+    if strength <= 0:
+        raise ValueError("strength must be positive")
+    columns = _columns()
+    theta0 = np.array([start.prior] + [start.weight(c, lvl) for c, lvl in columns])
+    x, y = _design(examples)
+    theta = theta0.copy()
+
+    def objective(t: np.ndarray) -> float:
+        z = LN2 * (x @ t)
+        return float(np.sum(np.logaddexp(0.0, z) - y * z)
+                     + strength / 2 * np.sum((t - theta0) ** 2))
+
+    current = objective(theta)
+    for _ in range(MAX_ITERATIONS):
+        p = 1.0 / (1.0 + np.exp(-np.clip(LN2 * (x @ theta), -700, 700)))
+        gradient = LN2 * (x.T @ (p - y)) + strength * (theta - theta0)
+        hessian = (LN2 ** 2) * (x.T * (p * (1.0 - p))) @ x + strength * np.eye(len(theta))
+        step = np.linalg.solve(hessian, gradient)
+        scale = 1.0
+        while scale > 1e-4:  # backtracking: Newton's full step may overshoot
+            candidate = theta - scale * step
+            value = objective(candidate)
+            if value <= current:
+                break
+            scale /= 2
+        else:
+            break
+        theta, current = candidate, value
+        if float(np.max(np.abs(scale * step))) < 1e-6:
+            break
+    weights = tuple((c, lvl, round(float(w), 2))
+                    for (c, lvl), w in zip(columns, theta[1:], strict=True))
+    return MatchModel(version, round(float(theta[0]), 2), weights, description)
+
+
+def scores(model: MatchModel, examples: Iterable[Example]) -> list[tuple[float, bool]]:
+    """(match probability under ``model``, label) per example."""
+    return [(probability(model.score(e.levels).match_weight), e.match) for e in examples]
+
+
+def precision_recall(scored: Sequence[tuple[float, bool]], threshold: float
+                     ) -> dict[str, float | int | None]:
+    """Precision, recall and F1 of "probability >= threshold" on labelled scores."""
+    tp = sum(1 for p, m in scored if m and p >= threshold)
+    fp = sum(1 for p, m in scored if not m and p >= threshold)
+    fn = sum(1 for p, m in scored if m and p < threshold)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = (2 * tp / (2 * tp + fp + fn)) if tp else 0.0
+    return {"threshold": threshold, "tp": tp, "fp": fp, "fn": fn,
+            "precision": precision, "recall": recall, "f1": f1}
+
+
+def folds(examples: Sequence[Example], n: int, key: Sequence[int]) -> list[list[int]]:
+    """``n`` folds of example indices, by ``key`` (a stable hash per example) mod n."""
+    out: list[list[int]] = [[] for _ in range(n)]
+    for i, k in enumerate(key):
+        out[k % n].append(i)
+    return out

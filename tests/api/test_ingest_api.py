@@ -76,6 +76,9 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     total = explained["prior"] + sum(w["weight"] for w in explained["weights"])
     assert explained["matchWeight"] == total
     assert second["matchProbability"] == pytest.approx(1 / (1 + 2 ** -total))
+    members = client.get(f"/api/v1/docs/{first['docId']}", **auth).json()["members"]
+    assert {m["nid"]: m["matchProbability"] for m in members} == {
+        "a1": None, "a2": second["matchProbability"]}
     # a canonical-URL match is a hard rule: probability 1, no weights
     post(client, auth, {**article("a3", OTHER), "url": "https://mirror.example/a2?utm_source=x"})
     run_worker()

@@ -284,7 +284,10 @@ class SimilarDoc(Schema):
     matchedBy: Literal["url", "title", "content", "picture"]
     distance: int
     similarity: float
-    verified: bool = Field(description="passes the engine's verification (would join)")
+    probability: float = Field(description="the match model's probability for the pair "
+                               "(1 for a canonical-URL match)")
+    verified: bool = Field(description="the probability reaches the match threshold "
+                           "(would join)")
 
 
 class PictureDoc(Schema):

@@ -43,7 +43,8 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         )
         if row is not None:
             matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
-                               "distance": 0, "similarity": 1.0, "verified": True}
+                               "distance": 0, "similarity": 1.0, "probability": 1.0,
+                               "verified": True}
     hits = _index_hits(indexes, [feats], config)[0]
     nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
     candidates = load_candidates(hits)
@@ -57,7 +58,7 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         entry: dict[str, Any] = {"docId": cand.doc_key, "nid": nids.get(cand.article_id, ""),
                  "matchedBy": rule, "distance": dist,
                  "similarity": round(max(check.similarity, check.containment), 4),
-                 "verified": check.ok}
+                 "probability": check.probability, "verified": check.ok}
         best = matches.get(cand.doc_key)
         if best is None or (entry["verified"], -entry["distance"]) > (
                 best["verified"], -best["distance"]):

@@ -213,9 +213,9 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
     change_form_template = "admin/articles/matchmodelversion/change_form.html"
     list_display = ["version", "base", "trained_pairs", "held_out_pairs", "held_out_f1",
                     "is_active", "created_at"]
-    readonly_fields = ["version", "base", "trained_pairs", "held_out_pairs", "created_at",
-                       "created_by"]
-    fields = ("version", "base", "trained_pairs", "held_out_pairs", "created_at",
+    readonly_fields = ["version", "how", "base", "trained_pairs", "held_out_pairs",
+                       "created_at", "created_by"]
+    fields = ("version", "how", "base", "trained_pairs", "held_out_pairs", "created_at",
               "created_by")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -227,6 +227,10 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
         if at is None:
             return "—"
         return f"{at[0]['f1']:.3f} → {at[1]['f1']:.3f}"
+
+    @admin.display(description=_("how it was made"))
+    def how(self, obj: MatchModelVersion) -> str:
+        return str(obj.weights.get("description", ""))
 
     @admin.display(description=_("active"), boolean=True)
     def is_active(self, obj: MatchModelVersion) -> bool:
@@ -245,10 +249,13 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
         if request.method != "POST" or not self.has_change_permission(request):
             raise PermissionDenied
         try:
-            version = matcher.train(user=request.user)
+            if request.POST.get("unlabelled"):
+                version = matcher.train_unlabelled(user=request.user)
+            else:
+                version = matcher.train(user=request.user)
         except matcher.NotEnoughLabels as exc:
-            self.message_user(request, _("Not enough editors' decisions to fit a model: "
-                                         "%(why)s.") % {"why": exc}, messages.ERROR)
+            self.message_user(request, _("Not enough data to fit a model: %(why)s.")
+                              % {"why": exc}, messages.ERROR)
             return redirect(reverse("admin:articles_matchmodelversion_changelist"))
         self.message_user(request, _("Fitted %(version)s. Compare it below before "
                                      "activating it.") % {"version": version.version})

@@ -11,7 +11,10 @@ Then, at the default threshold 0.5:
 * a model fitted on the first sample (``fingerprints.rule.match_training.fit``,
   starting from rule-1) scored on the validation sample it never saw;
 * ``--folds`` cross-validation over both samples together: each fold scored by a model
-  fitted on the others, folds by a hash of the pair, and rule-1 on the same folds.
+  fitted on the others, folds by a hash of the pair, and rule-1 on the same folds;
+* a model estimated without labels (``match_training.estimate``, EM) from the candidate
+  pairs of the whole corpus replayed through the online rule (every index hit of every
+  article, ``Replayer(record_pairs=True)``), scored on both samples.
 
 Pair-level figures (each labelled pair verified directly), not the engine's clusters:
 bench/accuracy.py scores those. ``--write-model`` writes the model fitted on all the
@@ -35,9 +38,11 @@ from common import load_docs, load_labels, table  # noqa: E402
 from fingerprints.rule import EngineConfig, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.match_model import starting_model  # noqa: E402
+from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule.match_training import (  # noqa: E402
     STRENGTH,
     Example,
+    estimate,
     fit,
     folds,
     precision_recall,
@@ -70,6 +75,24 @@ def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[i
     return examples(first), examples(validation), keys(first), keys(validation)
 
 
+def candidate_levels() -> list[tuple[tuple[str, str], ...]]:
+    """The levels of every candidate pair of the crawled corpus replayed in order."""
+    docs = load_docs("bdci")
+    config = EngineConfig()
+    features = extract_many([(d.title, d.content) for d in docs], config,
+                            boilerplate=frozenset(shipped_hashes()))
+    replayer = Replayer(config, record_pairs=True)
+    for seq, (doc, feats) in enumerate(zip(docs, features, strict=True)):
+        replayer.add(Item(seq=seq, nid=doc.id, features=feats))
+    assert replayer.pairs is not None
+    out = []
+    for a, b in replayer.pairs:
+        score = verify(features[b], features[a], config).score
+        assert score is not None
+        out.append(tuple((w.comparison, w.level) for w in score.weights))
+    return out
+
+
 def row(name: str, scored: list[tuple[float, bool]]) -> list[object]:
     pr = precision_recall(scored, 0.5)
     return [name, len(scored), f"{pr['f1']:.3f}", f"{pr['precision'] or 0:.3f}",
@@ -100,6 +123,11 @@ def main() -> int:
         cv_start += scores(start, [everything[i] for i in held])
     rows.append(row(f"{args.folds}-fold: fitted on the other folds", cv_fitted))
     rows.append(row(f"{args.folds}-fold: rule-1, same folds", cv_start))
+    unlabelled = candidate_levels()
+    em = estimate(unlabelled, start, "em-bdci")
+    rows.append(row(f"EM on {len(unlabelled):,} candidate pairs (no labels), first sample",
+                    scores(em, first)))
+    rows.append(row("EM, validation sample", scores(em, validation)))
     print(f"Labelled crawled pairs, verified as pairs, threshold 0.5 "
           f"(strength {args.strength}):\n")
     print(table(["model, pairs", "pairs", "F1", "P", "R", "false merges", "missed"], rows))

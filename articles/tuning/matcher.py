@@ -21,11 +21,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from articles.models import Article, EditorLink, EngineSettings, LinkKind, MatchModelVersion
+from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
+from fingerprints.batch.replay import Item, Replayer
 from fingerprints.rule import EngineConfig, Features, verify
+from fingerprints.rule.match_model import MatchModel
 from fingerprints.rule.match_training import (
     STRENGTH,
     Example,
+    estimate,
     fit,
     precision_recall,
     scores,
@@ -33,6 +37,8 @@ from fingerprints.rule.match_training import (
 
 HELD_OUT = 5  # one labelled pair in this many is kept out of the fit
 MIN_EACH = 10  # pairs of each kind (one story / not) the fit needs among the rest
+MIN_PAIRS = 100  # candidate pairs the unlabelled estimate needs
+SAMPLE = 5000  # recent articles replayed for the unlabelled estimate
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 
 
@@ -81,10 +87,44 @@ def train(*, strength: float = STRENGTH, user: Any = None) -> MatchModelVersion:
         raise NotEnoughLabels(
             f"{matches} pairs confirmed as one story and {len(train_on) - matches} split "
             f"among the {len(train_on)} to fit on; at least {MIN_EACH} of each are needed")
-    version = _next_version()
     current = config.model
-    proposed = fit(train_on, current, version, strength=strength, description=(
+    proposed = fit(train_on, current, _next_version(), strength=strength, description=(
         f"fitted to {len(train_on)} editors' decisions from {current.version}"))
+    return _saved(proposed, current, config, len(train_on), held, user)
+
+
+def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVersion:
+    """Estimate a new version without labels (EM) from the candidate pairs of the
+    ``sample`` most recent articles replayed through the online rule; every editors'
+    decision is held out (none was used). Raises :class:`NotEnoughLabels` when the
+    sample has fewer than :data:`MIN_PAIRS` candidate pairs."""
+    config = active_config()
+    rows = recent_articles(sample)
+    features = [Features.from_bytes(bytes(r["features"] or b"")) for r in rows]
+    replayer = Replayer(config, record_pairs=True)
+    for row, feats in zip(rows, features, strict=True):
+        replayer.add(Item(seq=row["id"], nid=row["nid"], features=feats,
+                          url_hash=row["url_hash"]))
+    by_id = {row["id"]: feats for row, feats in zip(rows, features, strict=True)}
+    pairs = []
+    for a, b in replayer.pairs or ():
+        score = verify(by_id[b], by_id[a], config).score
+        assert score is not None
+        pairs.append(tuple((w.comparison, w.level) for w in score.weights))
+    if len(pairs) < MIN_PAIRS:
+        raise NotEnoughLabels(f"{len(pairs)} candidate pairs among the {len(rows)} most "
+                              f"recent articles; at least {MIN_PAIRS} are needed")
+    current = config.model
+    proposed = estimate(pairs, current, _next_version(), description=(
+        f"estimated without labels (EM) from {len(pairs)} candidate pairs of "
+        f"{len(rows)} recent articles"))
+    held = [p.example for p in editor_pairs(config)]
+    return _saved(proposed, current, config, len(pairs), held, user)
+
+
+def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trained: int,
+           held: list[Example], user: Any) -> MatchModelVersion:
+    """The new version with its comparison to ``current`` on the ``held`` pairs."""
     report = {
         "thresholds": list(THRESHOLDS),
         "current": [precision_recall(scores(current, held), t) for t in THRESHOLDS],
@@ -92,8 +132,8 @@ def train(*, strength: float = STRENGTH, user: Any = None) -> MatchModelVersion:
         "threshold": config.match_threshold,
     }
     return MatchModelVersion.objects.create(
-        version=version, base=current.version, weights=proposed.as_dict(),
-        trained_pairs=len(train_on), held_out_pairs=len(held), report=report,
+        version=proposed.version, base=current.version, weights=proposed.as_dict(),
+        trained_pairs=trained, held_out_pairs=len(held), report=report,
         created_by=user if getattr(user, "pk", None) else None)
 
 

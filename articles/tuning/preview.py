@@ -25,7 +25,8 @@ from fingerprints.rule.verification import verify
 MAX_K = 8
 
 
-def _sample(limit: int) -> list[dict[str, Any]]:
+def recent_articles(limit: int) -> list[dict[str, Any]]:
+    """The ``limit`` most recently received processed articles, oldest first."""
     rows = (
         Article.objects.filter(status=ArticleStatus.DONE, doc__isnull=False)
         .order_by("-id").values("id", "nid", "title", "content", "url_hash", "features",
@@ -36,7 +37,7 @@ def _sample(limit: int) -> list[dict[str, Any]]:
 
 def cluster_changes(proposed: EngineConfig, limit: int = 2000, examples: int = 5
                     ) -> dict[str, Any]:
-    rows = _sample(limit)
+    rows = recent_articles(limit)
     if needs_reindex(active_config(), proposed):
         features = extract_many([(r["title"], r["content"]) for r in rows], proposed,
                                 boilerplate=active_boilerplate())

@@ -122,8 +122,12 @@ class Replayer:
     candidate instead of thousands.
     """
 
-    def __init__(self, config: EngineConfig = DEFAULT_CONFIG) -> None:
+    def __init__(self, config: EngineConfig = DEFAULT_CONFIG, *,
+                 record_pairs: bool = False) -> None:
         self.config = config
+        # (candidate seq, item seq) of every candidate an item was verified against, when
+        # asked (the unlabelled pairs the match model's EM learns from)
+        self.pairs: list[tuple[int, int]] | None = [] if record_pairs else None
         self._content = MemoryBlockIndex(config.k)
         self._title = MemoryBlockIndex(config.title_k)
         self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
@@ -223,6 +227,8 @@ class Replayer:
             feats, candidates, stock = self._with_pictures(feats, members)
         else:
             candidates = [self._candidate(member) for member in sorted(members)]
+        if self.pairs is not None:
+            self.pairs.extend((c.article_id, seq) for c in candidates)
 
         def anchors_of(doc_key: str) -> tuple[Candidate]:
             anchor = self._candidate(int(doc_key))

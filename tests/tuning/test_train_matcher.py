@@ -135,6 +135,31 @@ def test_too_few_decisions_is_a_clear_error_and_creates_nothing(admin_client, au
     with pytest.raises(CommandError, match="--strength must be positive"):
         call_command("train_matcher", "--strength", "0")
     response = admin_client.post("/admin/articles/matchmodelversion/train/", follow=True)
-    assert "Not enough editors&#x27; decisions" in response.content.decode()
+    assert "Not enough data to fit a model" in response.content.decode()
     assert not MatchModelVersion.objects.exists()
     assert admin_client.get("/admin/articles/matchmodelversion/train/").status_code == 403
+
+
+def test_a_version_estimated_without_labels_is_compared_on_every_editors_decision(
+        admin_client, auth, run_worker):
+    made = pairs(admin_client, auth, "u", 60, seed=11)
+    run_worker()
+    for kind, _a, b in made[:6]:
+        if kind == "template":
+            actions.split_article(Article.objects.get(nid=b), None, "another item")
+    with pytest.raises(CommandError, match="at least 100 are needed"):
+        call_command("train_matcher", "--unlabelled", "--sample", "20")
+    out = io.StringIO()
+    call_command("train_matcher", "--unlabelled", stdout=out)
+    version = MatchModelVersion.objects.get()
+    assert "estimated without labels (EM) from" in out.getvalue()
+    assert version.trained_pairs >= 100 and version.held_out_pairs == 3  # the three splits
+    assert version.report["current"][0]["fp"] == 3  # the active model joined all three
+    assert EngineSettings.load().match_model is None  # not active until asked
+    model = version.model()
+    # the copies the replay saw are its matches, the unrelated pairs not
+    assert model.score([("body", "copy"), ("numbers", "none-shared"),
+                        ("names", "none-shared")]).probability > 0.5
+    assert model.score([("body", "different")]).probability < 0.5
+    page = admin_client.get("/admin/articles/matchmodelversion/")
+    assert "Estimate a version without labels (EM)" in page.content.decode()

@@ -7,7 +7,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles.index.reindex import apply_settings
-from articles.tuning.matcher import HELD_OUT, NotEnoughLabels, activate, train
+from articles.tuning.matcher import (
+    HELD_OUT,
+    SAMPLE,
+    NotEnoughLabels,
+    activate,
+    train,
+    train_unlabelled,
+)
 from fingerprints.rule.match_training import STRENGTH
 
 
@@ -22,19 +29,31 @@ class Command(BaseCommand):
         parser.add_argument("--strength", type=float, default=STRENGTH,
                             help="how strongly weights stay near the active model's (per "
                                  f"bit squared; default {STRENGTH})")
+        parser.add_argument("--unlabelled", action="store_true",
+                            help="estimate the weights without labels (EM) from the candidate "
+                                 "pairs of the most recent articles; every editors' decision "
+                                 "is then held out for the comparison")
+        parser.add_argument("--sample", type=int, default=SAMPLE,
+                            help=f"recent articles replayed for --unlabelled (default {SAMPLE})")
         parser.add_argument("--activate", action="store_true",
                             help="make the new version the engine's model at once")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["strength"] <= 0:
             raise CommandError("--strength must be positive")
+        if options["sample"] < 1:
+            raise CommandError("--sample must be 1 or more")
         try:
-            version = train(strength=options["strength"])
+            if options["unlabelled"]:
+                version = train_unlabelled(sample=options["sample"])
+            else:
+                version = train(strength=options["strength"])
         except NotEnoughLabels as exc:
-            raise CommandError(f"not enough editors' decisions: {exc}") from exc
+            what = "candidate pairs" if options["unlabelled"] else "editors' decisions"
+            raise CommandError(f"not enough {what}: {exc}") from exc
         report = version.report
-        self.stdout.write(f"{version.version}: fitted on {version.trained_pairs} pairs from "
-                          f"{version.base}; {version.held_out_pairs} held out.")
+        self.stdout.write(f"{version.version}: {version.weights['description']}; "
+                          f"{version.held_out_pairs} editors' decisions held out.")
         self.stdout.write("threshold  current P / R / F1     proposed P / R / F1")
         for cur, new in zip(report["current"], report["proposed"], strict=True):
             self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}")

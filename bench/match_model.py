@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import load_docs, load_labels, table  # noqa: E402
 
+from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule import EngineConfig, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.match_model import starting_model  # noqa: E402
-from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule.match_training import (  # noqa: E402
     STRENGTH,
     Example,

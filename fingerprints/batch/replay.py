@@ -205,23 +205,7 @@ class Replayer:
     def _assign(self, item: Item) -> Assignment:
         seq, feats = item.seq, item.features
         known = self._urls.get(item.url_hash) if item.url_hash is not None else None
-        hits: dict[tuple[int, Features], int] = {}
-        # As online: every item within the candidate radius among those sharing a block
-        # with the content fingerprint or one of its probes (engine.content_probes).
-        found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
-                                          self.config.content_radius)
-        for fp in found:
-            for key, member in self._by_content[fp].items():
-                if hits.get(key, member + 1) > member:
-                    hits[key] = member
-        if feats.title_fp:
-            for fp, _value, _distance in self._title.query(feats.title_fp,
-                                                           self.config.title_radius):
-                for key, member in self._by_title[fp].items():
-                    if hits.get(key, member + 1) > member:
-                        hits[key] = member
-        members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
-        members.update(hits.values())
+        members = self._members(feats)
         stock: frozenset[int] = frozenset()
         if feats.pictures:
             feats, candidates, stock = self._with_pictures(feats, members)
@@ -243,6 +227,27 @@ class Replayer:
             return Assignment(seq, item.nid, seq, None, None, None, None)
         return Assignment(seq, item.nid, int(match.doc_key), match.matched_by,
                           match.article_id, match.distance, match.similarity)
+
+    def _members(self, feats: Features) -> set[int]:
+        """The index hits of ``feats``: content (and probes), title and key indexes."""
+        hits: dict[tuple[int, Features], int] = {}
+        # As online: every item within the candidate radius among those sharing a block
+        # with the content fingerprint or one of its probes (engine.content_probes).
+        found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
+                                          self.config.content_radius)
+        for fp in found:
+            for key, member in self._by_content[fp].items():
+                if hits.get(key, member + 1) > member:
+                    hits[key] = member
+        if feats.title_fp:
+            for fp, _value, _distance in self._title.query(feats.title_fp,
+                                                           self.config.title_radius):
+                for key, member in self._by_title[fp].items():
+                    if hits.get(key, member + 1) > member:
+                        hits[key] = member
+        members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
+        members.update(hits.values())
+        return members
 
     def _candidate(self, member: int) -> Candidate:
         """A replayed article as a candidate: its doc is named by its anchor's seq."""

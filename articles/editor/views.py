@@ -43,6 +43,7 @@ from redis.exceptions import RedisError
 
 from articles.editor import actions, bulk, review
 from articles.editor.diff import shared_keywords, word_diff
+from articles.editor.explain import RuleMatch, Waterfall, explain
 from articles.editor.forms import (
     DEFAULT_SORT,
     BulkForm,
@@ -91,7 +92,8 @@ LIST_FIELDS = (
 )
 MEMBER_FIELDS = (
     "id", "nid", "url", "title", "media", "hotness", "published_at", "received_at",
-    "status", "doc", "matched_by", "distance", "similarity", "pinned", "features",
+    "status", "doc", "matched_by", "matched_article", "distance", "similarity", "pinned",
+    "features", "match_probability", "match_explanation",
 )
 
 
@@ -280,6 +282,10 @@ class MemberRow:
     rep_containment: float | None
     is_compared: bool = False
     pictures: list[MemberPicture] = field(default_factory=list)
+    # why the engine put it here (articles/editor/explain.py), and the member it was
+    # verified with when that one is on the page
+    why: Waterfall | RuleMatch | None = None
+    verified_with: str = ""
 
     @cached_property
     def link(self) -> str:
@@ -394,8 +400,11 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     config = active_config()
     rows = _member_rows(doc, members, config)
     pictures = member_pictures(members, config.picture_bits)
+    nids = {m.pk: m.nid for m in members}
     for row in rows:
         row.pictures = pictures.get(row.article.pk, [])
+        row.why = explain(row.article.match_explanation, row.article.match_probability)
+        row.verified_with = nids.get(row.article.matched_article_id or 0, "")
     wanted = request.GET.get("compare", "")
     others = [r.article for r in rows if not r.is_representative]
     member = next((a for a in others if a.nid == wanted), others[0] if others else None)

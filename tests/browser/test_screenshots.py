@@ -388,3 +388,22 @@ def test_cluster_pictures_screenshot(page, live_server, client, auth, run_worker
     expect(page.locator(".picture.shared")).to_have_count(2)
     OUT.mkdir(parents=True, exist_ok=True)
     members.screenshot(path=str(OUT / "cluster-pictures.png"))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_cluster_waterfall_screenshot(page, live_server, sample, editor, language):
+    """The cluster page's members with one "why this match" open: the match model's
+    waterfall (the prior, each comparison's level and weight, the match weight)."""
+    _chinese(page, live_server, language)
+    scored = [a for a in Article.objects.filter(doc=sample)
+              if isinstance(a.match_explanation, dict) and a.match_explanation.get("weights")]
+    assert scored, "no member of the sample's cluster was scored"
+    member = max(scored, key=lambda a: (len(a.match_explanation["weights"]), a.nid))
+    log_in(page, "editor", f"/clusters/{sample.doc_id}/")
+    why = page.locator(f'tr.member-row[data-nid="{member.nid}"] details.why')
+    why.locator("summary").click()
+    expect(why.locator("table.waterfall")).to_be_visible()
+    members = page.locator("section.card", has=page.locator("table.members"))
+    members.scroll_into_view_if_needed()
+    OUT.mkdir(parents=True, exist_ok=True)
+    members.screenshot(path=str(OUT / f"cluster-waterfall-{language}.png"))

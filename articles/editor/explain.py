@@ -1,0 +1,219 @@
+"""Why a member joined its docId: the engine's stored explanation as a waterfall.
+
+``Article.match_explanation`` is the match model's score of the article against the
+member it was verified with (``Score.as_dict``: the prior, then one weight in bits per
+comparison's level) or a hard rule (``{"rule": "url"}``). :func:`explain` turns it into
+the steps of a waterfall like Splink's: each step's bar starts where the previous one
+ended, the last bar is the match weight. The geometry is in SVG user units (attributes,
+not styles), the labels are translated here.
+
+The JSON comes from the database: only known comparison and level names get a label;
+anything else is shown as its raw text (the template escapes it), and an explanation
+that is not the expected shape is no explanation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from fingerprints.rule.match_model import probability
+
+# The plain words an editor reads for each comparison's level (match_model.LEVELS).
+LEVEL_LABELS: dict[tuple[str, str], Promise] = {
+    ("body", "copy"): _("body: copy (most of the text shared)"),
+    ("body", "word-copy"): _("body: copy (most of the wording shared)"),
+    ("body", "contained"): _("body: contained (the shorter text is inside the longer)"),
+    ("body", "cjk-contained"): _(
+        "body: mostly contained (most of the shorter Chinese text is inside the longer)"),
+    ("body", "word-contained"): _(
+        "body: mostly contained (most of the shorter text's wording is inside the longer)"),
+    ("body", "short-copy"): _("body: short copy (two short texts, nearly identical)"),
+    ("body", "short-edit"): _("body: short edit (two short texts, a few words changed)"),
+    ("body", "cjk-partial"): _("body: partial copy (much of the shorter text; checked strictly)"),
+    ("body", "headline-overlap"): _("body: some text shared (counts only under one headline)"),
+    ("body", "no-body"): _("body: nothing to compare (empty, boilerplate or a stub)"),
+    ("body", "different"): _("body: different texts"),
+    ("body", "short-different"): _("body: different short texts"),
+    ("body", "short-template"): _("body: short template (same words, another number or name)"),
+    ("title", "same"): _("title: the same headline"),
+    ("title", "different"): _("title: different headlines"),
+    ("title", "conflict"): _("title: alike, but another number or name"),
+    ("title", "other-number"): _("title: one frame, another number (a series)"),
+    ("numbers", "agree"): _("numbers in context: the same numbers"),
+    ("numbers", "none-shared"): _("numbers in context: none to compare"),
+    ("numbers", "some-differ"): _("numbers in context: a few differ"),
+    ("numbers", "differ"): _("numbers in context: other numbers (template)"),
+    ("names", "agree"): _("names in context: the same names"),
+    ("names", "none-shared"): _("names in context: none to compare"),
+    ("names", "some-differ"): _("names in context: a few differ"),
+    ("names", "differ"): _("names in context: other names (template)"),
+    ("pictures", "shared"): _("pictures: a picture shared (titles alike)"),
+    ("pictures", "shared-other-title"): _("pictures: a picture shared (other titles)"),
+    ("pictures", "none-shared"): _("pictures: none shared"),
+    ("pictures", "none-shared-short"): _("pictures: none shared (two short texts)"),
+}
+RULE_LABELS: dict[str, Promise] = {"url": _("same canonical URL (rule)")}
+PRIOR_LABEL = _("starting weight (before any comparison)")
+TOTAL_LABEL = _("match weight")
+
+# The bars' drawing (SVG user units): BAR_WIDTH across the whole range of running
+# totals, PAD each side so that a bar at either end keeps its outline.
+BAR_WIDTH, PAD, BAR_HEIGHT = 200.0, 4.0, 14
+MIN_BAR = 2.0  # a weight of 0 still shows where its step stands
+MAX_STEPS = 20  # the model has five comparisons; more is not an explanation of ours
+
+
+@dataclass(frozen=True)
+class Step:
+    """One bar of the waterfall: from the running total ``start`` to ``end`` (bits)."""
+
+    label: str
+    weight: float
+    start: float
+    end: float
+    kind: str  # "prior", "up", "down", "zero" or "total": the bar's CSS class
+    x: float  # the bar's left edge and width, SVG units
+    width: float
+
+    @property
+    def weight_text(self) -> str:
+        return signed(self.weight) if self.kind != "total" else bits(self.weight)
+
+    @property
+    def end_text(self) -> str:
+        return bits(self.end)
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    text: str
+    anchor: str  # SVG text-anchor
+
+
+@dataclass(frozen=True)
+class Waterfall:
+    """A scored match: its steps, the match weight and the probability."""
+
+    model: str
+    steps: tuple[Step, ...]  # the prior, then each comparison's level
+    total: Step
+    probability: str
+    zero_x: float
+    ticks: tuple[Tick, ...]
+    view_width: float = BAR_WIDTH + 2 * PAD
+    bar_height: int = BAR_HEIGHT
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A hard rule (the canonical URL): no weights, probability 1."""
+
+    label: str
+    probability: str
+
+
+def bits(value: float) -> str:
+    """A match weight as the page prints it (one decimal; a minus sign, not a hyphen)."""
+    return f"{value:.1f}".replace("-", "\u2212")
+
+
+def signed(value: float) -> str:
+    return ("+" if value >= 0 else "") + bits(value)
+
+
+def probability_text(value: float) -> str:
+    """Five decimals, never rounded up to a certainty the model did not state."""
+    if value >= 1.0 or value <= 0.0:
+        return f"{value:g}"
+    text = f"{value:.5f}"
+    if text == "1.00000":
+        return "> 0.99999"
+    if text == "0.00000":
+        return "< 0.00001"
+    return text
+
+
+def level_label(comparison: str, level: str) -> str:
+    """The plain words for a comparison's level; unknown names as their raw text."""
+    label = LEVEL_LABELS.get((comparison, level))
+    return str(label) if label is not None else f"{comparison}: {level}"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _levels(raw: Any) -> list[tuple[str, str, float]] | None:
+    if not isinstance(raw, list) or len(raw) > MAX_STEPS:
+        return None
+    levels = []
+    for item in raw:
+        if not isinstance(item, Mapping):
+            return None
+        weight = _number(item.get("weight"))
+        if weight is None:
+            return None
+        levels.append((str(item.get("comparison", "")), str(item.get("level", "")), weight))
+    return levels
+
+
+def explain(explanation: Any, stored_probability: float | None = None
+            ) -> Waterfall | RuleMatch | None:
+    """The waterfall of a stored ``match_explanation`` (None: none, or not one the page
+    can read). ``stored_probability`` is the article's ``match_probability``, shown when
+    it is there (it is the one the engine decided with)."""
+    if not isinstance(explanation, Mapping):
+        return None
+    if "rule" in explanation:
+        rule = str(explanation["rule"])
+        label = RULE_LABELS.get(rule)
+        return RuleMatch(str(label) if label is not None else rule,
+                         probability_text(1.0 if stored_probability is None
+                                          else stored_probability))
+    prior = _number(explanation.get("prior"))
+    levels = _levels(explanation.get("weights"))
+    if prior is None or levels is None:
+        return None
+    running = [0.0, prior]
+    for _comparison, _level, weight in levels:
+        running.append(running[-1] + weight)
+    total = running[-1]
+    low, high = min(running), max(running)
+    span = (high - low) or 1.0
+
+    def at(value: float) -> float:
+        return round(PAD + (value - low) / span * BAR_WIDTH, 1)
+
+    def step(label: str, start: float, end: float, kind: str) -> Step:
+        left, right = sorted((at(start), at(end)))
+        if right - left < MIN_BAR:
+            left, right = left - MIN_BAR / 2, left + MIN_BAR / 2
+        return Step(label, end - start, start, end, kind, left, round(right - left, 1))
+
+    def kind(weight: float) -> str:
+        return "up" if weight > 0 else "down" if weight < 0 else "zero"
+
+    steps = [step(str(PRIOR_LABEL), 0.0, prior, "prior")]
+    for (comparison, level, weight), start in zip(levels, running[1:], strict=False):
+        steps.append(step(level_label(comparison, level), start, start + weight, kind(weight)))
+    ticks = [Tick(at(low), bits(low), "start"), Tick(at(high), bits(high), "end")]
+    if min(at(0.0) - at(low), at(high) - at(0.0)) >= 24:  # room for its label
+        ticks.append(Tick(at(0.0), "0", "middle"))
+    shown = probability(total) if stored_probability is None else stored_probability
+    return Waterfall(
+        model=str(explanation.get("model", "")),
+        steps=tuple(steps),
+        total=step(str(TOTAL_LABEL), 0.0, total, "total"),
+        probability=probability_text(shown),
+        zero_x=at(0.0),
+        ticks=tuple(ticks),
+    )

@@ -1,0 +1,283 @@
+"""The cluster page's waterfall: why each member joined its docId (match model weights)."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = {json.loads(line)["nid"]: json.loads(line)
+          for line in (ROOT / "demo" / "sample.jsonl").read_text(encoding="utf-8").splitlines()}
+
+
+class Waterfalls(HTMLParser):
+    """Per member row (its data-nid): the ``data-why`` kind, the summary's text, and the
+    waterfall table's rows as cell texts (the bars' SVG has no text but the axis)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.members: dict[str, dict[str, object]] = {}
+        self._member: dict[str, object] | None = None
+        self._in: list[str] = []  # open elements we collect text of
+        self._row: list[str] | None = None
+        self._svg = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        if tag == "tr" and "member-row" in (attr.get("class") or ""):
+            self._member = self.members.setdefault(str(attr["data-nid"]), {"rows": []})
+        elif self._member is None:
+            return
+        if attr.get("data-why"):
+            self._member["why"] = attr["data-why"]
+            self._member["text"] = ""
+            self._in.append(tag)
+        elif tag == "svg":
+            self._svg += 1
+        elif tag == "tr" and "step" in (attr.get("class") or "").split():
+            self._row = []
+        elif tag in ("th", "td") and self._row is not None:
+            self._row.append("\0" if "bar" in (attr.get("class") or "").split() else "")
+        elif tag == "caption":
+            self._member["caption"] = ""
+            self._in.append("caption")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._member is None:
+            return
+        if self._in and tag == self._in[-1]:
+            self._in.pop()
+        if tag == "svg":
+            self._svg -= 1
+        elif tag == "tr" and self._row is not None:
+            self._member["rows"].append(tuple(" ".join(c.split()) for c in self._row
+                                              if c != "\0"))  # the bar's cell
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._member is None or self._svg:
+            return
+        if self._row and self._row[-1] != "\0":
+            self._row[-1] += data
+        if "caption" in self._in:
+            self._member["caption"] += data
+        if self._in and "why" in self._member:
+            self._member["text"] += data
+
+
+def waterfalls(html: str) -> dict[str, dict[str, object]]:
+    parser = Waterfalls()
+    parser.feed(html)
+    for member in parser.members.values():
+        for key in ("text", "caption"):
+            if key in member:
+                member[key] = " ".join(str(member[key]).split())
+    return parser.members
+
+
+def post(client, auth, article: dict[str, object]) -> None:
+    response = client.post("/api/v1/articles", content_type="application/json", **auth,
+                           data=json.dumps(article))
+    assert response.status_code in (200, 202), response.content
+
+
+@pytest.fixture
+def copy_doc(client, auth, run_worker):
+    """riverside-orig, its reposted copy, and the original again under another nid at its
+    canonical URL: one docId, joined by a copy and by the URL rule."""
+    from articles.models import Article
+
+    post(client, auth, SAMPLE["riverside-orig"])
+    run_worker()
+    post(client, auth, SAMPLE["riverside-repost-1"])
+    post(client, auth, {**SAMPLE["riverside-orig"], "nid": "riverside-again"})
+    run_worker()
+    User.objects.create_user("viewer", password="pw-12345-long", is_staff=True)
+    client.login(username="viewer", password="pw-12345-long")
+    founder = Article.objects.get(nid="riverside-orig")
+    assert Article.objects.filter(doc=founder.doc).count() == 3
+    return founder.doc
+
+
+def test_a_copy_shows_each_step_its_weight_and_the_probability(client, copy_doc):
+    from articles.models import Article
+
+    copy = Article.objects.get(nid="riverside-repost-1")
+    # what the engine stored: a copy, the guard's numbers and names, under rule-1
+    assert copy.match_explanation["model"] == "rule-1"
+    assert copy.match_explanation["prior"] == -10
+    levels = [(w["comparison"], w["level"], w["weight"])
+              for w in copy.match_explanation["weights"]]
+    assert levels[0] == ("body", "copy", 24)
+    assert [c for c, _l, _w in levels] == ["body", "numbers", "names"]
+
+    page = waterfalls(client.get(f"/clusters/{copy_doc.doc_id}/").content.decode())
+    shown = page["riverside-repost-1"]
+    assert shown["why"] == "waterfall"
+    total = -10 + sum(w for _c, _l, w in levels)
+    labels = {("numbers", "agree"): ("numbers in context: the same numbers", "+1.0"),
+              ("numbers", "none-shared"): ("numbers in context: none to compare", "+0.0"),
+              ("names", "agree"): ("names in context: the same names", "+1.0"),
+              ("names", "none-shared"): ("names in context: none to compare", "+0.0")}
+    expected = [
+        ("starting weight (before any comparison)", "\u221210.0", "\u221210.0"),
+        ("body: copy (most of the text shared)", "+24.0", "14.0"),
+    ]
+    running = 14.0
+    for comparison, level, weight in levels[1:]:
+        running += weight
+        expected.append((*labels[(comparison, level)], f"{running:.1f}"))
+    assert total == running
+    p = copy.match_probability
+    assert p == pytest.approx(1 / (1 + 2 ** -total))
+    expected.append(("match weight", f"{total:.1f}", f"p {p:.5f}"))
+    assert shown["rows"] == expected
+    assert shown["text"].startswith(f"Why this match: probability {p:.5f}")
+    assert shown["caption"] == (f"match weight {total:.1f} bits → probability {p:.5f} · "
+                                "verified against riverside-orig · model rule-1")
+
+
+def test_the_bars_start_where_the_previous_ended(client, copy_doc):
+    import re
+
+    html = client.get(f"/clusters/{copy_doc.doc_id}/").content.decode()
+    row = html[html.index('data-nid="riverside-repost-1"'):]
+    table = row[:row.index("</table>")]
+    bars = [(float(x), float(w)) for x, w in
+            re.findall(r'<rect class="\w+" x="([\d.]+)" y="2" width="([\d.]+)"', table)]
+    prior, body, *_rest, total = bars
+    # the prior goes left from 0, the copy right from where the prior ended, past 0
+    assert body[0] == pytest.approx(prior[0], abs=0.1)
+    assert body[0] + body[1] > prior[0] + prior[1]
+    assert total[0] == pytest.approx(prior[0] + prior[1], abs=0.1)  # the total starts at 0
+    assert 'style="' not in table
+
+
+def test_the_waterfall_in_chinese(client, copy_doc):
+    from articles.models import Article
+
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get(f"/clusters/{copy_doc.doc_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+                      ).content.decode()
+    shown = waterfalls(html)["riverside-repost-1"]
+    copy = Article.objects.get(nid="riverside-repost-1")
+    p, total = copy.match_probability, copy.match_explanation["matchWeight"]
+    labels = [label for label, _w, _t in shown["rows"]]
+    assert labels[:2] == ["起始权重（比较之前）", "正文：转载（大部分文字相同）"]
+    assert labels[-1] == "匹配权重"
+    assert shown["text"].startswith(f"为何匹配：概率 {p:.5f}")
+    assert shown["caption"] == (f"匹配权重 {total:.1f} 比特 → 概率 {p:.5f} · "
+                                "核对对象 riverside-orig · 模型 rule-1")
+    assert "body: copy" not in html
+
+
+def test_a_url_match_shows_the_rule_and_the_founder_founded_the_docid(client, copy_doc):
+    from articles.models import Article
+
+    again = Article.objects.get(nid="riverside-again")
+    assert again.matched_by == "url" and again.match_explanation == {"rule": "url"}
+    page = waterfalls(client.get(f"/clusters/{copy_doc.doc_id}/").content.decode())
+    assert page["riverside-again"]["why"] == "rule"
+    assert page["riverside-again"]["text"] == (
+        "Why this match: same canonical URL (rule) · probability 1")
+    assert page["riverside-orig"]["why"] == "founder"
+    assert page["riverside-orig"]["text"] == "founded this docId"
+
+
+def test_a_member_placed_by_an_editor_keeps_its_last_explanation_marked(client, copy_doc):
+    from articles.models import Article
+
+    Article.objects.filter(nid="riverside-repost-1").update(matched_by="editor", pinned=True)
+    page = waterfalls(client.get(f"/clusters/{copy_doc.doc_id}/").content.decode())
+    shown = page["riverside-repost-1"]
+    assert shown["why"] == "waterfall"
+    assert "placed by an editor" in shown["text"]
+    assert shown["rows"][1][:2] == ("body: copy (most of the text shared)", "+24.0")
+
+
+def test_names_from_the_database_are_escaped(client, copy_doc):
+    from articles.models import Article
+
+    Article.objects.filter(nid="riverside-repost-1").update(match_explanation={
+        "model": "<b>m</b>", "prior": -10.0, "matchWeight": 15.0,
+        "weights": [{"comparison": "body", "level": "<script>alert(1)</script>", "weight": 25},
+                    {"comparison": "<img src=x onerror=alert(2)>", "level": "agree",
+                     "weight": 0}]})
+    Article.objects.filter(nid="riverside-again").update(
+        match_explanation={"rule": "<script>alert(3)</script>"})
+    html = client.get(f"/clusters/{copy_doc.doc_id}/").content.decode()
+    assert "<script>alert" not in html and "<img src=x" not in html and "<b>m</b>" not in html
+    assert "body: &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(2)&gt;: agree" in html
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in html
+    rows = waterfalls(html)["riverside-repost-1"]["rows"]
+    assert rows[1] == ("body: <script>alert(1)</script>", "+25.0", "15.0")
+
+
+@pytest.mark.parametrize("explanation", [
+    "not a mapping", ["a", "list"], {"prior": "-10", "weights": []},
+    {"prior": -10, "weights": [{"comparison": "body", "level": "copy", "weight": "24"}]},
+    {"prior": -10, "weights": "body"},
+])
+def test_an_unreadable_explanation_shows_no_waterfall(client, copy_doc, explanation):
+    from articles.models import Article
+
+    Article.objects.filter(nid="riverside-repost-1").update(match_explanation=explanation)
+    response = client.get(f"/clusters/{copy_doc.doc_id}/")
+    assert response.status_code == 200
+    assert "why" not in waterfalls(response.content.decode())["riverside-repost-1"]
+
+
+def test_the_waterfall_costs_no_query(client, copy_doc):
+    """The explanation is a column of the members already read: as many queries with
+    the explanations as without them."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from articles.models import Article
+
+    url = f"/clusters/{copy_doc.doc_id}/"
+    client.get(url)  # sessions, settings: warm
+    with CaptureQueriesContext(connection) as explained:
+        client.get(url)
+    Article.objects.update(match_explanation=None)
+    with CaptureQueriesContext(connection) as plain:
+        client.get(url)
+    assert len(explained) == len(plain)
+    # no deferred column read member by member (the members' one query reads the titles)
+    assert not [q for q in explained.captured_queries
+                if "match_explanation" in q["sql"] and "title" not in q["sql"]]
+
+
+def test_every_level_of_the_model_has_plain_words_in_english_and_chinese():
+    from django.utils import translation
+
+    from articles.editor.explain import LEVEL_LABELS, level_label
+    from fingerprints.rule.match_model import LEVELS
+
+    levels = {(c, lvl) for c, names in LEVELS.items() for lvl in names}
+    assert set(LEVEL_LABELS) == levels
+    english = {key: level_label(*key) for key in levels}
+    with translation.override("zh-hans"):
+        chinese = {key: level_label(*key) for key in levels}
+    for key in levels:
+        assert english[key] != chinese[key], f"{key} is not translated"
+        assert not any("a" <= ch <= "z" for ch in chinese[key]), chinese[key]
+    assert len(set(english.values())) == len(levels)  # no two levels read alike
+
+
+def test_probabilities_are_never_rounded_to_a_certainty():
+    from articles.editor.explain import probability_text
+    from fingerprints.rule.match_model import probability
+
+    assert probability_text(probability(16)) == "0.99998"
+    assert probability_text(probability(24)) == "> 0.99999"
+    assert probability_text(probability(-70)) == "< 0.00001"
+    assert probability_text(probability(0)) == "0.50000"
+    assert probability_text(1.0) == "1"

@@ -131,6 +131,12 @@ def main() -> int:
     print(f"Labelled crawled pairs, verified as pairs, threshold 0.5 "
           f"(strength {args.strength}):\n")
     print(table(["model, pairs", "pairs", "F1", "P", "R", "false merges", "missed"], rows))
+    sweep = scores(start, everything)
+    print(f"\nrule-1 by threshold on all {len(everything)} pairs:")
+    print(table(["threshold", "P", "R", "false merges", "missed"], [
+        [str(t), f"{pr['precision']:.3f}", f"{pr['recall']:.3f}", pr["fp"], pr["fn"]]
+        for t in (0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999)
+        for pr in [precision_recall(sweep, t)]]))
     full = fit(everything, start, "fitted-labels", strength=args.strength)
     changed = [(c, lvl, start.weight(c, lvl), w) for c, lvl, w in full.weights
                if abs(start.weight(c, lvl) - w) >= 0.5]

@@ -220,6 +220,33 @@ def test_names_from_the_database_are_escaped(client, copy_doc):
     assert rows[1] == ("body: <script>alert(1)</script>", "+25.0", "15.0")
 
 
+def test_a_weight_against_the_match_goes_back_in_its_own_colour(client, copy_doc):
+    import re
+
+    from articles.models import Article
+
+    Article.objects.filter(nid="riverside-repost-1").update(
+        match_probability=0.99951, match_explanation={
+        "model": "rule-1", "prior": -10.0, "matchWeight": 11.0,
+        "weights": [{"comparison": "body", "level": "copy", "weight": 24.0},
+                    {"comparison": "numbers", "level": "some-differ", "weight": -3.0},
+                    {"comparison": "names", "level": "none-shared", "weight": 0.0}]})
+    html = client.get(f"/clusters/{copy_doc.doc_id}/").content.decode()
+    shown = waterfalls(html)["riverside-repost-1"]
+    assert shown["rows"][2:] == [
+        ("numbers in context: a few differ", "\u22123.0", "11.0"),
+        ("names in context: none to compare", "+0.0", "11.0"),
+        ("match weight", "11.0", "p 0.99951"),
+    ]
+    row = html[html.index('data-nid="riverside-repost-1"'):]
+    table = row[:row.index("</table>")]
+    kinds = re.findall(r'<rect class="(\w+)" x="([\d.]+)" y="2" width="([\d.]+)"', table)
+    assert [k for k, _x, _w in kinds] == ["prior", "up", "down", "zero", "total"]
+    (_k, up_x, up_w), (_k2, down_x, down_w) = kinds[1], kinds[2]
+    # the step back ends where the copy's bar ended, and goes left from there
+    assert float(down_x) + float(down_w) == pytest.approx(float(up_x) + float(up_w), abs=0.1)
+
+
 @pytest.mark.parametrize("explanation", [
     "not a mapping", ["a", "list"], {"prior": "-10", "weights": []},
     {"prior": -10, "weights": [{"comparison": "body", "level": "copy", "weight": "24"}]},

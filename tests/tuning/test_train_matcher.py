@@ -108,6 +108,9 @@ def test_editors_splitting_templates_teach_a_version_that_splits_them(admin_clie
     assert "Held-out editors&#x27; decisions by match threshold" in body
     assert "Activate this version" in body and "<svg" in body
     assert f"<td>0.5</td><td>{current['precision']:.3f}</td>" in body
+    chinese = admin_client.get(f"/admin/articles/matchmodelversion/{version.pk}/change/",
+                               HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "启用此版本" in chinese and "按匹配阈值计算的留出编辑决定" in chinese
 
     # not active yet: a new template pair still joins
     pairs(admin_client, auth, "q", 1, seed=99)

@@ -676,7 +676,8 @@ class MatchModelVersion(models.Model):
     report = models.JSONField(default=dict, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
+                                   on_delete=models.SET_NULL, related_name="+",
+                                   verbose_name=_("created by"))
 
     class Meta:
         verbose_name = _("match model version")

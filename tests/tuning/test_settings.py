@@ -267,3 +267,23 @@ def test_a_state_read_before_an_index_switch_is_read_again(admin_client, auth, r
     s9 = Article.objects.get(nid="s9")
     assert s9.status == "done" and s9.doc_id == Article.objects.get(nid="s0").doc_id
     assert state.active_state()[1].k == 5
+
+
+def test_every_engine_setting_speaks_both_languages():
+    """Each field of the admin's engine settings and of a match model version has its
+    label and help text in Chinese too (what the help text says governs in both)."""
+    from django.utils import translation
+
+    from articles.models import MatchModelVersion
+
+    for model in (EngineSettings, MatchModelVersion):
+        for field in model._meta.get_fields():
+            if not getattr(field, "editable", False) or field.auto_created:
+                continue
+            texts = [str(field.verbose_name)] + ([str(field.help_text)] if field.help_text
+                                                 else [])
+            with translation.override("zh-hans"):
+                chinese = [str(field.verbose_name)] + (
+                    [str(field.help_text)] if field.help_text else [])
+            for english, zh in zip(texts, chinese, strict=True):
+                assert english != zh, (model.__name__, field.name, english)

@@ -66,6 +66,7 @@ from articles.models import (
     BulkStatus,
     Decision,
     Doc,
+    MatchedBy,
     PassKind,
     ReviewClaim,
 )
@@ -282,8 +283,8 @@ class MemberRow:
     rep_containment: float | None
     is_compared: bool = False
     pictures: list[MemberPicture] = field(default_factory=list)
-    # why the engine put it here (articles/editor/explain.py), and the member it was
-    # verified with when that one is on the page
+    # why the engine put it here (articles/editor/explain.py), and the doc's anchor it
+    # was verified with when that one is on the page
     why: Waterfall | RuleMatch | None = None
     verified_with: str = ""
 
@@ -404,7 +405,11 @@ def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
     for row in rows:
         row.pictures = pictures.get(row.article.pk, [])
         row.why = explain(row.article.match_explanation, row.article.match_probability)
-        row.verified_with = nids.get(row.article.matched_article_id or 0, "")
+        # the engine verifies a new article against the doc's anchor (its founding
+        # member): that is the pair the weights are of (an editor's placement or a URL
+        # match names none)
+        if row.article.matched_by not in (None, MatchedBy.EDITOR, MatchedBy.URL):
+            row.verified_with = nids.get(doc.anchor_id or 0, "")
     wanted = request.GET.get("compare", "")
     others = [r.article for r in rows if not r.is_representative]
     member = next((a for a in others if a.nid == wanted), others[0] if others else None)

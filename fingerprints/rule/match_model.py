@@ -51,7 +51,8 @@ LEVELS: dict[str, tuple[str, ...]] = {
     "pictures": ("shared", "shared-other-title", "none-shared", "none-shared-short"),
 }
 
-STARTING_MODEL = "match_model.json"  # in fingerprints/rule/data/
+STARTING_MODEL = "match_model.json"  # in fingerprints/rule/data/: what a fresh install uses
+RULE_MODEL = "rule_model.json"  # the engine-v2 rule as weights: the starting model's prior
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,21 @@ class MatchModel:
                 "description": self.description, "comparisons": comparisons}
 
 
-@lru_cache(maxsize=1)
-def starting_model() -> MatchModel:
-    """The model shipped with the project (``fingerprints/rule/data/match_model.json``)."""
-    text = resources.files("fingerprints.rule").joinpath("data", STARTING_MODEL).read_text(
+@lru_cache(maxsize=2)
+def _shipped(name: str) -> MatchModel:
+    text = resources.files("fingerprints.rule").joinpath("data", name).read_text(
         encoding="utf-8")
     return MatchModel.from_dict(json.loads(text))
+
+
+def starting_model() -> MatchModel:
+    """The model shipped with the project (``fingerprints/rule/data/match_model.json``,
+    made by scripts/ship_match_model.py)."""
+    return _shipped(STARTING_MODEL)
+
+
+def rule_model() -> MatchModel:
+    """``rule-1``: the engine-v2 rule written as weights by hand (every exit of the rule
+    at least one bit on its side of the threshold); the prior the starting model is
+    fitted from (``data/rule_model.json``)."""
+    return _shipped(RULE_MODEL)

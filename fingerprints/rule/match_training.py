@@ -16,7 +16,7 @@ the weights, so a pair's levels are computed once and any model can score them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,24 +54,29 @@ def _design(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit(examples: Sequence[Example], start: MatchModel, version: str, *,
-        strength: float = STRENGTH, description: str = "") -> MatchModel:
+        strength: float = STRENGTH, description: str = "",
+        fixed: Collection[str] = ()) -> MatchModel:
     """The weights that best explain ``examples`` (maximum a posteriori, the prior
-    centred on ``start``), as a new model ``version``."""
+    centred on ``start``), as a new model ``version``. The weights of the ``fixed``
+    comparisons stay ``start``'s (evidence the examples cannot speak for)."""
     if strength <= 0:
         raise ValueError("strength must be positive")
     columns = _columns()
     theta0 = np.array([start.prior] + [start.weight(c, lvl) for c, lvl in columns])
-    x, y = _design(examples)
+    x_all, y = _design(examples)
+    free = np.array([True] + [c not in fixed for c, _lvl in columns])
+    offset = x_all[:, ~free] @ theta0[~free]
+    x, theta0_all, theta0 = x_all[:, free], theta0, theta0[free]
     theta = theta0.copy()
 
     def objective(t: np.ndarray) -> float:
-        z = LN2 * (x @ t)
+        z = LN2 * (x @ t + offset)
         return float(np.sum(np.logaddexp(0.0, z) - y * z)
                      + strength / 2 * np.sum((t - theta0) ** 2))
 
     current = objective(theta)
     for _ in range(MAX_ITERATIONS):
-        p = 1.0 / (1.0 + np.exp(-np.clip(LN2 * (x @ theta), -700, 700)))
+        p = 1.0 / (1.0 + np.exp(-np.clip(LN2 * (x @ theta + offset), -700, 700)))
         gradient = LN2 * (x.T @ (p - y)) + strength * (theta - theta0)
         hessian = (LN2 ** 2) * (x.T * (p * (1.0 - p))) @ x + strength * np.eye(len(theta))
         step = np.linalg.solve(hessian, gradient)
@@ -87,9 +92,11 @@ def fit(examples: Sequence[Example], start: MatchModel, version: str, *,
         theta, current = candidate, value
         if float(np.max(np.abs(scale * step))) < 1e-6:
             break
+    fitted = theta0_all.copy()
+    fitted[free] = theta
     weights = tuple((c, lvl, round(float(w), 2))
-                    for (c, lvl), w in zip(columns, theta[1:], strict=True))
-    return MatchModel(version, round(float(theta[0]), 2), weights, description)
+                    for (c, lvl), w in zip(columns, fitted[1:], strict=True))
+    return MatchModel(version, round(float(fitted[0]), 2), weights, description)
 
 
 def scores(model: MatchModel, examples: Iterable[Example]) -> list[tuple[float, bool]]:
@@ -165,3 +172,67 @@ def estimate(pairs: Sequence[Levels], start: MatchModel, version: str, *,
                     for j, c in enumerate(comparisons) for k, level in enumerate(LEVELS[c]))
     bias = math.log2(prior / (1 - prior)) + sum(float(r[-1]) for r in ratio)
     return MatchModel(version, round(bias, 2), weights, description)
+
+
+# --- the engine-v2 rule as examples ----------------------------------------------------
+
+_GUARDED = ("copy", "word-copy", "contained", "cjk-contained", "word-contained",
+            "short-copy", "short-edit")
+_TOLERATED = ("agree", "none-shared", "some-differ")  # what the guard lets through
+_PICTURES = (None, "shared", "shared-other-title", "none-shared", "none-shared-short")
+
+
+def _text_exits() -> list[tuple[list[tuple[str, str]], bool, bool]]:
+    """(levels, the rule's verdict, both bodies may be short) for every exit of the walk
+    over the texts (verification._walk)."""
+    out: list[tuple[list[tuple[str, str]], bool, bool]] = []
+    for title in ("same", "different", "conflict"):
+        out.append(([("body", "no-body"), ("title", title)], title == "same", True))
+
+    def guarded(head: list[tuple[str, str]], short: bool) -> None:
+        out.append(([head[0], ("title", "other-number")], False, short))
+        for numbers in _TOLERATED:
+            out.append(([*head, ("numbers", numbers), ("names", "differ")], False, short))
+            for names in _TOLERATED:
+                out.append(([*head, ("numbers", numbers), ("names", names)], True, short))
+        out.append(([*head, ("numbers", "differ")], False, short))
+
+    for body in _GUARDED:
+        guarded([("body", body)], body.startswith("short"))
+    guarded([("body", "headline-overlap"), ("title", "same")], False)
+    for title in ("different", "conflict"):
+        out.append(([("body", "headline-overlap"), ("title", title)], False, False))
+    out.append(([("body", "cjk-partial"), ("title", "other-number")], False, False))
+    out.append(([("body", "cjk-partial"), ("numbers", "differ")], False, False))
+    for numbers in ("agree", "none-shared"):
+        out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", "differ")],
+                    False, False))
+        for names in ("agree", "none-shared"):
+            out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", names)],
+                        True, False))
+    for body in ("different", "short-different"):
+        out.append(([("body", body)], False, body.startswith("short")))
+    out.append(([("body", "short-template")], False, True))
+    return out
+
+
+def rule_exits() -> list[Example]:
+    """Every level combination verification can reach, with the engine-v2 rule's verdict
+    (verification.verify: the text rules, then the same-picture and other-picture rules).
+    A model that decides each of these as the rule did decides every pair as it did."""
+    out = []
+    for levels, text_ok, short in _text_exits():
+        template = any(level in ("differ", "conflict", "other-number", "short-template")
+                       for _c, level in levels)
+        for pictures in _PICTURES:
+            if pictures == "none-shared-short" and not short:
+                continue  # the level needs two short bodies
+            if pictures is None:
+                verdict = text_ok
+            elif text_ok:
+                verdict = pictures != "none-shared-short"
+            else:
+                verdict = pictures == "shared" and not template
+            out.append(Example(tuple(levels) + ((("pictures", pictures),) if pictures else ()),
+                               verdict))
+    return out

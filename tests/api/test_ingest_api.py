@@ -7,6 +7,7 @@ import json
 import pytest
 
 from articles.models import Article, Doc
+from fingerprints.rule.match_model import starting_model
 
 # dialect: the whole write path: bulk INSERT, row locks, the batch UPDATE, unsigned columns
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
@@ -71,8 +72,10 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     # the match model's probability and how its weights add up; none for a new docId
     assert first["matchProbability"] is None and first["matchExplanation"] is None
     explained = second["matchExplanation"]
-    assert explained["model"] == "rule-1"
-    assert explained["weights"][0] == {"comparison": "body", "level": "copy", "weight": 24.0}
+    model = starting_model()
+    assert explained["model"] == model.version
+    assert explained["weights"][0] == {"comparison": "body", "level": "copy",
+                                       "weight": model.weight("body", "copy")}
     total = explained["prior"] + sum(w["weight"] for w in explained["weights"])
     assert explained["matchWeight"] == total
     assert second["matchProbability"] == pytest.approx(1 / (1 + 2 ** -total))

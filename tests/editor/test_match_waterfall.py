@@ -105,42 +105,52 @@ def copy_doc(client, auth, run_worker):
     return founder.doc
 
 
+def signed(weight: float) -> str:
+    """A step's weight as the page writes it (a true minus sign)."""
+    return f"+{weight:.1f}" if weight >= 0 else f"\u2212{-weight:.1f}"
+
+
+def plain(total: float) -> str:
+    return f"{total:.1f}" if total >= 0 else f"\u2212{-total:.1f}"
+
+
 def test_a_copy_shows_each_step_its_weight_and_the_probability(client, copy_doc):
     from articles.models import Article
+    from fingerprints.rule.match_model import starting_model
 
+    model = starting_model()
     copy = Article.objects.get(nid="riverside-repost-1")
-    # what the engine stored: a copy, the guard's numbers and names, under rule-1
-    assert copy.match_explanation["model"] == "rule-1"
-    assert copy.match_explanation["prior"] == -10
+    # what the engine stored: a copy, the guard's numbers and names, under the model
+    assert copy.match_explanation["model"] == model.version
+    assert copy.match_explanation["prior"] == model.prior
     levels = [(w["comparison"], w["level"], w["weight"])
               for w in copy.match_explanation["weights"]]
-    assert levels[0] == ("body", "copy", 24)
+    assert levels[0] == ("body", "copy", model.weight("body", "copy"))
     assert [c for c, _l, _w in levels] == ["body", "numbers", "names"]
 
     page = waterfalls(client.get(f"/clusters/{copy_doc.doc_id}/").content.decode())
     shown = page["riverside-repost-1"]
     assert shown["why"] == "waterfall"
-    total = -10 + sum(w for _c, _l, w in levels)
-    labels = {("numbers", "agree"): ("numbers in context: the same numbers", "+1.0"),
-              ("numbers", "none-shared"): ("numbers in context: none to compare", "+0.0"),
-              ("names", "agree"): ("names in context: the same names", "+1.0"),
-              ("names", "none-shared"): ("names in context: none to compare", "+0.0")}
+    total = model.prior + sum(w for _c, _l, w in levels)
+    words = {"agree": "the same {}", "none-shared": "none to compare"}
     expected = [
-        ("starting weight (before any comparison)", "\u221210.0", "\u221210.0"),
-        ("body: copy (most of the text shared)", "+24.0", "14.0"),
+        ("starting weight (before any comparison)", signed(model.prior), plain(model.prior)),
+        ("body: copy (most of the text shared)", signed(levels[0][2]),
+         plain(model.prior + levels[0][2])),
     ]
-    running = 14.0
+    running = model.prior + levels[0][2]
     for comparison, level, weight in levels[1:]:
         running += weight
-        expected.append((*labels[(comparison, level)], f"{running:.1f}"))
-    assert total == running
+        label = f"{comparison} in context: " + words[level].format(comparison)
+        expected.append((label, signed(weight), plain(running)))
+    assert total == pytest.approx(running)
     p = copy.match_probability
     assert p == pytest.approx(1 / (1 + 2 ** -total))
-    expected.append(("match weight", f"{total:.1f}", f"p {p:.5f}"))
+    expected.append(("match weight", plain(total), f"p {p:.5f}"))
     assert shown["rows"] == expected
     assert shown["text"].startswith(f"Why this match: probability {p:.5f}")
-    assert shown["caption"] == (f"match weight {total:.1f} bits → probability {p:.5f} · "
-                                "verified against riverside-orig · model rule-1")
+    assert shown["caption"] == (f"match weight {plain(total)} bits → probability {p:.5f} · "
+                                f"verified against riverside-orig · model {model.version}")
 
 
 def test_the_bars_start_where_the_previous_ended(client, copy_doc):
@@ -173,7 +183,7 @@ def test_the_waterfall_in_chinese(client, copy_doc):
     assert labels[-1] == "匹配权重"
     assert shown["text"].startswith(f"为何匹配：概率 {p:.5f}")
     assert shown["caption"] == (f"匹配权重 {total:.1f} 比特 → 概率 {p:.5f} · "
-                                "核对对象 riverside-orig · 模型 rule-1")
+                                f"核对对象 riverside-orig · 模型 {copy.match_explanation['model']}")
     assert "body: copy" not in html
 
 
@@ -198,7 +208,9 @@ def test_a_member_placed_by_an_editor_keeps_its_last_explanation_marked(client, 
     shown = page["riverside-repost-1"]
     assert shown["why"] == "waterfall"
     assert "placed by an editor" in shown["text"]
-    assert shown["rows"][1][:2] == ("body: copy (most of the text shared)", "+24.0")
+    copy_weight = Article.objects.get(nid="riverside-repost-1").match_explanation[
+        "weights"][0]["weight"]
+    assert shown["rows"][1][:2] == ("body: copy (most of the text shared)", signed(copy_weight))
     # its weights may be of another docId's anchor: the page names none
     assert "verified against" not in shown["text"]
 

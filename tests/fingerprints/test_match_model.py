@@ -3,7 +3,6 @@ default threshold, and the threshold steering every pair monotonically."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -21,73 +20,16 @@ STORY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，�
 TAIL = ("据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
         "沿线还将新建五座城市公园和一个大型滨水广场。")
 
-# What the rule's walk can reach (verification._walk), and whether the rule matched there.
-GUARDED = ("copy", "word-copy", "contained", "cjk-contained", "word-contained", "short-copy",
-           "short-edit")
-TOLERATED = ("agree", "none-shared", "some-differ")  # numbers or names the guard let through
-PICTURES = (None, "shared", "shared-other-title", "none-shared", "none-shared-short")
-
-
-def _exits() -> list[tuple[list[tuple[str, str]], bool, bool]]:
-    """(levels, the rule's verdict, both bodies short) for every exit of the walk."""
-    out: list[tuple[list[tuple[str, str]], bool, bool]] = []
-    for title in ("same", "different", "conflict"):
-        out.append(([("body", "no-body"), ("title", title)], title == "same", True))
-    for body in GUARDED:
-        short = body.startswith("short")
-        out.append(([("body", body), ("title", "other-number")], False, short))
-        for numbers in TOLERATED:
-            out.append(([("body", body), ("numbers", numbers), ("names", "differ")], False,
-                        short))
-            for names in TOLERATED:
-                out.append(([("body", body), ("numbers", numbers), ("names", names)], True,
-                            short))
-        out.append(([("body", body), ("numbers", "differ")], False, short))
-    for numbers, names in itertools.product(TOLERATED, TOLERATED):
-        out.append(([("body", "headline-overlap"), ("title", "same"), ("numbers", numbers),
-                     ("names", names)], True, False))
-    for title in ("different", "conflict"):
-        out.append(([("body", "headline-overlap"), ("title", title)], False, False))
-    out.append(([("body", "cjk-partial"), ("title", "other-number")], False, False))
-    out.append(([("body", "cjk-partial"), ("numbers", "differ")], False, False))
-    for numbers in ("agree", "none-shared"):
-        out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", "differ")],
-                    False, False))
-        for names in ("agree", "none-shared"):
-            out.append(([("body", "cjk-partial"), ("numbers", numbers), ("names", names)],
-                        True, False))
-    for body in ("different", "short-different"):
-        out.append(([("body", body)], False, body.startswith("short")))
-    out.append(([("body", "short-template")], False, True))
-    return out
-
-
-def _rule_with_pictures(levels: list[tuple[str, str]], text_ok: bool, pictures: str | None
-                        ) -> bool:
-    """The engine-v2 rule's verdict with the picture rules (verification.verify)."""
-    if pictures is None:
-        return text_ok
-    template = any(level in ("differ", "conflict", "other-number", "short-template")
-                   for _c, level in levels)
-    if text_ok:
-        return pictures != "none-shared-short"
-    return pictures == "shared" and not template
-
-
 def test_the_starting_model_decides_every_exit_of_the_rule_as_the_rule_did() -> None:
+    from fingerprints.rule.match_training import rule_exits
+
     model = starting_model()
-    checked = 0
-    for levels, text_ok, short in _exits():
-        for pictures in PICTURES:
-            if pictures == "none-shared-short" and not short:
-                continue  # the level needs two short bodies
-            full = levels + ([("pictures", pictures)] if pictures else [])
-            expected = _rule_with_pictures(levels, text_ok, pictures)
-            weight = model.score(full).match_weight
-            # at least a bit of margin on each side of the default threshold (weight 0)
-            assert (weight >= 1) if expected else (weight <= -1), (full, weight)
-            checked += 1
-    assert checked > 200
+    exits = rule_exits()
+    for example in exits:
+        weight = model.score(example.levels).match_weight
+        # at least a bit of margin on each side of the default threshold (weight 0)
+        assert (weight >= 1) if example.match else (weight <= -1), (example, weight)
+    assert len(exits) > 200
 
 
 def test_every_level_the_schema_has_is_weighed_and_nothing_else() -> None:
@@ -158,8 +100,15 @@ def test_a_threshold_sweep_over_the_labelled_pairs_trades_recall_for_precision()
     features = dict(zip(ids, extract_many([(docs[i].title, docs[i].content) for i in ids],
                                           config, boilerplate=frozenset(shipped_hashes())),
                         strict=True))
-    scored = [(verify(features[a], features[b], config).probability, label)
-              for (a, b), (label, _reason) in gold.items()]
+    from fingerprints.rule.match_training import rule_exits
+
+    exits = {e.levels for e in rule_exits()}
+    scored = []
+    for (a, b), (label, _reason) in gold.items():
+        v = verify(features[a], features[b], config)
+        assert v.score is not None
+        assert tuple((w.comparison, w.level) for w in v.score.weights) in exits  # enumerated
+        scored.append((v.probability, label))
     sweep = []
     previous: set[int] = set(range(len(scored)))
     for threshold in (0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999):
@@ -175,9 +124,10 @@ def test_a_threshold_sweep_over_the_labelled_pairs_trades_recall_for_precision()
 
 
 def test_fitting_moves_the_levels_the_labels_contradict_and_keeps_the_others() -> None:
+    from fingerprints.rule.match_model import rule_model
     from fingerprints.rule.match_training import Example, fit, precision_recall, scores
 
-    start = starting_model()
+    start = rule_model()
     partial = (("body", "cjk-partial"), ("numbers", "agree"), ("names", "none-shared"))
     copy = (("body", "copy"), ("numbers", "agree"), ("names", "agree"))
     examples = [Example(partial, False)] * 30 + [Example(copy, True)] * 30
@@ -194,3 +144,8 @@ def test_fitting_moves_the_levels_the_labels_contradict_and_keeps_the_others() -
     assert (after["fp"], after["precision"], after["recall"], after["f1"]) == (0, 1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="strength must be positive"):
         fit(examples, start, "x", strength=0)
+    # a fixed comparison keeps its weights; the others carry what the labels say
+    held = fit(examples, start, "test-2", fixed=("body",))
+    assert [held.weight("body", lvl) for lvl in LEVELS["body"]] == [
+        start.weight("body", lvl) for lvl in LEVELS["body"]]
+    assert held.score(partial).probability < 0.5 < held.score(copy).probability

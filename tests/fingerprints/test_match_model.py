@@ -149,3 +149,14 @@ def test_fitting_moves_the_levels_the_labels_contradict_and_keeps_the_others() -
     assert [held.weight("body", lvl) for lvl in LEVELS["body"]] == [
         start.weight("body", lvl) for lvl in LEVELS["body"]]
     assert held.score(partial).probability < 0.5 < held.score(copy).probability
+
+
+@pytest.mark.data
+def test_the_shipped_model_is_what_its_script_fits() -> None:
+    """fingerprints/rule/data/match_model.json is reproducible from the labels, rule-1
+    and the rule's exits (scripts/ship_match_model.py), and keeps every exit."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from ship_match_model import ship
+
+    assert ship() == starting_model()
+    assert starting_model().version == "labels-1"

@@ -10,7 +10,7 @@ Then, at the default threshold 0.5:
 * ``rule-1`` (the engine-v2 rule as hand-set weights) on each sample, and the shipped
   model (fitted on both samples: in-sample);
 * the shipped model's procedure (scripts/ship_match_model.py: from rule-1, the labelled
-  pairs plus one pseudo-pair per exit of the rule, pictures fixed) on the first sample
+  pairs plus one pseudo-pair per exit of the rule, ``STARTING_FIXED`` kept) on the first sample
   only, scored on the validation sample it never saw;
 * ``--folds`` cross-validation over both samples together: each fold scored by the
   procedure run on the others (folds by a hash of the pair), and rule-1 on the same
@@ -42,6 +42,7 @@ from fingerprints.rule import EngineConfig, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.match_model import MatchModel, rule_model, starting_model  # noqa: E402
 from fingerprints.rule.match_training import (  # noqa: E402
+    STARTING_FIXED,
     STRENGTH,
     Example,
     estimate,
@@ -104,9 +105,9 @@ def row(name: str, scored: list[tuple[float, bool]]) -> list[object]:
 
 def shipped_fit(train: list[Example], version: str, strength: float) -> MatchModel:
     """The starting model's procedure (scripts/ship_match_model.py) on ``train``: from
-    rule-1, the labelled pairs and one pseudo-pair per exit of the rule, pictures fixed."""
+    rule-1, the labelled pairs and one pseudo-pair per exit of the rule, STARTING_FIXED kept."""
     return fit(train + rule_exits(), rule_model(), version, strength=strength,
-               fixed=("pictures",))
+               fixed=STARTING_FIXED)
 
 
 def calibration(scored: list[tuple[float, bool]]) -> list[list[object]]:

@@ -12,7 +12,9 @@ the engine-v2 rule written as weights, data/rule_model.json) to two kinds of exa
   verdict, so that level combinations no labelled pair reaches (guards that rarely
   fire) stay where the rule put them.
 
-The pictures' weights are not fitted (no labelled pair has pictures): they stay rule-1's.
+Not fitted (``STARTING_FIXED``): the prior and the guards' neutral levels (so that each
+weight reads as evidence: nothing to compare weighs nothing) and the pictures (no
+labelled pair has pictures): they keep rule-1's weights.
 
 The result must decide every exit as the rule did with at least one bit of margin (so
 every docId stays what the rule gives); the script refuses to write it otherwise.
@@ -34,10 +36,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from match_model import labelled_examples  # noqa: E402
 
 from fingerprints.rule.match_model import STARTING_MODEL, MatchModel, rule_model  # noqa: E402
-from fingerprints.rule.match_training import STRENGTH, fit, rule_exits  # noqa: E402
+from fingerprints.rule.match_training import (  # noqa: E402
+    STARTING_FIXED,
+    STRENGTH,
+    fit,
+    rule_exits,
+)
 
 VERSION = "labels-1"
-FIXED = ("pictures",)  # no labelled pair has pictures: these weights stay rule-1's
 PATH = ROOT / "fingerprints" / "rule" / "data" / STARTING_MODEL
 
 
@@ -45,11 +51,11 @@ def ship() -> MatchModel:
     first, validation, _keys, _more = labelled_examples()
     labelled = first + validation
     exits = rule_exits()
-    model = fit(labelled + exits, rule_model(), VERSION, strength=STRENGTH, fixed=FIXED,
+    model = fit(labelled + exits, rule_model(), VERSION, strength=STRENGTH, fixed=STARTING_FIXED,
                 description=(
         f"Fitted from rule-1 to the {len(labelled)} human-labelled crawled pairs and one "
         f"pseudo-pair per exit of the engine-v2 rule ({len(exits)}), strength {STRENGTH}; "
-        "the pictures' weights are rule-1's (no labelled pair has pictures). "
+        "the prior, the guards' neutral levels and the pictures keep rule-1's weights. "
         "scripts/ship_match_model.py. Decides every exit as the rule did, with at least "
         "one bit of margin."))
     worst = min(model.score(e.levels).match_weight * (1 if e.match else -1) for e in exits)

@@ -27,6 +27,12 @@ from fingerprints.rule.match_model import LEVELS, MatchModel, probability
 # much log-likelihood per bit of move (docs/results/log.md, "The match model's fit")
 STRENGTH = 0.2
 MAX_ITERATIONS = 100
+# What the shipped starting model keeps of rule-1 when it is fitted to the labelled
+# pairs (scripts/ship_match_model.py): the prior and the guards' neutral levels, so that
+# every weight reads as evidence (a comparison that found nothing to compare weighs
+# nothing, agreeing weighs a little for), and the pictures, which no labelled pair has
+STARTING_FIXED = ("prior", "pictures", "numbers: agree", "numbers: none-shared",
+                  "names: agree", "names: none-shared")
 LN2 = math.log(2.0)
 
 Levels = Sequence[tuple[str, str]]
@@ -58,13 +64,15 @@ def fit(examples: Sequence[Example], start: MatchModel, version: str, *,
         fixed: Collection[str] = ()) -> MatchModel:
     """The weights that best explain ``examples`` (maximum a posteriori, the prior
     centred on ``start``), as a new model ``version``. The weights of the ``fixed``
-    comparisons stay ``start``'s (evidence the examples cannot speak for)."""
+    comparisons (``"numbers"``), levels (``"numbers: agree"``) and ``"prior"`` stay
+    ``start``'s (evidence the examples cannot speak for, or a scale to keep)."""
     if strength <= 0:
         raise ValueError("strength must be positive")
     columns = _columns()
     theta0 = np.array([start.prior] + [start.weight(c, lvl) for c, lvl in columns])
     x_all, y = _design(examples)
-    free = np.array([True] + [c not in fixed for c, _lvl in columns])
+    free = np.array(["prior" not in fixed] + [c not in fixed and f"{c}: {lvl}" not in fixed
+                                              for c, lvl in columns])
     offset = x_all[:, ~free] @ theta0[~free]
     x, theta0_all, theta0 = x_all[:, free], theta0, theta0[free]
     theta = theta0.copy()

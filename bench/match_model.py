@@ -164,7 +164,8 @@ def main() -> int:
     sweep = scores(shipped, everything)
     print(f"\n{shipped.version} by threshold on all {len(everything)} pairs (in-sample):")
     print(table(["threshold", "P", "R", "false merges", "missed"], [
-        [str(t), f"{pr['precision']:.3f}", f"{pr['recall']:.3f}", pr["fp"], pr["fn"]]
+        [str(t), "—" if pr["precision"] is None else f"{pr['precision']:.3f}",
+         f"{pr['recall']:.3f}", pr["fp"], pr["fn"]]
         for t in (0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999)
         for pr in [precision_recall(sweep, t)]]))
     changed = [(c, lvl, rule.weight(c, lvl), w) for c, lvl, w in shipped.weights

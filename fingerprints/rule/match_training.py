@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fingerprints.rule.fellegi_sunter import expectation_maximisation, level_shares
 from fingerprints.rule.match_model import LEVELS, MatchModel, probability
 
 # the prior's strength: a weight moves by one bit when that buys the labels about this
@@ -34,6 +35,7 @@ MAX_ITERATIONS = 100
 STARTING_FIXED = ("prior", "pictures", "numbers: agree", "numbers: none-shared",
                   "names: agree", "names: none-shared")
 LN2 = math.log(2.0)
+SMOOTHING = 0.5  # EM's pseudo-count per level (the candidate pairs number thousands)
 
 Levels = Sequence[tuple[str, str]]
 
@@ -137,48 +139,34 @@ def estimate(pairs: Sequence[Levels], start: MatchModel, version: str, *,
              max_iterations: int = MAX_ITERATIONS, tolerance: float = 1e-6,
              description: str = "") -> MatchModel:
     """Weights from unlabelled candidate pairs by expectation maximisation (the
-    Fellegi-Sunter model, comparisons independent given match or not; as the table
-    matcher does, fingerprints/table/fellegi.py). Each comparison's categories are its
-    levels and *not compared*; the first E-step takes ``start``'s probabilities. The
-    m/u shares become the model's form: a level's weight is ``log2(m/u)`` less that of
-    *not compared* (which the model scores 0), and the prior carries the rest."""
+    Fellegi-Sunter model, comparisons independent given match or not:
+    :mod:`fingerprints.rule.fellegi_sunter`, the core the table matcher uses too). Each
+    comparison's categories are its levels and *not compared*; the first M-step takes
+    ``start``'s probabilities as the posteriors. The m/u shares become the model's form:
+    a level's weight is ``log2(m/u)`` less that of *not compared* (which the model
+    scores 0), and the prior carries the rest."""
     comparisons = list(LEVELS)
     sizes = [len(LEVELS[c]) + 1 for c in comparisons]  # the last: not compared
+    if not pairs:
+        raise ValueError("no candidate pairs to estimate from")
     codes = np.array([[len(LEVELS[c]) for c in comparisons] for _ in pairs], dtype=np.int64)
     for row, levels in enumerate(pairs):
         for c, level in levels:
             codes[row, comparisons.index(c)] = LEVELS[c].index(level)
-    if not len(codes):
-        raise ValueError("no candidate pairs to estimate from")
     patterns, counts = np.unique(codes, axis=0, return_counts=True)
     counts = counts.astype(np.float64)
     posterior = np.array([probability(start.score(
         [(c, LEVELS[c][k]) for c, k in zip(comparisons, row, strict=True)
          if k < len(LEVELS[c])]).match_weight) for row in patterns])
-
-    def shares(weights: np.ndarray) -> list[np.ndarray]:
-        out = []
-        for j, size in enumerate(sizes):
-            share = np.bincount(patterns[:, j], weights=weights, minlength=size) + 0.5
-            out.append(share / share.sum())
-        return out
-
-    for _ in range(max_iterations):
-        m, u = shares(counts * posterior), shares(counts * (1 - posterior))
-        prior = float(np.clip((counts * posterior).sum() / counts.sum(), 1e-9, 1 - 1e-9))
-        log_odds = math.log(prior / (1 - prior)) + sum(
-            np.log(m[j][patterns[:, j]] / u[j][patterns[:, j]]) for j in range(len(sizes)))
-        new = 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700)))
-        change = float(np.max(np.abs(new - posterior)))
-        posterior = new
-        if change < tolerance:
-            break
-    m, u = shares(counts * posterior), shares(counts * (1 - posterior))
-    prior = float(np.clip((counts * posterior).sum() / counts.sum(), 1e-9, 1 - 1e-9))
-    ratio = [np.log2(m[j] / u[j]) for j in range(len(sizes))]
+    m = level_shares(patterns, counts * posterior, sizes, SMOOTHING)
+    u = level_shares(patterns, counts * (1 - posterior), sizes, SMOOTHING)
+    prior = float(np.clip((counts * posterior).sum() / counts.sum(), 1e-6, 1 - 1e-6))
+    em = expectation_maximisation(patterns, counts, sizes, m, u, prior, smoothing=SMOOTHING,
+                                  max_iterations=max_iterations, tolerance=tolerance)
+    ratio = [np.log2(em.m[j] / em.u[j]) for j in range(len(sizes))]
     weights = tuple((c, level, round(float(ratio[j][k] - ratio[j][-1]), 2))
                     for j, c in enumerate(comparisons) for k, level in enumerate(LEVELS[c]))
-    bias = math.log2(prior / (1 - prior)) + sum(float(r[-1]) for r in ratio)
+    bias = math.log2(em.prior / (1 - em.prior)) + sum(float(r[-1]) for r in ratio)
     return MatchModel(version, round(bias, 2), weights, description)
 
 

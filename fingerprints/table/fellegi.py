@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from fingerprints.rule.fellegi_sunter import MISSING, expectation_maximisation, level_shares
+
 __all__ = [
     "LEVELS",
     "FSModel",
@@ -53,7 +55,6 @@ __all__ = [
 
 LEVELS = ("different", "similar", "close", "very close", "exact")
 _CUTS = (0.7, 0.88, 0.95)  # similarity at which "similar", "close", "very close" start
-MISSING = -1
 
 
 def comparison_level(similarity: float, equal: bool, numbers_differ: bool) -> int:
@@ -75,17 +76,6 @@ def random_pairs(n: int, count: int, seed: int = 20150) -> list[tuple[int, int]]
         if i != j:
             chosen.add((i, j) if i < j else (j, i))
     return sorted(chosen)
-
-
-def _level_shares(levels: np.ndarray, weights: np.ndarray, smoothing: float) -> np.ndarray:
-    """Per field and level: the weighted share of pairs at that level among the pairs
-    where the field is present (Laplace-smoothed so that no share is zero)."""
-    out = np.zeros((levels.shape[1], len(LEVELS)))
-    for f in range(levels.shape[1]):
-        for level in range(len(LEVELS)):
-            out[f, level] = weights[levels[:, f] == level].sum() + smoothing
-        out[f] /= out[f].sum()
-    return out
 
 
 @dataclass
@@ -165,33 +155,16 @@ def estimate(levels: np.ndarray, random_levels: np.ndarray, names: Sequence[str]
     field (term frequencies). Pairs whose ``veto_fields`` are at level ``different``
     are known non-duplicates: their posterior is held at 0."""
     fields = levels.shape[1]
-    u = _level_shares(random_levels, np.ones(len(random_levels)), 1.0)
+    sizes = [len(LEVELS)] * fields
+    u = np.array(level_shares(random_levels, np.ones(len(random_levels)), sizes, 1.0))
     start = np.array([0.05, 0.05, 0.1, 0.2, 0.6])
-    m = np.tile(start, (fields, 1))
-    prior = 0.1
     patterns, counts = (np.unique(levels, axis=0, return_counts=True) if len(levels)
                         else (np.zeros((0, fields), dtype=np.int8), np.zeros(0)))
-    counts = counts.astype(np.float64)
-    present = patterns != MISSING
-    index = np.where(present, patterns, 0)
     vetoed = (patterns[:, list(veto_fields)] == 0).any(axis=1) if len(veto_fields) else None
-    iterations = 0
-    for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported below)
-        log_m = np.where(present, np.log(m[np.arange(fields), index]), 0.0).sum(axis=1)
-        log_u = np.where(present, np.log(u[np.arange(fields), index]), 0.0).sum(axis=1)
-        odds = math.log(prior / (1 - prior)) + log_m - log_u
-        posterior = 1.0 / (1.0 + np.exp(-np.clip(odds, -700, 700)))
-        if vetoed is not None:
-            posterior = np.where(vetoed, 0.0, posterior)
-        new_m = _level_shares(patterns, counts * posterior, 0.01)
-        new_u = _level_shares(patterns, counts * (1 - posterior), 0.01)
-        new_prior = float(np.clip((counts * posterior).sum() / max(counts.sum(), 1.0),
-                                  1e-6, 1 - 1e-6))
-        change = max(float(np.abs(new_m - m).max()), float(np.abs(new_u - u).max()),
-                     abs(new_prior - prior))
-        m, u, prior = new_m, new_u, new_prior
-        if change < tolerance:
-            break
+    fit = expectation_maximisation(
+        patterns, counts, sizes, [start.copy() for _ in range(fields)], list(u), 0.1,
+        smoothing=0.01, vetoed=vetoed, max_iterations=max_iterations, tolerance=tolerance)
+    m, u, prior, iterations = np.array(fit.m), np.array(fit.u), fit.prior, fit.iterations
     tables = [_frequencies(column) for column in columns]
     return FSModel(list(names), m, u, prior, [t[0] for t in tables], [t[1] for t in tables],
                    iterations)

@@ -160,3 +160,34 @@ def test_the_shipped_model_is_what_its_script_fits() -> None:
 
     assert ship() == starting_model()
     assert starting_model().version == "labels-1"
+
+
+def test_the_table_matcher_and_the_match_model_share_one_em_core() -> None:
+    """fingerprints/rule/fellegi_sunter.py: the EM both estimators call; on planted
+    duplicates it separates them, a missing comparison says nothing, a veto holds."""
+    import numpy as np
+
+    from fingerprints.rule.fellegi_sunter import MISSING, expectation_maximisation, level_shares
+    from fingerprints.table import fellegi
+
+    rng = np.random.default_rng(3)
+    pairs = rng.integers(0, 2, size=(900, 3))  # two levels: 0 different, 1 same
+    pairs[:100] = 1  # planted duplicates agree on all three
+    pairs[100:150, 2] = MISSING
+    patterns, counts = np.unique(pairs, axis=0, return_counts=True)
+    m0, u0 = [np.array([0.3, 0.7])] * 3, [np.array([0.7, 0.3])] * 3  # a guess each way
+    fit = expectation_maximisation(patterns, counts, [2, 2, 2], list(m0), list(u0), 0.5,
+                                   smoothing=0.01)
+    agree = next(i for i, row in enumerate(patterns) if list(row) == [1, 1, 1])
+    differ = next(i for i, row in enumerate(patterns) if list(row) == [0, 0, 0])
+    assert fit.posterior[agree] > 0.5 > fit.posterior[differ]
+    assert 0.1 < fit.prior < 0.5
+    assert all(m[1] > u[1] for m, u in zip(fit.m, fit.u, strict=True))
+    shares = level_shares(patterns, counts.astype(float), [2, 2, 2], 0.0)
+    assert shares[2].sum() == pytest.approx(1.0)  # a missing comparison is left out
+    vetoed = patterns[:, 0] == 0
+    held = expectation_maximisation(patterns, counts, [2, 2, 2], list(m0), list(u0), 0.5,
+                                    smoothing=0.01, vetoed=vetoed)
+    assert (held.posterior[vetoed] == 0).all()
+    # the table matcher's estimate is this core (no EM loop of its own)
+    assert fellegi.expectation_maximisation is expectation_maximisation

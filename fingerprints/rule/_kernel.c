@@ -1131,6 +1131,73 @@ done:
     return result;
 }
 
+/* normalize(text, table, pool) -> str, or None when the text takes the Python path
+ *
+ * normalize.normalize of a text every character of which the table describes: table
+ * holds, per BMP code point, 0 (the Python path: markup, controls, combining marks,
+ * characters NFKC may compose with a neighbour...), 0xFFFFFFFF (white space) or
+ * start << 8 | length: the code points pool[start:start + length] it becomes (NFKC, then
+ * lower case: normalize.simple_table builds it so that mapping each character alone is
+ * what NFKC and str.lower give for the whole text). Runs of white space become one
+ * space, none at either end. Characters outside the BMP take the Python path. */
+static PyObject *normalize_text(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_buffer table, pool;
+    if (!PyArg_ParseTuple(args, "Uy*y*", &text, &table, &pool)) return NULL;
+    PyObject *result = NULL;
+    Py_UCS4 *out = NULL;
+    if (table.len != 65536 * 4 || pool.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "table: 65,536 uint32; pool: uint32");
+        goto done;
+    }
+    const uint32_t *map = table.buf, *cps = pool.buf;
+    Py_ssize_t pool_size = pool.len / 4;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (kind == PyUnicode_4BYTE_KIND) { /* some character outside the BMP */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* a first pass for the output's length (a character may become several) */
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t value = map[PyUnicode_READ(kind, data, i)];
+        if (value == 0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        size += value == 0xFFFFFFFFu ? 1 : (Py_ssize_t)(value & 0xFF);
+        if (value != 0xFFFFFFFFu && (Py_ssize_t)(value >> 8) + (value & 0xFF) > pool_size) {
+            PyErr_SetString(PyExc_ValueError, "table entry outside the pool");
+            goto done;
+        }
+    }
+    out = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(Py_UCS4));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t length = 0;
+    int space = 0; /* white space seen since the last character written */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t value = map[PyUnicode_READ(kind, data, i)];
+        if (value == 0xFFFFFFFFu) {
+            space = 1;
+            continue;
+        }
+        if (space && length) out[length++] = ' ';
+        space = 0;
+        for (uint32_t j = 0; j < (value & 0xFF); j++) out[length++] = cps[(value >> 8) + j];
+    }
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, length);
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&pool);
+    return result;
+}
+
 /* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
  * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
  * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
@@ -1552,6 +1619,8 @@ static PyMethodDef methods[] = {
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+    {"normalize", normalize_text, METH_VARARGS,
+     "normalize.normalize of a text the table describes, else None (the Python path)."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
     {"overlap", overlap, METH_VARARGS,

@@ -917,6 +917,19 @@ done:
     return result;
 }
 
+/* str.isalnum of each BMP code point, a bit each (filled when the module loads):
+ * Py_UNICODE_ISALNUM looks a character up in up to four Unicode tables. */
+static uint8_t ALNUM_BMP[0x10000 / 8];
+
+static void init_alnum(void) {
+    for (Py_UCS4 c = 0; c < 0x10000; c++)
+        if (Py_UNICODE_ISALNUM(c)) ALNUM_BMP[c >> 3] |= (uint8_t)(1u << (c & 7));
+}
+
+static inline int is_alnum(Py_UCS4 c) {
+    return c < 0x10000 ? (ALNUM_BMP[c >> 3] >> (c & 7)) & 1 : Py_UNICODE_ISALNUM(c);
+}
+
 /* Ascending order of uint32 values (qsort). */
 static int compare_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1011,7 +1024,7 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
             prev = 0; /* as in clauses(): the character before a break space */
             continue;
         }
-        if (Py_UNICODE_ISALNUM(ch)) {
+        if (is_alnum(ch)) {
             buf[len++] = ch;
             if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
             letter_count++;
@@ -1646,6 +1659,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_masks();
+    init_alnum();
     if (PyType_Ready(&TablesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

@@ -304,6 +304,11 @@ class _Vocabulary:
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
         fingerprint = kernel.fingerprint
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint(tokens, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(tuple[int, int, bytes, int, bytes], found)
         return self._through_kernel(
             lambda tables: fingerprint(tokens, tables, tf, weak_bits, with_numbers),
             lambda: tokens,
@@ -317,6 +322,11 @@ class _Vocabulary:
         makes a str only for the tokens it does not know."""
         assert kernel is not None
         fingerprint_spans = kernel.fingerprint_spans
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(tuple[int, int, bytes, int, bytes], found)
         return self._through_kernel(
             lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
             lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
@@ -434,10 +444,14 @@ def split_title(title: str) -> tuple[str, str]:
     and two stories of one site (``…_投诉直通车_华声在线``) do not share the site's name.
     The rest (the other parts, space-joined) still counts for :func:`off_title`. A
     title without a separator or without Chinese characters is all headline."""
-    parts = _SITE_SEPARATOR.split(title) if _CJK.search(title) else [title]
+    if not _CJK.search(title):
+        return title, ""
+    parts = _SITE_SEPARATOR.split(title)
+    if len(parts) == 1:  # no separator (most titles): no part's key is needed
+        return title, ""
     keys = [text_key(_without_tags(part)) for part in parts]
     filled = [i for i, key in enumerate(keys) if key]
-    if len(parts) == 1 or not filled:
+    if not filled:
         return title, ""
     named = [i for i in filled if not keys[i].endswith(SITE_ENDINGS)]
     best = named[0] if named else filled[0]

@@ -21,6 +21,7 @@ like a SimHash hit. The index itself is :mod:`fingerprints.stores.key_index`.
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Sequence
 
 import mmh3
@@ -76,9 +77,10 @@ def short_key(body: str, clauses: Sequence[str] | None = None) -> str:
 
 def query_keys(keys: bytes) -> list[int]:
     """Every key of an article (what it looks up)."""
-    return np.frombuffer(keys, dtype="<u4").tolist()
+    return list(struct.unpack(f"<{len(keys) // 4}I", keys))
 
 
 def stored_keys(keys: bytes) -> list[int]:
     """The keys an article is indexed under (its smallest)."""
-    return np.frombuffer(keys, dtype="<u4")[:STORED_KEYS].tolist()
+    count = min(len(keys) // 4, STORED_KEYS)
+    return list(struct.unpack_from(f"<{count}I", keys))

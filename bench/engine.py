@@ -22,7 +22,10 @@
    shared machine then falls on all of them); medians, and each ratio's range.
    ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an
    older commit (its own tree and kernel in a temporary git worktree, timed the same way
-   in a fresh process: bench/older_engine.py).
+   in a fresh process: bench/older_engine.py), and a line with the current rule's cold
+   speed-up over it (the median of the rounds' ratios). Every row also has its cold
+   ratio to rjieba's segmentation alone (issue 36's yardstick: the full online rule
+   within 2x of it, 0.5x).
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
    a multi-probe lookup (``query_probes`` of the fingerprint and 28 probes, one
@@ -98,6 +101,9 @@ CASES = {
     "simhash + jieba": "simhash",
 }
 BASELINE = "rensa MinHash-LSH"
+# issue 36's yardstick: the full online rule against segmentation alone with rjieba
+SEGMENTATION = "rjieba segmentation alone (DEDUP_C_SEGMENTER=0)"
+ONLINE = "engine: full online rule"
 
 
 def one_case(case: str, corpus: str) -> dict[str, float]:
@@ -149,12 +155,14 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
             "warm_wall": warm[0], "warm_cpu": warm[1]}
 
 
-def throughput(corpora: list[str], rounds: int = 1,
-               engine_at: Sequence[str] = ()) -> list[list[object]]:
+def throughput(corpora: list[str], rounds: int = 1, engine_at: Sequence[str] = (),
+               notes: list[str] | None = None) -> list[list[object]]:
     """Each method over each corpus in a fresh process, ``rounds`` times, the methods
     taking turns (round 1: every method, round 2: every method...), so that a slow
     minute of the shared machine falls on every method alike. A figure is the median of
-    the rounds; a ratio is the median of the rounds' ratios, with their range."""
+    the rounds; a ratio is the median of the rounds' ratios, with their range. ``notes``
+    receives a line per corpus and ``engine_at`` commit: the full online rule's cold
+    speed-up over that commit's, round by round."""
     cases = dict(CASES) | {f"engine@{rev}: full online rule": f"online@{rev}"
                            for rev in engine_at}
     rows: list[list[object]] = []
@@ -177,9 +185,15 @@ def throughput(corpora: list[str], rounds: int = 1,
             rows.append([
                 corpus, name, f"{n / _median(found, 'cold_wall'):,.0f}",
                 f"{n / _median(found, 'cold_cpu'):,.0f}", _ratio(base, found, "cold_cpu"),
+                _ratio(runs[SEGMENTATION], found, "cold_cpu"),
                 f"{n / _median(found, 'warm_cpu'):,.0f}", _ratio(base, found, "warm_cpu"),
                 f"{1e6 * _median(found, 'cold_cpu') / n:.0f}",
             ])
+        for rev in engine_at:
+            if notes is not None:
+                older = runs[f"engine@{rev}: full online rule"]
+                notes.append(f"{corpus}: full online rule against engine@{rev}'s, cold CPU: "
+                             f"{_ratio(older, runs[ONLINE], 'cold_cpu')}")
     return rows
 
 
@@ -359,10 +373,16 @@ def main() -> int:
         print("Throughput, one core, a fresh process per row: cold = its first pass over the "
               "corpus, warm = a second pass over the same texts (docs/s from CPU time unless "
               f"marked wall); {args.rounds} round(s), the methods taking turns, medians")
+        notes: list[str] = []
         print(table(["corpus", "method", "cold docs/s (wall)", "cold docs/s",
-                     f"cold vs {BASELINE}", "warm docs/s", f"warm vs {BASELINE}",
-                     "cold µs CPU/doc"], throughput(corpora, args.rounds, args.engine_at)))
+                     f"cold vs {BASELINE}", "cold vs rjieba segmentation alone",
+                     "warm docs/s", f"warm vs {BASELINE}", "cold µs CPU/doc"],
+                    throughput(corpora, args.rounds, args.engine_at, notes)))
         print()
+        for note in notes:
+            print(f"* {note}")
+        if notes:
+            print()
     if not args.skip_allpairs:
         print("All pairs within Hamming distance 3, random 64-bit fingerprints, in memory")
         print(table(["fingerprints", "k", "s (wall)", "s (CPU)", "pairs found"],

@@ -85,13 +85,20 @@ class OlderEngine:
         labels: dict[str, str] = self._run(docs, timed=False)["labels"]
         return labels
 
+    def labels_and_features(self, docs: Sequence[Any]) -> tuple[dict[str, str], list[str]]:
+        """The older online rule's labels and, per document, the SHA-256 of its
+        ``extract_many`` features bytes (bench/same_output.py)."""
+        found = self._run(docs, timed=False, features=True)
+        return found["labels"], found["features"]
+
     def timed(self, docs: Sequence[Any]) -> dict[str, float]:
         """Cold and warm (wall, CPU) seconds of the older online rule over ``docs``, in
         a fresh child process (``bench/engine.py``'s keys, and ``n``)."""
         found = self._run(docs, timed=True)
         return {"n": len(docs), **found["timing"]}
 
-    def _run(self, docs: Sequence[Any], *, timed: bool) -> dict[str, Any]:
+    def _run(self, docs: Sequence[Any], *, timed: bool, features: bool = False
+             ) -> dict[str, Any]:
         if self.tree is None:
             raise RuntimeError("OlderEngine is used inside a with block")
         with tempfile.TemporaryDirectory(prefix="engine-at-io-") as io:
@@ -102,7 +109,8 @@ class OlderEngine:
                                             ensure_ascii=False) + "\n")
             command = [sys.executable, __file__, str(self.tree), str(source), str(target)]
             # the child's own output goes nowhere: bench/engine.py reads its caller's stdout
-            subprocess.run(command + (["--time"] if timed else []), check=True,
+            flags = (["--time"] if timed else []) + (["--features"] if features else [])
+            subprocess.run(command + flags, check=True,
                            stdout=subprocess.DEVNULL)
             found: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
         if set(found["labels"]) != {doc.id for doc in docs}:
@@ -126,7 +134,7 @@ def exit_on_sigterm() -> None:
 
 def _child(tree: str, source: str, target: str, *flags: str) -> int:
     """In the child: the older tree's own engine over the documents (``--time``: after
-    a warm-up, two timed passes)."""
+    a warm-up, two timed passes; ``--features``: also each document's features digest)."""
     here = Path(__file__).resolve().parent
     sys.path[:] = [tree, str(Path(tree) / "bench")] + [
         p for p in sys.path if Path(p or ".").resolve() != here]
@@ -167,7 +175,16 @@ def _child(tree: str, source: str, target: str, *flags: str) -> int:
             timing[f"{run}_cpu"] = time.process_time() - cpu
     else:
         labels = common.run_engine(docs)
-    Path(target).write_text(json.dumps({"labels": labels, "timing": timing}), encoding="utf-8")
+    digests = None
+    if "--features" in flags:
+        import hashlib
+
+        from fingerprints.rule import extract_many
+
+        digests = [hashlib.sha256(f.to_bytes()).hexdigest()
+                   for f in extract_many([(doc.title, doc.content) for doc in docs])]
+    Path(target).write_text(json.dumps({"labels": labels, "timing": timing,
+                                        "features": digests}), encoding="utf-8")
     return 0
 
 

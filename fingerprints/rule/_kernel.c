@@ -917,6 +917,300 @@ done:
     return result;
 }
 
+/* str.isalnum of each BMP code point, a bit each (filled when the module loads):
+ * Py_UNICODE_ISALNUM looks a character up in up to four Unicode tables. */
+static uint8_t ALNUM_BMP[0x10000 / 8];
+
+static void init_alnum(void) {
+    for (Py_UCS4 c = 0; c < 0x10000; c++)
+        if (Py_UNICODE_ISALNUM(c)) ALNUM_BMP[c >> 3] |= (uint8_t)(1u << (c & 7));
+}
+
+static inline int is_alnum(Py_UCS4 c) {
+    return c < 0x10000 ? (ALNUM_BMP[c >> 3] >> (c & 7)) & 1 : Py_UNICODE_ISALNUM(c);
+}
+
+/* Ascending order of uint32 values (qsort). */
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* mmh3.hash (x86_32, unsigned) of the UTF-8 bytes of prefix + chars[0:len] + suffix
+ * (prefix and suffix: one ASCII character or 0 for none). */
+static uint32_t edge_hash(const Py_UCS4 *chars, Py_ssize_t len, char prefix, char suffix,
+                          unsigned char *utf8, uint32_t seed) {
+    Py_ssize_t size = 0;
+    if (prefix) utf8[size++] = (unsigned char)prefix;
+    for (Py_ssize_t i = 0; i < len; i++) size += put_utf8(utf8 + size, chars[i]);
+    if (suffix) utf8[size++] = (unsigned char)suffix;
+    return murmur3_32(utf8, size, seed);
+}
+
+/* clause_keys(text, min_clause, seed, min_key_clause, query_keys, max_key_chars, edge,
+ *             edge_seed) -> (hashes, short_text, keys)
+ *
+ * What the body's features need of its clauses (the clauses() split above), with no str
+ * per clause:
+ * - hashes: the distinct non-zero clause hashes (boilerplate.clause_hash of the clauses
+ *   of at least min_clause letters and digits), in first-occurrence order: what a story
+ *   counts (boilerplate.story_clauses) and what the boilerplate is looked for in;
+ * - short_text: the text's letters and digits (str.isalnum) when there are at most
+ *   max_key_chars of them, else "" (extraction.short_key);
+ * - keys: keys.body_keys as sorted little-endian uint32 bytes: the top 32 bits of the
+ *   hash of each clause of at least min_key_clause letters and digits and, when the
+ *   short text has at least `edge` characters, mmh3 of "^" + its first `edge` and of
+ *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest. */
+static PyObject *clause_keys(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t min_clause, min_key_clause, query_keys, max_key_chars, edge;
+    unsigned long seed, edge_seed;
+    if (!PyArg_ParseTuple(args, "Unknnnnk", &text, &min_clause, &seed, &min_key_clause,
+                          &query_keys, &max_key_chars, &edge, &edge_seed))
+        return NULL;
+    if (query_keys < 0 || max_key_chars < 0 || edge < 0) {
+        PyErr_SetString(PyExc_ValueError, "query_keys, max_key_chars and edge must be >= 0");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t room = n + 1;
+    Py_UCS4 *buf = PyMem_Malloc((size_t)room * sizeof(Py_UCS4));
+    Py_UCS4 *letters = PyMem_Malloc((size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = PyMem_Malloc((size_t)room * 4 + 8);
+    uint64_t *found = PyMem_Malloc((size_t)room * sizeof(uint64_t));
+    uint32_t *keys = PyMem_Malloc((size_t)(room + 2) * sizeof(uint32_t));
+    uint64_t *set = NULL;
+    PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
+    if (!buf || !letters || !utf8 || !found || !keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t len = 0, count = 0, key_count = 0, letter_count = 0;
+    Py_UCS4 prev = 0; /* the last character that is not NUL */
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        int cut = i == n;
+        Py_UCS4 ch = 0;
+        if (!cut) {
+            ch = PyUnicode_READ(kind, data, i);
+            if (ch == 0) continue;
+            cut = is_clause_break(ch);
+            if (!cut && ch == '\\') {
+                Py_ssize_t j = next_char(kind, data, i + 1, n);
+                if (j < n) {
+                    Py_UCS4 next = PyUnicode_READ(kind, data, j);
+                    if (next == 'n' || next == 'r') {
+                        cut = 1;
+                        i = j;
+                        /* a break for the clauses, a letter of the short text */
+                        if (letter_count < max_key_chars + 1) letters[letter_count] = next;
+                        letter_count++;
+                    }
+                }
+            } else if (!cut && ch == ' ' && is_cjk(prev)) {
+                Py_ssize_t j = next_char(kind, data, i + 1, n);
+                cut = j < n && is_cjk(PyUnicode_READ(kind, data, j));
+            }
+        }
+        if (cut) {
+            if (len > 0) {
+                uint64_t h = len >= min_clause ? clause_key_hash(buf, len, utf8, (uint32_t)seed)
+                                               : 0;
+                if (h) found[count++] = h;
+                if (len >= min_key_clause) keys[key_count++] = (uint32_t)(h >> 32);
+            }
+            len = 0;
+            prev = 0; /* as in clauses(): the character before a break space */
+            continue;
+        }
+        if (is_alnum(ch)) {
+            buf[len++] = ch;
+            if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
+            letter_count++;
+        }
+        prev = ch;
+    }
+    /* distinct hashes in first-occurrence order (open addressing, 0 = empty) */
+    hashes = PyList_New(0);
+    if (!hashes) goto done;
+    if (count) {
+        size_t size = 16;
+        while (size < 2 * (size_t)count) size <<= 1;
+        set = PyMem_Calloc(size, sizeof(uint64_t));
+        if (!set) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t c = 0; c < count; c++) {
+            uint64_t h = found[c];
+            size_t slot = (size_t)mix64(h) & (size - 1);
+            while (set[slot] && set[slot] != h) slot = (slot + 1) & (size - 1);
+            if (set[slot]) continue;
+            set[slot] = h;
+            PyObject *value = PyLong_FromUnsignedLongLong(h);
+            if (!value) goto done;
+            int failed = PyList_Append(hashes, value) < 0;
+            Py_DECREF(value);
+            if (failed) goto done;
+        }
+    }
+    Py_ssize_t short_len = letter_count <= max_key_chars ? letter_count : 0;
+    short_text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, letters, short_len);
+    if (!short_text) goto done;
+    if (short_len && short_len >= edge) {
+        keys[key_count++] = edge_hash(letters, edge, '^', 0, utf8, (uint32_t)edge_seed);
+        keys[key_count++] = edge_hash(letters + short_len - edge, edge, 0, '$', utf8,
+                                      (uint32_t)edge_seed);
+    }
+    qsort(keys, (size_t)key_count, sizeof(uint32_t), compare_u32);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t k = 0; k < key_count && distinct < query_keys; k++)
+        if (distinct == 0 || keys[k] != keys[distinct - 1]) keys[distinct++] = keys[k];
+    key_bytes = PyBytes_FromStringAndSize(NULL, distinct * 4);
+    if (!key_bytes) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(key_bytes);
+    for (Py_ssize_t k = 0; k < distinct; k++) {
+        out[4 * k] = (unsigned char)keys[k];
+        out[4 * k + 1] = (unsigned char)(keys[k] >> 8);
+        out[4 * k + 2] = (unsigned char)(keys[k] >> 16);
+        out[4 * k + 3] = (unsigned char)(keys[k] >> 24);
+    }
+    result = PyTuple_Pack(3, hashes, short_text, key_bytes);
+
+done:
+    Py_XDECREF(hashes);
+    Py_XDECREF(short_text);
+    Py_XDECREF(key_bytes);
+    PyMem_Free(buf);
+    PyMem_Free(letters);
+    PyMem_Free(utf8);
+    PyMem_Free(found);
+    PyMem_Free(keys);
+    PyMem_Free(set);
+    return result;
+}
+
+/* Read the i-th little-endian uint32 of b. */
+static inline uint32_t read_u32(const unsigned char *b, Py_ssize_t i) {
+    b += 4 * i;
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
+           ((uint32_t)b[3] << 24);
+}
+
+/* overlap(samples_a, level_a, samples_b, level_b) -> (shared, na, nb) or None
+ *
+ * sketch.compare's counts: the samples (little-endian uint32 bytes) of each side below the
+ * cut of the larger level, and how many both have (a merge of the two sorted lists).
+ * None when a side's samples are not strictly increasing (a sketch not made by
+ * Sketch.from_hashes): NumPy's intersect1d then decides. */
+static PyObject *overlap(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    int level_a, level_b;
+    if (!PyArg_ParseTuple(args, "y*iy*i", &a, &level_a, &b, &level_b)) return NULL;
+    PyObject *result = NULL;
+    int level = level_a > level_b ? level_a : level_b;
+    if (a.len % 4 || b.len % 4 || level < 0 || level > 32) {
+        PyErr_SetString(PyExc_ValueError, "samples must be uint32 bytes, levels 0-32");
+        goto done;
+    }
+    const unsigned char *pa = a.buf, *pb = b.buf;
+    Py_ssize_t la = a.len / 4, lb = b.len / 4;
+    uint64_t cut = (uint64_t)1 << (32 - level);
+    Py_ssize_t na = 0, nb = 0;
+    for (Py_ssize_t i = 1; i < la; i++)
+        if (read_u32(pa, i) <= read_u32(pa, i - 1)) goto unsorted;
+    for (Py_ssize_t i = 1; i < lb; i++)
+        if (read_u32(pb, i) <= read_u32(pb, i - 1)) goto unsorted;
+    /* only the side at the smaller level is cut (as sketch.compare does) */
+    if (level_a == level) na = la;
+    else while (na < la && read_u32(pa, na) < cut) na++;
+    if (level_b == level) nb = lb;
+    else while (nb < lb && read_u32(pb, nb) < cut) nb++;
+    Py_ssize_t i = 0, j = 0, shared = 0;
+    while (i < na && j < nb) {
+        uint32_t x = read_u32(pa, i), y = read_u32(pb, j);
+        shared += x == y;
+        i += x <= y;
+        j += y <= x;
+    }
+    result = Py_BuildValue("nnn", shared, na, nb);
+    goto done;
+unsorted:
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+/* normalize(text, table, pool) -> str, or None when the text takes the Python path
+ *
+ * normalize.normalize of a text every character of which the table describes: table
+ * holds, per BMP code point, 0 (the Python path: markup, controls, combining marks,
+ * characters NFKC may compose with a neighbour...), 0xFFFFFFFF (white space) or
+ * start << 8 | length: the code points pool[start:start + length] it becomes (NFKC, then
+ * lower case: normalize.simple_table builds it so that mapping each character alone is
+ * what NFKC and str.lower give for the whole text). Runs of white space become one
+ * space, none at either end. Characters outside the BMP take the Python path. */
+static PyObject *normalize_text(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_buffer table, pool;
+    if (!PyArg_ParseTuple(args, "Uy*y*", &text, &table, &pool)) return NULL;
+    PyObject *result = NULL;
+    Py_UCS4 *out = NULL;
+    if (table.len != 65536 * 4 || pool.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "table: 65,536 uint32; pool: uint32");
+        goto done;
+    }
+    const uint32_t *map = table.buf, *cps = pool.buf;
+    Py_ssize_t pool_size = pool.len / 4;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (kind == PyUnicode_4BYTE_KIND) { /* some character outside the BMP */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* a first pass for the output's length (a character may become several) */
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t value = map[PyUnicode_READ(kind, data, i)];
+        if (value == 0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        size += value == 0xFFFFFFFFu ? 1 : (Py_ssize_t)(value & 0xFF);
+        if (value != 0xFFFFFFFFu && (Py_ssize_t)(value >> 8) + (value & 0xFF) > pool_size) {
+            PyErr_SetString(PyExc_ValueError, "table entry outside the pool");
+            goto done;
+        }
+    }
+    out = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(Py_UCS4));
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t length = 0;
+    int space = 0; /* white space seen since the last character written */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t value = map[PyUnicode_READ(kind, data, i)];
+        if (value == 0xFFFFFFFFu) {
+            space = 1;
+            continue;
+        }
+        if (space && length) out[length++] = ' ';
+        space = 0;
+        for (uint32_t j = 0; j < (value & 0xFF); j++) out[length++] = cps[(value >> 8) + j];
+    }
+    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, length);
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&pool);
+    return result;
+}
+
 /* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
  * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
  * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
@@ -1336,8 +1630,14 @@ static PyMethodDef methods[] = {
      "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"clause_keys", clause_keys, METH_VARARGS,
+     "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+    {"normalize", normalize_text, METH_VARARGS,
+     "normalize.normalize of a text the table describes, else None (the Python path)."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
+    {"overlap", overlap, METH_VARARGS,
+     "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
     {"observe", observe, METH_VARARGS,
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
     {"probes", probes, METH_VARARGS,
@@ -1359,6 +1659,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_masks();
+    init_alnum();
     if (PyType_Ready(&TablesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

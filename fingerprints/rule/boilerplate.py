@@ -41,7 +41,9 @@ from typing import Any
 import mmh3
 import numpy as np
 
+from fingerprints.rule.features import MAX_KEY_CHARS
 from fingerprints.rule.kernel import kernel
+from fingerprints.rule.keys import EDGE, EDGE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS, body_keys, short_key
 from fingerprints.rule.normalize import CACHED_CHARS
 
 MIN_CLAUSE = 6  # letters and digits
@@ -120,13 +122,15 @@ def clause_hashes(body: str, limit: int | None = MAX_CLAUSES) -> list[int]:
 
 @dataclass(frozen=True)
 class Stripped:
-    """A normalized body without its boilerplate, its clauses and their hashes
-    (:func:`hashed_clauses`): split and hashed once, read by the features, the key
-    index and the counting."""
+    """A normalized body without its boilerplate, and what the features, the key index
+    and the counting read of its clauses, split and hashed once."""
 
     body: str
-    clauses: tuple[str, ...]
+    # the distinct hashes of its clauses long enough to count (:func:`hashed_clauses`,
+    # 0s left out), in first-occurrence order
     hashes: tuple[int, ...]
+    short_text: str  # keys.short_key: its letters and digits when it is that short
+    keys: bytes  # keys.body_keys
 
 
 def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
@@ -135,27 +139,48 @@ def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
     and the distinct hashes of that body's clauses long enough to count (at most
     :data:`MAX_CLAUSES`)."""
     stripped = strip_with_clauses(body, boilerplate)
-    hashes = dict.fromkeys(h for h in stripped.hashes if h)
-    return stripped.body, list(hashes)[:MAX_CLAUSES]
+    return stripped.body, list(stripped.hashes[:MAX_CLAUSES])
 
 
 def strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]) -> Stripped:
-    """:func:`strip`, with the clauses of the result and their hashes, splitting the
-    text once when nothing is removed (the common case). The last 512 results for
-    bodies of at most :data:`~fingerprints.rule.normalize.CACHED_CHARS` characters are
-    kept: a worker counts a new story's clauses right after extracting its features,
-    on the same body and boilerplate."""
+    """:func:`strip`, with what is read of the result's clauses (:class:`Stripped`),
+    splitting the text once when nothing is removed (the common case). The last 512
+    results for bodies of at most :data:`~fingerprints.rule.normalize.CACHED_CHARS`
+    characters are kept: a worker counts a new story's clauses right after extracting
+    its features, on the same body and boilerplate."""
     if isinstance(boilerplate, frozenset) and len(body) <= CACHED_CHARS:
         return _strip_cached(body, boilerplate)
     return _strip_with_clauses(body, boilerplate)
 
 
 def _strip_with_clauses(body: str, boilerplate: frozenset[int] | set[int]) -> Stripped:
-    found, hashes = split_clauses(body)
-    if boilerplate and not boilerplate.isdisjoint(hashes):
-        body = _rebuild(body, boilerplate)
-        found, hashes = split_clauses(body)
-    return Stripped(body, tuple(found), tuple(hashes))
+    # Only hashes of clauses long enough to count can be boilerplate (_rebuild_py), so
+    # looking for it among the distinct non-zero ones finds what looking among all finds.
+    found = _clause_keys(body)
+    if boilerplate and not boilerplate.isdisjoint(found.hashes):
+        found = _clause_keys(_rebuild(body, boilerplate))
+    return found
+
+
+def _clause_keys(body: str) -> Stripped:
+    """:class:`Stripped` of a body with nothing to remove: in one pass through the C
+    kernel when it is built (no str per clause; identical results: tested), else
+    :func:`clause_keys_py`."""
+    if kernel is not None:
+        hashes, short, keys = kernel.clause_keys(body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE,
+                                                 QUERY_KEYS, MAX_KEY_CHARS, EDGE, EDGE_SEED)
+        return Stripped(body, tuple(hashes), short, keys)
+    return clause_keys_py(body)
+
+
+def clause_keys_py(body: str) -> Stripped:
+    """The reference of ``kernel.clause_keys``: :func:`clauses` and
+    :func:`hashed_clauses`, ``keys.short_key`` and ``keys.body_keys``."""
+    found = clauses(body)
+    hashes = hashed_clauses(found)
+    short = short_key(body, found)
+    return Stripped(body, tuple(dict.fromkeys(h for h in hashes if h)), short,
+                    body_keys(body, short, (found, hashes)))
 
 
 _strip_cached = lru_cache(maxsize=512)(_strip_with_clauses)

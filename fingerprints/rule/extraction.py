@@ -28,7 +28,6 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import MAX_KEY_CHARS, Features
 from fingerprints.rule.ids import splitmix64_finalize
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.keys import body_keys
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.shorttext import dictionary, name_words
 from fingerprints.rule.simhash import FEATURE_SEED, _append, _prepend, _run_starts
@@ -305,6 +304,11 @@ class _Vocabulary:
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
         fingerprint = kernel.fingerprint
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint(tokens, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(tuple[int, int, bytes, int, bytes], found)
         return self._through_kernel(
             lambda tables: fingerprint(tokens, tables, tf, weak_bits, with_numbers),
             lambda: tokens,
@@ -318,6 +322,11 @@ class _Vocabulary:
         makes a str only for the tokens it does not know."""
         assert kernel is not None
         fingerprint_spans = kernel.fingerprint_spans
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(tuple[int, int, bytes, int, bytes], found)
         return self._through_kernel(
             lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
             lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
@@ -435,10 +444,14 @@ def split_title(title: str) -> tuple[str, str]:
     and two stories of one site (``…_投诉直通车_华声在线``) do not share the site's name.
     The rest (the other parts, space-joined) still counts for :func:`off_title`. A
     title without a separator or without Chinese characters is all headline."""
-    parts = _SITE_SEPARATOR.split(title) if _CJK.search(title) else [title]
+    if not _CJK.search(title):
+        return title, ""
+    parts = _SITE_SEPARATOR.split(title)
+    if len(parts) == 1:  # no separator (most titles): no part's key is needed
+        return title, ""
     keys = [text_key(_without_tags(part)) for part in parts]
     filled = [i for i, key in enumerate(keys) if key]
-    if len(parts) == 1 or not filled:
+    if not filled:
         return title, ""
     named = [i for i in filled if not keys[i].endswith(SITE_ENDINGS)]
     best = named[0] if named else filled[0]
@@ -593,8 +606,7 @@ def extract_many(
                 Features(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
                     weak_bits=weak[i], title_key=text_key(heads[i]),
-                    short_text=(short := short_key(bodies[i], stripped[i].clauses)),
-                    keys=body_keys(bodies[i], short, (stripped[i].clauses, stripped[i].hashes)),
+                    short_text=stripped[i].short_text, keys=stripped[i].keys,
                     off_title=off_title(head_tokens[i], bodies[i], token_counts[i],
                                         vocab.stopwords, site_tokens[i]),
                     char_shingles=char_shingled(bodies[i]),
@@ -625,12 +637,11 @@ def _extract_compiled(
         title_fp, title_count, _, _, _ = vocab.fingerprint(head_tokens, False, 0, False)
         if title_count < config.title_min_tokens:
             title_fp = 0
-    short = short_key(body, stripped.clauses)
     sketch, char_kind = sketch_and_kind(body)
     return Features(
         title_fp, content_fp, token_count, sketch, numbers, number_count,
-        weak_bits=weak, title_key=text_key(head), short_text=short,
-        keys=body_keys(body, short, (stripped.clauses, stripped.hashes)),
+        weak_bits=weak, title_key=text_key(head), short_text=stripped.short_text,
+        keys=stripped.keys,
         off_title=off_title(head_tokens, body, token_count, vocab.stopwords,
                             segmenter.cut(site) if site else ()),
         char_shingles=char_kind,
@@ -664,7 +675,8 @@ def off_title(head_tokens: list[str], body: str, body_words: int,
 
 
 def _informative(tokens: Sequence[str], stopwords: frozenset[str]) -> set[str]:
-    return {t for t in tokens if len(t) >= 2 and t not in stopwords and t[0].isalnum()}
+    # the stopwords taken out in one set difference, not looked up token by token
+    return {t for t in tokens if len(t) >= 2 and t[0].isalnum()} - stopwords
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
@@ -673,20 +685,6 @@ _NOT_WORD = re.compile(r"[\W_]+")
 def text_key(text: str) -> str:
     """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them."""
     return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS] if text else ""
-
-
-def short_key(body: str, clauses: Sequence[str] | None = None) -> str:
-    """:func:`text_key` of a body short enough to keep whole, else ``""``. The body's
-    ``clauses`` (:func:`fingerprints.rule.boilerplate.clauses`), when given, are its
-    letters and digits already: joined, they are the key, with no pass over the text
-    (unless the body has a backslash: a literal ``\\n`` breaks clauses but its ``n``
-    is a letter of the key)."""
-    if clauses is not None and "\\" not in body:
-        if sum(map(len, clauses)) > MAX_KEY_CHARS:
-            return ""
-        return "".join(clauses)
-    key = _NOT_WORD.sub("", body) if body else ""
-    return key if len(key) <= MAX_KEY_CHARS else ""
 
 
 # --- multi-probe lookups -------------------------------------------------------------

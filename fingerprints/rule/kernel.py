@@ -3,7 +3,8 @@
 It computes the same bytes as the NumPy code of :mod:`fingerprints.rule` and
 :mod:`fingerprints.rule.sketch` for one article at a time, 3-5 times faster per article
 (docs/results/log.md, "Speed"), and runs the per-article loops of the boilerplate pass
-(``clauses``, ``rebuild``, ``observe``), the memory block index (``query_union``), the
+(``clauses``, ``clause_keys``, ``rebuild``, ``observe``), normalization (``normalize``),
+sketch comparison (``overlap``), the memory block index (``query_union``), the
 multi-probe lookups (``probes``) and the template guard (``number_conflicts``), each
 giving what the Python it replaces gives (the Python stays as the fallback).
 ``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy path then runs

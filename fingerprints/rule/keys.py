@@ -20,18 +20,22 @@ like a SimHash hit. The index itself is :mod:`fingerprints.stores.key_index`.
 
 from __future__ import annotations
 
+import re
+import struct
 from collections.abc import Sequence
 
 import mmh3
 import numpy as np
 
-from fingerprints.rule.boilerplate import split_clauses
+from fingerprints.rule.features import MAX_KEY_CHARS
 
 MIN_KEY_CLAUSE = 10  # letters and digits
 QUERY_KEYS = 16
 STORED_KEYS = 4
 EDGE = 8  # characters of a short body's head and tail
-_EDGE_SEED = 0x5E06E
+EDGE_SEED = 0x5E06E
+_EDGE_SEED = EDGE_SEED
+_NOT_WORD = re.compile(r"[\W_]+")
 
 
 def body_keys(body: str, short_text: str,
@@ -41,6 +45,9 @@ def body_keys(body: str, short_text: str,
     short body, of its head and tail keys. ``hashed``: the body's clauses and their
     :func:`~fingerprints.rule.boilerplate.hashed_clauses` when the caller has them already."""
     if hashed is None:
+        # imported here: boilerplate imports this module (its Stripped carries the keys)
+        from fingerprints.rule.boilerplate import split_clauses
+
         hashed = split_clauses(body)
     found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
     if short_text and len(short_text) >= EDGE:
@@ -53,11 +60,27 @@ def body_keys(body: str, short_text: str,
     return np.array(sorted(found)[:QUERY_KEYS], dtype="<u4").tobytes()
 
 
+def short_key(body: str, clauses: Sequence[str] | None = None) -> str:
+    """The letters and digits of a body short enough to keep whole (at most
+    :data:`~fingerprints.rule.features.MAX_KEY_CHARS` of them), else ``""``. The body's
+    ``clauses`` (:func:`fingerprints.rule.boilerplate.clauses`), when given, are its
+    letters and digits already: joined, they are the key, with no pass over the text
+    (unless the body has a backslash: a literal ``\\n`` breaks clauses but its ``n``
+    is a letter of the key)."""
+    if clauses is not None and "\\" not in body:
+        if sum(map(len, clauses)) > MAX_KEY_CHARS:
+            return ""
+        return "".join(clauses)
+    key = _NOT_WORD.sub("", body) if body else ""
+    return key if len(key) <= MAX_KEY_CHARS else ""
+
+
 def query_keys(keys: bytes) -> list[int]:
     """Every key of an article (what it looks up)."""
-    return np.frombuffer(keys, dtype="<u4").tolist()
+    return list(struct.unpack(f"<{len(keys) // 4}I", keys))
 
 
 def stored_keys(keys: bytes) -> list[int]:
     """The keys an article is indexed under (its smallest)."""
-    return np.frombuffer(keys, dtype="<u4")[:STORED_KEYS].tolist()
+    count = min(len(keys) // 4, STORED_KEYS)
+    return list(struct.unpack_from(f"<{count}I", keys))

@@ -6,7 +6,10 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from array import array
 from functools import lru_cache
+
+from fingerprints.rule.kernel import kernel
 
 # Script and style bodies are code, not article text: drop them with their tags.
 _SCRIPT_STYLE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -61,6 +64,20 @@ def normalize(text: str) -> str:
 def _normalize(text: str) -> str:
     if not text:
         return ""
+    if kernel is not None:
+        table, pool = simple_table()
+        found: str | None = kernel.normalize(text, table, pool)
+        if found is not None:
+            return found
+    return normalize_py(text)
+
+
+def normalize_py(text: str) -> str:
+    """:func:`normalize` in Python: the reference, and the path of texts with markup,
+    entities, controls, combining marks or characters outside the BMP (the kernel's
+    ``normalize`` gives the same string for the others: tested)."""
+    if not text:
+        return ""
     text = strip_html(text)
     for char, replacement in _MOST_COMMON:
         text = text.replace(char, replacement)
@@ -77,6 +94,52 @@ def _normalize(text: str) -> str:
 
 
 _normalize_recent = lru_cache(maxsize=512)(_normalize)
+
+_WHITE_SPACE = 0xFFFFFFFF
+# Hangul vowel and trailing jamo: they compose with the jamo or syllable before them
+# (algorithmically, with no decomposition listed)
+_HANGUL_SECONDS = {*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)}
+
+
+@lru_cache(maxsize=1)
+def simple_table() -> tuple[bytes, bytes]:
+    """What the kernel's ``normalize`` maps each BMP character to: (65,536 uint32 of
+    0 = the Python path, ``0xFFFFFFFF`` = white space, or ``start << 8 | length`` into the
+    pool; the pool's uint32 code points), built once per process (~0.15 s, on the first text).
+
+    A character is mapped alone only when NFKC and lower case of a whole text are those
+    of its characters one by one: it is not markup (``<``, ``&``), a control that
+    normalization removes, a combining mark, a character that composes with the one
+    before it (the second of any canonical pair, the Hangul jamo), the capital sigma
+    (lower case depends on the next character), nor does its NFKC form hold any of
+    those; and its form is white space or has none."""
+    seconds = set(_HANGUL_SECONDS)
+    for cp in range(0x20000):
+        parts = unicodedata.decomposition(chr(cp)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            seconds.add(int(parts[1], 16))
+
+    def movable(ch: str) -> bool:
+        return ord(ch) in seconds or unicodedata.combining(ch) != 0 or ch == "\u03a3"
+
+    table = array("I", bytes(4 * 0x10000))
+    pool = array("I")
+    for cp in range(0x10000):
+        ch = chr(cp)
+        if 0xD800 <= cp < 0xE000 or ch in "<&" or _CONTROL.match(ch) or movable(ch):
+            continue
+        if ch.isspace():
+            table[cp] = _WHITE_SPACE
+            continue
+        form = unicodedata.normalize("NFKC", ch)
+        if any(movable(c) or ord(c) > 0xFFFF for c in form):
+            continue
+        lower = form.lower()
+        if len(lower) > 255 or any(c.isspace() or _CONTROL.match(c) for c in lower):
+            continue
+        table[cp] = len(pool) << 8 | len(lower)
+        pool.extend(map(ord, lower))
+    return table.tobytes(), pool.tobytes()
 
 
 def has_text(text: str) -> bool:

@@ -180,7 +180,7 @@ def clause_keys_py(body: str) -> Stripped:
     hashes = hashed_clauses(found)
     short = short_key(body, found)
     return Stripped(body, tuple(dict.fromkeys(h for h in hashes if h)), short,
-                    body_keys(body, short, (found, hashes)))
+                    body_keys(short, (found, hashes)))
 
 
 _strip_cached = lru_cache(maxsize=512)(_strip_with_clauses)

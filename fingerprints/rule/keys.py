@@ -38,17 +38,12 @@ _EDGE_SEED = EDGE_SEED
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
-def body_keys(body: str, short_text: str,
-              hashed: tuple[Sequence[str], Sequence[int]] | None = None) -> bytes:
+def body_keys(short_text: str, hashed: tuple[Sequence[str], Sequence[int]]) -> bytes:
     """The keys of a normalized body (boilerplate already removed), as sorted uint32
     little-endian bytes: the smallest :data:`QUERY_KEYS` of its clause keys and, for a
-    short body, of its head and tail keys. ``hashed``: the body's clauses and their
-    :func:`~fingerprints.rule.boilerplate.hashed_clauses` when the caller has them already."""
-    if hashed is None:
-        # imported here: boilerplate imports this module (its Stripped carries the keys)
-        from fingerprints.rule.boilerplate import split_clauses
-
-        hashed = split_clauses(body)
+    short body (``short_text``), of its head and tail keys. ``hashed``: the body's
+    clauses and their hashes (:func:`fingerprints.rule.boilerplate.split_clauses`; this
+    module does not import that one, which imports this)."""
     found = {h >> 32 for key, h in zip(*hashed, strict=True) if len(key) >= MIN_KEY_CLAUSE}
     if short_text and len(short_text) >= EDGE:
         # a short body also has its edges: an edit inside its one long clause keeps one;

@@ -125,10 +125,11 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
 def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trained: int,
            held: list[Example], user: Any) -> MatchModelVersion:
     """The new version with its comparison to ``current`` on the ``held`` pairs."""
+    thresholds = sorted({*THRESHOLDS, config.match_threshold})  # the admin's among them
     report = {
-        "thresholds": list(THRESHOLDS),
-        "current": [precision_recall(scores(current, held), t) for t in THRESHOLDS],
-        "proposed": [precision_recall(scores(proposed, held), t) for t in THRESHOLDS],
+        "thresholds": thresholds,
+        "current": [precision_recall(scores(current, held), t) for t in thresholds],
+        "proposed": [precision_recall(scores(proposed, held), t) for t in thresholds],
         "threshold": config.match_threshold,
     }
     return MatchModelVersion.objects.create(

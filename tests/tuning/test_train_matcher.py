@@ -157,8 +157,16 @@ def test_a_version_estimated_without_labels_is_compared_on_every_editors_decisio
     with pytest.raises(CommandError, match="at least 40 are needed"):
         call_command("train_matcher", "--unlabelled", "--sample", "20")
     out = io.StringIO()
+    from articles.index.reindex import apply_settings
+
+    settings = EngineSettings.load()
+    settings.match_threshold, settings.version = 0.63, settings.version + 1
+    settings.save()
+    apply_settings(settings)  # the admin's save path, without the form
     call_command("train_matcher", "--unlabelled", stdout=out)
     version = MatchModelVersion.objects.get()
+    # the admin's threshold is among those the comparison reports
+    assert 0.63 in version.report["thresholds"] and version.report["threshold"] == 0.63
     assert "estimated without labels (EM) from" in out.getvalue()
     assert version.trained_pairs >= 40 and version.held_out_pairs == 3  # the three splits
     assert version.report["current"][0]["fp"] == 3  # the active model joined all three

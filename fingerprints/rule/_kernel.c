@@ -827,6 +827,33 @@ static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_
     return i;
 }
 
+/* Does a clause end at text[*i] (``ch``, after ``prev``, the last character that is not
+ * NUL): clause punctuation, a literal "\n" or "\r" (a backslash and the letter: *i
+ * moves to the letter, which goes to *escaped), or a space between two CJK characters?
+ * clauses() and clause_keys() split alike through this. */
+static int clause_break_at(int kind, const void *data, Py_ssize_t *i, Py_ssize_t n,
+                           Py_UCS4 ch, Py_UCS4 prev, Py_UCS4 *escaped) {
+    *escaped = 0;
+    if (is_clause_break(ch)) return 1;
+    if (ch == '\\') {
+        Py_ssize_t j = next_char(kind, data, *i + 1, n);
+        if (j < n) {
+            Py_UCS4 next = PyUnicode_READ(kind, data, j);
+            if (next == 'n' || next == 'r') {
+                *i = j;
+                *escaped = next;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (ch == ' ' && is_cjk(prev)) {
+        Py_ssize_t j = next_char(kind, data, *i + 1, n);
+        return j < n && is_cjk(PyUnicode_READ(kind, data, j));
+    }
+    return 0;
+}
+
 /* boilerplate.clause_hash of the letters and digits buf[0:len] (utf8: scratch of 4 * len
  * bytes; letters and digits are never surrogates). */
 static uint64_t clause_key_hash(const Py_UCS4 *buf, Py_ssize_t len, unsigned char *utf8,
@@ -879,21 +906,8 @@ static PyObject *clauses(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, i);
         if (ch == 0) continue;
-        int cut = is_clause_break(ch);
-        if (!cut && ch == '\\') {
-            Py_ssize_t j = next_char(kind, data, i + 1, n);
-            if (j < n) {
-                Py_UCS4 next = PyUnicode_READ(kind, data, j);
-                if (next == 'n' || next == 'r') {
-                    cut = 1;
-                    i = j;
-                    ch = next;
-                }
-            }
-        } else if (!cut && ch == ' ' && is_cjk(prev)) {
-            Py_ssize_t j = next_char(kind, data, i + 1, n);
-            cut = j < n && is_cjk(PyUnicode_READ(kind, data, j));
-        }
+        Py_UCS4 escaped;
+        int cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
         if (cut) {
             if (flush_clause(found, hashes, buf, len, utf8, min_clause, (uint32_t)seed) < 0)
                 goto done;
@@ -995,22 +1009,12 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
         if (!cut) {
             ch = PyUnicode_READ(kind, data, i);
             if (ch == 0) continue;
-            cut = is_clause_break(ch);
-            if (!cut && ch == '\\') {
-                Py_ssize_t j = next_char(kind, data, i + 1, n);
-                if (j < n) {
-                    Py_UCS4 next = PyUnicode_READ(kind, data, j);
-                    if (next == 'n' || next == 'r') {
-                        cut = 1;
-                        i = j;
-                        /* a break for the clauses, a letter of the short text */
-                        if (letter_count < max_key_chars + 1) letters[letter_count] = next;
-                        letter_count++;
-                    }
-                }
-            } else if (!cut && ch == ' ' && is_cjk(prev)) {
-                Py_ssize_t j = next_char(kind, data, i + 1, n);
-                cut = j < n && is_cjk(PyUnicode_READ(kind, data, j));
+            Py_UCS4 escaped;
+            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
+            if (escaped) {
+                /* a break for the clauses, a letter of the short text */
+                if (letter_count < max_key_chars + 1) letters[letter_count] = escaped;
+                letter_count++;
             }
         }
         if (cut) {

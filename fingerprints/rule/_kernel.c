@@ -43,6 +43,8 @@ static inline uint64_t mix64(uint64_t h) {
  * splitmix64; 0 becomes 1 (0 marks an empty slot of the vocabulary table). The token is
  * the n code points of a str's data (kind, data) from start: a token str, or a span of
  * the text it was cut from (the same code points, so the same key). */
+#define PREFETCH_AHEAD 8 /* fingerprint_core: table slots requested this many tokens ahead */
+
 static uint64_t span_key(int kind, const void *data, Py_ssize_t start, Py_ssize_t n) {
     uint64_t h = 0, power = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -263,6 +265,7 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     PyObject *result = NULL, *unknown = NULL;
     int64_t *ids = NULL;
     int64_t *uniq = NULL;
+    uint64_t *keys = NULL;
     uint32_t *numbers = NULL, *tmp = NULL;
     Extra *extras = NULL; /* plain tokens the table does not hold: ids vocab_len + i */
     int64_t *extra_slots = NULL;
@@ -298,20 +301,20 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     }
     ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!ids || !uniq) {
+    keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    if (!ids || !uniq || !keys) {
         PyErr_NoMemory();
         goto done;
     }
     uint64_t mask = (uint64_t)table_len - 1;
     int text_kind = text ? PyUnicode_KIND(text) : 0;
     const void *text_data = text ? PyUnicode_DATA(text) : NULL;
+    /* The tokens' keys first, so that the table slots can be fetched ahead: the lookups
+     * below are bound by memory (a vocabulary of hundreds of thousands of tokens), and
+     * PREFETCH_AHEAD tokens' slots are on their way while one is read. */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *token = NULL;
-        int kind;
-        const void *data;
-        Py_ssize_t start, len;
         if (tokens) {
-            token = PyList_GET_ITEM(tokens, i);
+            PyObject *token = PyList_GET_ITEM(tokens, i);
             if (!PyUnicode_Check(token)) {
                 PyErr_SetString(PyExc_TypeError, "tokens must be str");
                 goto done;
@@ -319,17 +322,40 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
 #if PY_VERSION_HEX < 0x030C0000
             if (PyUnicode_READY(token) < 0) goto done; /* legacy strings exist before 3.12 */
 #endif
+            keys[i] = span_key(PyUnicode_KIND(token), PyUnicode_DATA(token), 0,
+                               PyUnicode_GET_LENGTH(token));
+        } else { /* checked by the caller: start <= end <= len(text) */
+            keys[i] = span_key(text_kind, text_data, spans[2 * i],
+                               (Py_ssize_t)spans[2 * i + 1] - spans[2 * i]);
+        }
+        if (i < PREFETCH_AHEAD) {
+            __builtin_prefetch(&table_keys[keys[i] & mask]);
+            __builtin_prefetch(&table_ids[keys[i] & mask]);
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n) {
+            uint64_t ahead = keys[i + PREFETCH_AHEAD] & mask;
+            __builtin_prefetch(&table_keys[ahead]);
+            __builtin_prefetch(&table_ids[ahead]);
+        }
+        PyObject *token = NULL;
+        int kind;
+        const void *data;
+        Py_ssize_t start, len;
+        if (tokens) {
+            token = PyList_GET_ITEM(tokens, i);
             kind = PyUnicode_KIND(token);
             data = PyUnicode_DATA(token);
             start = 0;
             len = PyUnicode_GET_LENGTH(token);
-        } else { /* checked by the caller: start <= end <= len(text) */
+        } else {
             kind = text_kind;
             data = text_data;
             start = spans[2 * i];
             len = (Py_ssize_t)spans[2 * i + 1] - start;
         }
-        uint64_t key = span_key(kind, data, start, len);
+        uint64_t key = keys[i];
         uint64_t slot = key & mask;
         int64_t id = -1;
         for (;;) {
@@ -392,6 +418,10 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
             }
         }
         ids[i] = id;
+        if (id >= 0 && id < vocab_len) { /* read by the votes and the numbers below */
+            __builtin_prefetch(&weights[id]);
+            __builtin_prefetch(&hashes[id]);
+        }
     }
     if (unknown) { /* the caller adds them and calls again */
         result = unknown;
@@ -531,6 +561,7 @@ done:
     PyMem_Free(extra_slots);
     PyMem_Free(ids);
     PyMem_Free(uniq);
+    PyMem_Free(keys);
     PyMem_Free(numbers);
     PyMem_Free(tmp);
     return result;

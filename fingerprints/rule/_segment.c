@@ -19,7 +19,11 @@
  *
  * The prefix dictionary is a trie whose nodes are exactly the keys of jieba's FREQ; the
  * root's children in the Basic Multilingual Plane sit in a direct table, every other
- * edge in one open-addressing hash table keyed by (parent node, code point).
+ * edge in one open-addressing hash table keyed by (parent node, code point). An edge
+ * holds its key and its child together, and the child's number carries IS_WORD when
+ * the child is a word (frequency > 0): a step of the DAG reads one cache line, and the
+ * node's log frequency only when it is a word (the walk is bound by memory, not by
+ * arithmetic).
  * Positions are code points of the Python str (non-BMP ones included), so the offsets
  * cut_ids gives are str indices.
  *
@@ -36,15 +40,22 @@
 #define CP_BITS 21               /* code points are below 0x110000 */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
 #define MAX_FREQ ((int64_t)1 << 62) /* frequencies and the total stay exact in int64 */
-#define MAX_NODES 0xFFFFFFF0u
+#define MAX_NODES 0x7FFFFFF0u
+#define IS_WORD 0x80000000u /* on a child's number: the child has a frequency > 0 */
+#define NODE_OF(entry) ((entry) & ~IS_WORD)
 
 static PyObject *array_type; /* array.array, for cut_ids */
 
 typedef struct {
+    uint64_t key;   /* (parent << CP_BITS) | code point */
+    uint32_t child; /* child node | IS_WORD; 0 marks an empty slot (the root is no child) */
+    uint32_t unused;
+} Edge;
+
+typedef struct {
     PyObject_HEAD
-    uint32_t *root_children; /* [ROOT_DIRECT]: child of the root, 0 when none */
-    uint64_t *edge_keys;     /* (parent << CP_BITS) | code point */
-    uint32_t *edge_nodes;    /* child node; 0 marks an empty slot (the root is no child) */
+    uint32_t *root_children; /* [ROOT_DIRECT]: child of the root | IS_WORD, 0 when none */
+    Edge *edges;
     size_t edge_cap;         /* a power of two */
     size_t edge_count;
     int edge_shift;          /* 64 - log2(edge_cap) */
@@ -71,13 +82,25 @@ static inline size_t edge_slot(const Segmenter *self, uint64_t key) {
     return (size_t)((key * GOLDEN) >> self->edge_shift);
 }
 
+/* The child of node by cp with its IS_WORD (NODE_OF gives the node), 0 when none. */
 static inline uint32_t child(const Segmenter *self, uint32_t node, Py_UCS4 cp) {
     if (node == 0 && cp < ROOT_DIRECT) return self->root_children[cp];
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
     size_t mask = self->edge_cap - 1;
     for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
-        uint32_t found = self->edge_nodes[i];
-        if (!found || self->edge_keys[i] == key) return found;
+        const Edge *edge = &self->edges[i];
+        if (!edge->child || edge->key == key) return edge->child;
+    }
+}
+
+/* Where the child of node by cp is kept: its root table entry or its edge's. */
+static uint32_t *child_slot(Segmenter *self, uint32_t node, Py_UCS4 cp) {
+    if (node == 0 && cp < ROOT_DIRECT) return &self->root_children[cp];
+    uint64_t key = ((uint64_t)node << CP_BITS) | cp;
+    size_t mask = self->edge_cap - 1;
+    for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
+        Edge *edge = &self->edges[i];
+        if (!edge->child || edge->key == key) return &edge->child;
     }
 }
 
@@ -85,7 +108,7 @@ static inline uint32_t child(const Segmenter *self, uint32_t node, Py_UCS4 cp) {
 static uint32_t find(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n) {
     uint32_t node = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        node = child(self, node, word[i]);
+        node = NODE_OF(child(self, node, word[i]));
         if (!node) return 0;
     }
     return node;
@@ -100,32 +123,25 @@ static int64_t freq_get(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n
 }
 
 static int resize_edges(Segmenter *self, size_t cap) {
-    uint64_t *keys = PyMem_Calloc(cap, sizeof(uint64_t));
-    uint32_t *nodes = PyMem_Calloc(cap, sizeof(uint32_t));
-    if (!keys || !nodes) {
-        PyMem_Free(keys);
-        PyMem_Free(nodes);
+    Edge *edges = PyMem_Calloc(cap, sizeof(Edge));
+    if (!edges) {
         PyErr_NoMemory();
         return -1;
     }
     int bits = 0;
     while (((size_t)1 << bits) < cap) bits++;
-    uint64_t *old_keys = self->edge_keys;
-    uint32_t *old_nodes = self->edge_nodes;
+    Edge *old = self->edges;
     size_t old_cap = self->edge_cap;
-    self->edge_keys = keys;
-    self->edge_nodes = nodes;
+    self->edges = edges;
     self->edge_cap = cap;
     self->edge_shift = 64 - bits;
     for (size_t j = 0; j < old_cap; j++) {
-        if (!old_nodes[j]) continue;
-        size_t i = edge_slot(self, old_keys[j]);
-        while (nodes[i]) i = (i + 1) & (cap - 1);
-        keys[i] = old_keys[j];
-        nodes[i] = old_nodes[j];
+        if (!old[j].child) continue;
+        size_t i = edge_slot(self, old[j].key);
+        while (edges[i].child) i = (i + 1) & (cap - 1);
+        edges[i] = old[j];
     }
-    PyMem_Free(old_keys);
-    PyMem_Free(old_nodes);
+    PyMem_Free(old);
     return 0;
 }
 
@@ -169,9 +185,9 @@ static void set_child(Segmenter *self, uint32_t node, Py_UCS4 cp, uint32_t targe
     }
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
     size_t i = edge_slot(self, key);
-    while (self->edge_nodes[i]) i = (i + 1) & (self->edge_cap - 1);
-    self->edge_keys[i] = key;
-    self->edge_nodes[i] = target;
+    while (self->edges[i].child) i = (i + 1) & (self->edge_cap - 1);
+    self->edges[i].key = key;
+    self->edges[i].child = target;
     self->edge_count++;
 }
 
@@ -187,18 +203,20 @@ static int add(Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int64_t freq)
         return -1;
     }
     if (reserve(self, n) < 0) return -1;
-    uint32_t node = 0;
+    uint32_t node = 0, parent = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t next = child(self, node, word[i]);
+        uint32_t next = NODE_OF(child(self, node, word[i]));
         if (!next) {
             next = self->node_count++;
             self->freq[next] = 0;
             self->log_freq[next] = 0.0;
             set_child(self, node, word[i], next);
         }
+        parent = node;
         node = next;
     }
     if (n == 0) self->root_is_key = 1;
+    else *child_slot(self, parent, word[n - 1]) = node | (freq > 0 ? IS_WORD : 0);
     self->freq[node] = freq;
     self->log_freq[node] = freq > 0 ? log((double)freq) : 0.0;
     self->total += freq;
@@ -227,13 +245,22 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
     uint32_t *last = w->route_end;
     prob[end] = 0.0;
     for (size_t k = end; k-- > start;) {
+        if (k > start && text[k - 1] < ROOT_DIRECT) { /* the next walk's first two steps */
+            uint32_t first = self->root_children[text[k - 1]];
+            if (first) {
+                uint64_t key = ((uint64_t)NODE_OF(first) << CP_BITS) | text[k];
+                __builtin_prefetch(&self->edges[edge_slot(self, key)]);
+                if (first & IS_WORD) __builtin_prefetch(&self->log_freq[NODE_OF(first)]);
+            }
+        }
         double best = 0.0;
         size_t best_end = SIZE_MAX;
         uint32_t node = 0;
         for (size_t i = k; i < end; i++) {
-            node = child(self, node, text[i]);
-            if (!node) break;
-            if (self->freq[node]) {
+            uint32_t entry = child(self, node, text[i]);
+            if (!entry) break;
+            node = NODE_OF(entry);
+            if (entry & IS_WORD) { /* freq[node] > 0 */
                 double p = self->log_freq[node] - log_total + prob[i + 1];
                 if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
                     best = p;
@@ -362,8 +389,7 @@ static int suggest(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int
 
 static void segmenter_dealloc(Segmenter *self) {
     PyMem_Free(self->root_children);
-    PyMem_Free(self->edge_keys);
-    PyMem_Free(self->edge_nodes);
+    PyMem_Free(self->edges);
     PyMem_Free(self->freq);
     PyMem_Free(self->log_freq);
     Py_TYPE(self)->tp_free((PyObject *)self);

@@ -9,6 +9,7 @@ is the reference and the fallback.
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import threading
@@ -382,7 +383,21 @@ def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
         vocab.preload(start_vocabulary())
         vocab.enable_defaults()
         vocab = _vocabularies.setdefault(extra_stopwords, vocab)
+        settle_tables()
     return vocab
+
+
+def settle_tables() -> None:
+    """Take what the process holds now out of the garbage collector's reach: collect
+    once, then ``gc.freeze()``. Called after the engine's tables are loaded (jieba's
+    dictionary, the IDF table, the vocabulary: hundreds of thousands of entries that
+    live as long as the process). Unfrozen, every full pass of the collector walks them
+    again while the stream allocates features: about a tenth of the online rule's time
+    on short news (docs/results/log.md, "The per-article path: memory and the
+    collector"). Objects alive now that later become cyclic garbage are not reclaimed:
+    at a worker's start-up these are its modules and settings."""
+    gc.collect()
+    gc.freeze()
 
 
 @lru_cache(maxsize=1)

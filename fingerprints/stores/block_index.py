@@ -139,6 +139,10 @@ class MemoryBlockIndex:
         self.k = check_k(k)
         self._layout = block_layout(k)
         self._buckets: list[dict[int, dict[int, int]]] = [{} for _ in self._layout]
+        # (shift, mask, buckets) of each block: what add reads per fingerprint
+        self._blocks = [(shift, (1 << width) - 1, buckets)
+                        for (shift, width), buckets in zip(self._layout, self._buckets,
+                                                           strict=True)]
         self._items: dict[int, int] = {}
 
     def add(self, item_id: int, fp: int) -> None:
@@ -147,8 +151,15 @@ class MemoryBlockIndex:
             if old == fp:
                 return
             self.remove(item_id, old)
-        for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
-            buckets.setdefault(value, {})[item_id] = fp
+        if not 0 <= fp <= MASK64:
+            raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
+        for shift, mask, buckets in self._blocks:
+            value = (fp >> shift) & mask
+            bucket = buckets.get(value)
+            if bucket is None:
+                buckets[value] = {item_id: fp}
+            else:
+                bucket[item_id] = fp
         self._items[item_id] = fp
 
     def add_many(self, items: Iterable[tuple[int, int]]) -> None:
@@ -171,6 +182,9 @@ class MemoryBlockIndex:
         ``max_distance`` > k among the items that share a block with ``fp`` (some of
         them: found at no extra cost, since their buckets are read anyway)."""
         radius = _radius(self.k, max_distance)
+        if kernel is not None:  # the items of fp's buckets within the radius, in C
+            return _finish(kernel.query_union((fp,), self._layout, self._buckets, radius),
+                           fp, radius)
         found: dict[int, int] = {}
         for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
             bucket = buckets.get(value)

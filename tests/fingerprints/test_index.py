@@ -178,3 +178,21 @@ def test_query_union_is_the_union_of_queries(k: int) -> None:
             assert index.query_union(group, radius) == expected
     with pytest.raises(ValueError):
         index.query_union([-1])
+
+
+@pytest.mark.parametrize("k", [0, 3, 8])
+def test_memory_query_answers_alike_with_and_without_the_kernel(monkeypatch, k: int) -> None:  # type: ignore[no-untyped-def]
+    from fingerprints.stores import block_index
+
+    rng = random.Random(f"query {k}")
+    base = rng.getrandbits(64)
+    index = MemoryBlockIndex(k)
+    for item in range(400):  # near and far items, some sharing blocks with base
+        index.add(item, _flip(base, rng.sample(range(64), rng.randrange(0, 20))))
+    queries = [base, *(_flip(base, rng.sample(range(64), 2)) for _ in range(20))]
+    answers = [[index.query(fp, radius) for fp in queries] for radius in (None, k, 12)]
+    assert any(hits for per_radius in answers for hits in per_radius)
+    monkeypatch.setattr(block_index, "kernel", None)
+    assert answers == [[index.query(fp, radius) for fp in queries] for radius in (None, k, 12)]
+    with pytest.raises(ValueError, match="unsigned 64-bit"):
+        index.add(1000, 1 << 64)

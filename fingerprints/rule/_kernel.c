@@ -1257,6 +1257,12 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
     int radius;
     if (!PyArg_ParseTuple(args, "OOO!i", &fps, &layout, &PyList_Type, &buckets, &radius))
         return NULL;
+    /* the bucket last read in each block (a reference held; NULL: none there): a probe
+     * differs from its fingerprint in one block only, so its other blocks' buckets
+     * were read already */
+    uint64_t last_value[MAX_BLOCKS];
+    PyObject *last_bucket[MAX_BLOCKS] = {NULL};
+    int have_last[MAX_BLOCKS] = {0};
     PyObject *fps_seq = PySequence_Fast(fps, "fps must be a sequence");
     if (!fps_seq) return NULL;
     PyObject *layout_seq = PySequence_Fast(layout, "layout must be a sequence");
@@ -1299,14 +1305,22 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
             goto fail;
         }
         for (Py_ssize_t b = 0; b < blocks; b++) {
-            PyObject *key = PyLong_FromUnsignedLongLong((fp >> shifts[b]) & masks[b]);
-            if (!key) goto fail;
-            PyObject *bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
-            Py_DECREF(key);
-            if (!bucket) {
-                if (PyErr_Occurred()) goto fail;
-                continue;
+            uint64_t block_value = (fp >> shifts[b]) & masks[b];
+            PyObject *bucket;
+            if (have_last[b] && last_value[b] == block_value) {
+                bucket = last_bucket[b];
+            } else {
+                PyObject *key = PyLong_FromUnsignedLongLong(block_value);
+                if (!key) goto fail;
+                bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
+                Py_DECREF(key);
+                if (!bucket && PyErr_Occurred()) goto fail;
+                have_last[b] = 1;
+                last_value[b] = block_value;
+                Py_XINCREF(bucket);
+                Py_XSETREF(last_bucket[b], bucket);
             }
+            if (!bucket) continue;
             if (!PyDict_Check(bucket)) {
                 PyErr_SetString(PyExc_TypeError, "a bucket must be a dict");
                 goto fail;
@@ -1325,11 +1339,13 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
             }
         }
     }
+    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
     Py_DECREF(layout_seq);
     return found;
 
 fail:
+    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
     Py_XDECREF(layout_seq);
     Py_XDECREF(found);
@@ -1361,6 +1377,12 @@ static PyObject *observe(PyObject *self, PyObject *args) {
     uint32_t *slots = view.buf;
     uint64_t mask = ((uint64_t)1 << slots_log2) - 1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    /* every clause's slot requested first: the table is megabytes, a slot a cache miss */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (PyLong_Check(item))
+            __builtin_prefetch(&slots[PyLong_AsUnsignedLongLongMask(item) & mask], 1);
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         uint64_t clause = PyLong_AsUnsignedLongLong(item);

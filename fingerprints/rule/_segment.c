@@ -123,13 +123,13 @@ static int64_t freq_get(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n
     return node ? self->freq[node] : fallback;
 }
 
-/* A zeroed table of edges. Large ones are aligned to 2 MiB and offered to the kernel
- * as huge pages: a DAG step lands anywhere in megabytes, and with 4 KiB pages most
- * steps would miss the TLB as well as the cache. Freed with free_edges. */
+/* Zeroed memory for a table the DAG reads at random (the edges, the log frequencies):
+ * large ones are aligned to 2 MiB and offered to the kernel as huge pages, since a
+ * DAG step lands anywhere in megabytes and with 4 KiB pages most steps would miss the
+ * TLB as well as the cache. Freed with free(). */
 #define HUGE_PAGE ((size_t)2 << 20)
-static Edge *new_edges(size_t cap) {
-    size_t bytes = cap * sizeof(Edge);
-    if (bytes < HUGE_PAGE) return calloc(cap, sizeof(Edge));
+static void *huge_zeroed(size_t bytes) {
+    if (bytes < HUGE_PAGE) return calloc(1, bytes ? bytes : 1);
     void *memory = NULL;
     bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     if (posix_memalign(&memory, HUGE_PAGE, bytes)) return NULL;
@@ -141,7 +141,7 @@ static Edge *new_edges(size_t cap) {
 }
 
 static int resize_edges(Segmenter *self, size_t cap) {
-    Edge *edges = new_edges(cap);
+    Edge *edges = huge_zeroed(cap * sizeof(Edge));
     if (!edges) {
         PyErr_NoMemory();
         return -1;
@@ -179,11 +179,13 @@ static int reserve(Segmenter *self, Py_ssize_t more) {
             return -1;
         }
         self->freq = freq;
-        double *log_freq = PyMem_Realloc(self->log_freq, (size_t)cap * sizeof(double));
+        double *log_freq = huge_zeroed((size_t)cap * sizeof(double));
         if (!log_freq) {
             PyErr_NoMemory();
             return -1;
         }
+        if (self->log_freq) memcpy(log_freq, self->log_freq, self->node_count * sizeof(double));
+        free(self->log_freq);
         self->log_freq = log_freq;
         self->node_cap = cap;
     }
@@ -409,7 +411,7 @@ static void segmenter_dealloc(Segmenter *self) {
     PyMem_Free(self->root_children);
     free(self->edges);
     PyMem_Free(self->freq);
-    PyMem_Free(self->log_freq);
+    free(self->log_freq);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -658,7 +658,7 @@ def _extract_compiled(
         weak_bits=weak, title_key=text_key(head), short_text=stripped.short_text,
         keys=stripped.keys,
         off_title=off_title(head_tokens, body, token_count, vocab.stopwords,
-                            segmenter.cut(site) if site else ()),
+                            lambda: segmenter.cut(site) if site else ()),
         char_shingles=char_kind,
     )
 
@@ -673,19 +673,26 @@ def _title_parts(title: str) -> tuple[str, str]:
 
 
 def off_title(head_tokens: list[str], body: str, body_words: int,
-              stopwords: frozenset[str], site_tokens: Sequence[str] = ()) -> bool:
+              stopwords: frozenset[str],
+              site_tokens: Sequence[str] | Callable[[], Sequence[str]] = ()) -> bool:
     """Is the body about something else than its headline: a title of at least two
     informative words (two characters or more, not stopwords), none of the headline's
     occurring in a body that has informative words of its own (``body_words``: its
     count)? The site's part of the title (``site_tokens``, :func:`split_title`) counts
     towards the two words but is not looked for: a site's channel description names the
     site. True for a redirect page, a site footer or a disclaimer crawled as the body;
-    0.06 % of Xinhua articles, 5 % of the crawled web news corpus."""
+    0.06 % of Xinhua articles, 5 % of the crawled web news corpus. ``site_tokens`` may
+    be a function giving them: it is called only when the headline has fewer than two
+    informative words (the site's part is cut only then)."""
     if not body_words:
         return False
     words = _informative(head_tokens, stopwords)
-    if not words or len(words | _informative(site_tokens, stopwords)) < 2:
+    if not words:
         return False
+    if len(words) < 2:
+        site = site_tokens() if callable(site_tokens) else site_tokens
+        if len(words | _informative(site, stopwords)) < 2:
+            return False
     return not any(word in body for word in words)
 
 

@@ -26,8 +26,13 @@ class MemoryKeyIndex:
         self._items: dict[int, list[int]] = {}
 
     def add(self, item_id: int, keys: Iterable[int]) -> None:
+        items = self._items
         for key in keys:
-            self._items.setdefault(key, []).append(item_id)
+            found = items.get(key)
+            if found is None:
+                items[key] = [item_id]
+            else:
+                found.append(item_id)
 
     def remove(self, item_id: int, keys: Iterable[int]) -> None:
         for key in keys:
@@ -36,9 +41,12 @@ class MemoryKeyIndex:
                 items.remove(item_id)
 
     def query(self, keys: Iterable[int]) -> set[int]:
+        items = self._items
         found: set[int] = set()
         for key in keys:
-            found.update(self._items.get(key, ()))
+            hit = items.get(key)
+            if hit:
+                found.update(hit)
         return found
 
     def clear(self) -> None:

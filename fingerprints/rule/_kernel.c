@@ -1346,14 +1346,15 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
             Py_ssize_t pos = 0;
             PyObject *item, *other;
             while (PyDict_Next(bucket, &pos, &item, &other)) {
+                /* the distance first (a popcount), the found dict only for a near item;
+                 * stored fingerprints are checked unsigned 64-bit when added, so the
+                 * unchecked conversion reads them exactly */
+                uint64_t value = PyLong_AsUnsignedLongLongMask(other);
+                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
+                if (__builtin_popcountll(fp ^ value) > radius) continue;
                 int seen = PyDict_Contains(found, item);
                 if (seen < 0) goto fail;
-                if (seen) continue;
-                uint64_t value = PyLong_AsUnsignedLongLong(other);
-                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
-                if (__builtin_popcountll(fp ^ value) <= radius &&
-                    PyDict_SetItem(found, item, other) < 0)
-                    goto fail;
+                if (!seen && PyDict_SetItem(found, item, other) < 0) goto fail;
             }
         }
     }

@@ -392,10 +392,10 @@ def settle_tables() -> None:
     once, then ``gc.freeze()``. Called after the engine's tables are loaded (jieba's
     dictionary, the IDF table, the vocabulary: hundreds of thousands of entries that
     live as long as the process). Unfrozen, every full pass of the collector walks them
-    again while the stream allocates features: about a tenth of the online rule's time
-    on short news (docs/results/log.md, "The per-article path: memory and the
-    collector"). Objects alive now that later become cyclic garbage are not reclaimed:
-    at a worker's start-up these are its modules and settings."""
+    again while the stream allocates features (docs/results/log.md, "The per-article
+    path: memory and the collector"). Objects alive now that later become cyclic
+    garbage are not reclaimed: at a worker's start-up these are its modules and
+    settings."""
     gc.collect()
     gc.freeze()
 

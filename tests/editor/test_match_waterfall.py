@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -185,6 +186,21 @@ def test_the_waterfall_in_chinese(client, copy_doc):
     assert shown["caption"] == (f"匹配权重 {total:.1f} 比特 → 概率 {p:.5f} · "
                                 f"核对对象 riverside-orig · 模型 {copy.match_explanation['model']}")
     assert "body: copy" not in html
+
+
+@pytest.mark.parametrize(("language", "header", "why"), [
+    ("en", "Found by", "Why this match"), ("zh-hans", "找到途径", "为何匹配")])
+def test_the_members_column_names_how_the_docid_was_found_not_why(client, copy_doc, language,
+                                                                 header, why):
+    # the column says which fingerprint reached the docId (title d=0); the waterfall
+    # says why the engine joined: the header must not read as the decision
+    client.cookies["django_language"] = language
+    html = client.get(f"/clusters/{copy_doc.doc_id}/", HTTP_ACCEPT_LANGUAGE=language
+                      ).content.decode()
+    found = re.search(r'<th title="([^"]*)">([^<]*)</th>', html.split('class="members"')[1])
+    assert found is not None
+    assert found.group(2) == header and why in found.group(1)
+    assert "Matched by" not in html and "匹配方式" not in html
 
 
 def test_a_url_match_shows_the_rule_and_the_founder_founded_the_docid(client, copy_doc):

@@ -51,7 +51,6 @@ class EngineConfig:
     # labelled crawled news (docs/results/log.md: 0.7 trades 7 false merges for 28 misses of
     # 379 pairs; 0.6 gives 11 and 19)
     cjk_containment: float = 0.7
-    cjk_jaccard: float = 0.0  # ... and at least this Jaccard
     # ... or at least this containment when not one number and not one name in context
     # differs (no guard tolerance): a repost under chrome that is a third of the shorter
     # text, where templates and site listings show their other names and numbers
@@ -91,10 +90,9 @@ class EngineConfig:
     # body (under short_shingles) is held to the same title test.
     off_title_max_shingles: int = 300
     # the number guard: a match is vetoed when more than this share of the number
-    # contexts both texts have carry different numbers ...
+    # contexts both texts have carry different numbers (so at least one) ...
     guard_conflicts: float = 0.2
-    guard_min_conflicts: int = 1  # ... and at least this many
-    # ... but at least this many when the pair's Jaccard is under guard_part_jaccard: a
+    # ... and at least this many when the pair's Jaccard is under guard_part_jaccard: a
     # report inside a digest several times its length, where one differing number in a
     # shared context is the digest's own (docs/results/log.md, "The number guard for parts")
     guard_part_jaccard: float = 0.3
@@ -149,7 +147,7 @@ class EngineConfig:
                 f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
             )
         for name in (
-            "jaccard", "copy_containment", "containment", "cjk_containment", "cjk_jaccard",
+            "jaccard", "copy_containment", "containment", "cjk_containment",
             "cjk_strict_containment", "cjk_strict_jaccard", "word_jaccard", "word_containment",
             "short_jaccard", "title_jaccard", "guard_part_jaccard",
             "guard_conflicts",
@@ -163,10 +161,10 @@ class EngineConfig:
         if not isinstance(shingles, int) or isinstance(shingles, bool) or shingles < 0:
             raise ValueError("off_title_max_shingles must be a count of shingles (0 or more), "
                              f"not {shingles!r}")
-        for name in ("guard_min_conflicts", "guard_part_min_conflicts"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer of 1 or more, not {value!r}")
+        least = self.guard_part_min_conflicts
+        if not isinstance(least, int) or isinstance(least, bool) or least < 1:
+            raise ValueError("guard_part_min_conflicts must be an integer of 1 or more, "
+                             f"not {least!r}")
         if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
             raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
         min_docs = self.boilerplate_min_docs

@@ -45,9 +45,9 @@ default threshold the starting model decides as the steps below say ("match",
    (``"same-headline"``).
 5. *Template guard*: a match by 2, 3 or 4 is vetoed when the same context carries
    different numbers (``上证综指报收3012`` vs ``上证综指报收2998``) in more than
-   ``guard_conflicts`` of the contexts both texts share, and at least
-   ``guard_min_conflicts`` of them (``guard_part_min_conflicts`` when the pair's
-   Jaccard is under ``guard_part_jaccard``: a part inside a page several times its
+   ``guard_conflicts`` of the contexts both texts share (so in one at least), and in
+   at least ``guard_part_min_conflicts`` when the pair's
+   Jaccard is under ``guard_part_jaccard`` (a part inside a page several times its
    size, not two fillings of one frame). The same bulletin for another day or
    company, item (3) vs (4) of a photo series, share nearly all words but not their
    numbers; a repost that drops a dateline or adds a footer has no conflicting context.
@@ -263,7 +263,7 @@ def _long_bodies(a: Features, b: Features, ov: Overlap, config: EngineConfig) ->
     band, the word Jaccard and word containment rules."""
     if ov.containment >= config.containment:
         return _guarded(a, b, config, ov.jaccard, "contained")
-    if a.char_shingles and b.char_shingles and ov.jaccard >= config.cjk_jaccard:
+    if a.char_shingles and b.char_shingles:
         if ov.containment >= config.cjk_containment:
             return _guarded(a, b, config, ov.jaccard, "contained", "cjk-contained")
         if (ov.containment >= config.cjk_strict_containment
@@ -382,9 +382,9 @@ def _guarded(
         levels = [lvl for lvl in levels if lvl[0] != "title"] + [("title", "other-number")]
         return _Path(False, "template: another number in the title", levels)
     conflicts, shared = number_conflicts(a, b)
-    least = config.guard_min_conflicts
-    if jaccard < config.guard_part_jaccard:
-        least = max(least, config.guard_part_min_conflicts)
+    # more than a share of the shared contexts is at least one conflict; a part inside
+    # a larger page needs guard_part_min_conflicts of them
+    least = config.guard_part_min_conflicts if jaccard < config.guard_part_jaccard else 1
     if conflicts >= least and conflicts > config.guard_conflicts * shared:
         levels.append(("numbers", "differ"))
         return _Path(False, f"template: {conflicts}/{shared} numbers differ", levels)

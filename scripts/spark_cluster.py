@@ -40,17 +40,28 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: all held at once while they are chosen, so that the
+    master, its UI and the workers' UIs never draw the same one (a worker's UI on the
+    master's UI port answered its JSON poll with an HTML page)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def _alive_workers(ui_port: int) -> int:
+    """ALIVE workers the master's UI lists; -1 while it does not answer with its JSON."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as reply:
             state = json.load(reply)
-    except OSError:
+    except (OSError, ValueError):  # not up yet, or not the master's JSON (yet)
+        return -1
+    if not isinstance(state, dict):
         return -1
     return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
@@ -64,7 +75,7 @@ def start(workers: int = 2, cores: int = 1, memory: str = "1g",
     folder = Path(tempfile.mkdtemp(prefix="dedupsite-spark-cluster-"))
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_LOG_DIR": str(folder), "SPARK_WORKER_DIR": str(folder)}
-    port, ui_port = free_port(), free_port()
+    port, ui_port, *worker_ui_ports = free_ports(2 + workers)
     spark_class = str(home / "bin" / "spark-class")
     pids = []
     log = (folder / "master.log").open("wb")
@@ -79,7 +90,7 @@ def start(workers: int = 2, cores: int = 1, memory: str = "1g",
         worker = subprocess.Popen(
             [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
              "--cores", str(cores), "--memory", memory, "--work-dir", str(folder / f"w{n}"),
-             "--webui-port", str(free_port())],
+             "--webui-port", str(worker_ui_ports[n])],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         pids.append(worker.pid)
     state = {"url": url, "ui_port": ui_port, "pids": pids, "folder": str(folder)}

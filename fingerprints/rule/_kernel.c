@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include "_huge.h"
 
 #define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
@@ -96,22 +96,6 @@ static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
  * between calls). */
 static int32_t *seen = NULL;
 static Py_ssize_t seen_size = 0;
-
-/* Zeroed memory, aligned to 2 MiB and offered as huge pages when it is that large: a
- * table read at random by token id (with 4 KiB pages most reads would also miss the
- * TLB). Freed with free(). */
-#define HUGE_PAGE ((size_t)2 << 20)
-static void *huge_zeroed(size_t bytes) {
-    if (bytes < HUGE_PAGE) return calloc(1, bytes ? bytes : 1);
-    void *memory = NULL;
-    bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    if (posix_memalign(&memory, HUGE_PAGE, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(memory, bytes, MADV_HUGEPAGE); /* advice only */
-#endif
-    memset(memory, 0, bytes);
-    return memory;
-}
 
 static int ensure_seen(Py_ssize_t size) {
     if (size <= seen_size) return 0;

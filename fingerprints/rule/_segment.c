@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include "_huge.h"
 
 #define ROOT_DIRECT 0x10000u     /* root children by BMP code point, in a direct table */
 #define CP_BITS 21               /* code points are below 0x110000 */
@@ -121,23 +121,6 @@ static int64_t freq_get(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n
     if (n == 0) return self->root_is_key ? self->freq[0] : fallback;
     uint32_t node = find(self, word, n);
     return node ? self->freq[node] : fallback;
-}
-
-/* Zeroed memory for a table the DAG reads at random (the edges, the log frequencies):
- * large ones are aligned to 2 MiB and offered to the kernel as huge pages, since a
- * DAG step lands anywhere in megabytes and with 4 KiB pages most steps would miss the
- * TLB as well as the cache. Freed with free(). */
-#define HUGE_PAGE ((size_t)2 << 20)
-static void *huge_zeroed(size_t bytes) {
-    if (bytes < HUGE_PAGE) return calloc(1, bytes ? bytes : 1);
-    void *memory = NULL;
-    bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    if (posix_memalign(&memory, HUGE_PAGE, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(memory, bytes, MADV_HUGEPAGE); /* advice only: refused, the table still works */
-#endif
-    memset(memory, 0, bytes);
-    return memory;
 }
 
 static int resize_edges(Segmenter *self, size_t cap) {

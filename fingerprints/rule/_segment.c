@@ -20,14 +20,15 @@
  * The prefix dictionary is a trie whose nodes are exactly the keys of jieba's FREQ; the
  * root's children in the Basic Multilingual Plane sit in a direct table, every other
  * edge in one open-addressing hash table keyed by (parent node, code point). An edge
- * holds its key and its child together, and the child's number carries IS_WORD when
- * the child is a word (frequency > 0): a step of the DAG reads one cache line, and the
- * node's log frequency only when it is a word (the walk is bound by memory, not by
- * arithmetic). Every walk ends with a step to a child that does not exist, and that
- * step's slot lies anywhere in the table (16 MiB, beyond this machine's cache): a
- * 1 MiB bit filter over the edges' keys (one bit per key's hash, ~6 % of bits set)
- * answers most of those steps from the cache without reading the table, which halves
- * the segmenter's time on news (docs/results/log.md, "The edge filter").
+ * holds its key, its child and, when the child is a word (frequency > 0, IS_WORD on
+ * the child's number), the place of its log frequency in a table of the dictionary's
+ * distinct frequencies (~5,000, 40 KiB, always in the cache): a step of the DAG reads
+ * one cache line (the walk is bound by memory, not by arithmetic). Every walk ends
+ * with a step to a child that does not exist, and that step's slot lies anywhere in
+ * the table (16 MiB, beyond this machine's cache): a 1 MiB bit filter over the edges'
+ * keys (one bit per key's hash, ~6 % of bits set) answers most of those steps from the
+ * cache without reading the table. Together these take 69 % of the segmenter's cache
+ * misses away (docs/results/log.md, "The segmenter's cache misses").
  * Positions are code points of the Python str (non-BMP ones included), so the offsets
  * cut_ids gives are str indices.
  *
@@ -36,6 +37,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,19 +57,31 @@ static PyObject *array_type; /* array.array, for cut_ids */
 typedef struct {
     uint64_t key;   /* (parent << CP_BITS) | code point */
     uint32_t child; /* child node | IS_WORD; 0 marks an empty slot (the root is no child) */
-    uint32_t unused;
+    uint32_t word_log; /* when the child is a word: its log frequency's place in log_table */
 } Edge;
 
 typedef struct {
+    uint32_t child;    /* child of the root | IS_WORD, 0 when none */
+    uint32_t word_log; /* as Edge.word_log: one line holds both */
+} Root;
+
+typedef struct {
     PyObject_HEAD
-    uint32_t *root_children; /* [ROOT_DIRECT]: child of the root | IS_WORD, 0 when none */
+    Root *root;              /* [ROOT_DIRECT]: the root's children in the BMP, by code point */
     Edge *edges;
     uint64_t *filter;        /* [2**FILTER_BITS / 64]: a bit set for every edge's key */
     size_t edge_cap;         /* a power of two */
     size_t edge_count;
     int edge_shift;          /* 64 - log2(edge_cap) */
     int64_t *freq;           /* per node: jieba's FREQ value (0 for a prefix only) */
-    double *log_freq;        /* log(freq) when freq > 0 */
+    /* log(freq) of every distinct word frequency (jieba's dictionary has ~5,000: 40 KiB,
+     * which stays in the cache, where a value per node would be 4 MiB read at random),
+     * and the frequency -> place map that fills it (open addressing, freq + 1 as key) */
+    double *log_table;
+    uint32_t log_count, log_cap;
+    int64_t *log_keys;
+    uint32_t *log_places;
+    size_t log_slots;        /* a power of two, at least twice log_count */
     uint32_t node_count;     /* node 0 is the root: the empty string */
     uint32_t node_cap;
     int root_is_key;         /* jieba keeps "" in FREQ once add_word("") was called */
@@ -101,7 +115,7 @@ static inline int maybe_edge(const Segmenter *self, uint64_t key) {
 
 /* The child of node by cp with its IS_WORD (NODE_OF gives the node), 0 when none. */
 static inline uint32_t child(const Segmenter *self, uint32_t node, Py_UCS4 cp) {
-    if (node == 0 && cp < ROOT_DIRECT) return self->root_children[cp];
+    if (node == 0 && cp < ROOT_DIRECT) return self->root[cp].child;
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
     if (!maybe_edge(self, key)) return 0; /* most failing steps end here, in cache */
     size_t mask = self->edge_cap - 1;
@@ -113,13 +127,86 @@ static inline uint32_t child(const Segmenter *self, uint32_t node, Py_UCS4 cp) {
 
 /* Where the child of node by cp is kept: its root table entry or its edge's. */
 static uint32_t *child_slot(Segmenter *self, uint32_t node, Py_UCS4 cp) {
-    if (node == 0 && cp < ROOT_DIRECT) return &self->root_children[cp];
+    if (node == 0 && cp < ROOT_DIRECT) return &self->root[cp].child;
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
     size_t mask = self->edge_cap - 1;
     for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
         Edge *edge = &self->edges[i];
         if (!edge->child || edge->key == key) return &edge->child;
     }
+}
+
+/* child() with the child's log_table place when it is a word (unset otherwise). */
+static inline uint32_t child_word(const Segmenter *self, uint32_t node, Py_UCS4 cp,
+                                  uint32_t *word_log) {
+    if (node == 0 && cp < ROOT_DIRECT) {
+        *word_log = self->root[cp].word_log;
+        return self->root[cp].child;
+    }
+    uint64_t key = ((uint64_t)node << CP_BITS) | cp;
+    if (!maybe_edge(self, key)) return 0;
+    size_t mask = self->edge_cap - 1;
+    for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
+        const Edge *edge = &self->edges[i];
+        if (!edge->child) return 0;
+        if (edge->key == key) {
+            *word_log = edge->word_log;
+            return edge->child;
+        }
+    }
+}
+
+/* Where the log_table place of an existing child of node by cp is kept. */
+static uint32_t *word_log_slot(Segmenter *self, uint32_t node, Py_UCS4 cp) {
+    if (node == 0 && cp < ROOT_DIRECT) return &self->root[cp].word_log;
+    uint32_t *slot = child_slot(self, node, cp);
+    return &((Edge *)((char *)slot - offsetof(Edge, child)))->word_log;
+}
+
+/* The place of log(freq) in log_table (added when new), -1 with an exception. */
+static int64_t log_place(Segmenter *self, int64_t freq) {
+    if (2 * ((size_t)self->log_count + 1) > self->log_slots) {
+        size_t slots = self->log_slots ? 2 * self->log_slots : 1024;
+        int64_t *keys = PyMem_Calloc(slots, sizeof(int64_t));
+        uint32_t *places = PyMem_Malloc(slots * sizeof(uint32_t));
+        if (!keys || !places) {
+            PyMem_Free(keys);
+            PyMem_Free(places);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t j = 0; j < self->log_slots; j++) {
+            if (!self->log_keys[j]) continue;
+            size_t i = (size_t)(((uint64_t)self->log_keys[j] * GOLDEN) >> 32) & (slots - 1);
+            while (keys[i]) i = (i + 1) & (slots - 1);
+            keys[i] = self->log_keys[j];
+            places[i] = self->log_places[j];
+        }
+        PyMem_Free(self->log_keys);
+        PyMem_Free(self->log_places);
+        self->log_keys = keys;
+        self->log_places = places;
+        self->log_slots = slots;
+    }
+    int64_t key = freq + 1; /* 0 marks an empty slot; freq < MAX_FREQ */
+    size_t mask = self->log_slots - 1;
+    size_t i = (size_t)(((uint64_t)key * GOLDEN) >> 32) & mask;
+    for (; self->log_keys[i]; i = (i + 1) & mask)
+        if (self->log_keys[i] == key) return self->log_places[i];
+    if (self->log_count == self->log_cap) {
+        uint32_t cap = self->log_cap ? 2 * self->log_cap : 1024;
+        double *table = PyMem_Realloc(self->log_table, (size_t)cap * sizeof(double));
+        if (!table) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->log_table = table;
+        self->log_cap = cap;
+    }
+    self->log_table[self->log_count] = log((double)freq);
+    self->log_keys[i] = key;
+    self->log_places[i] = self->log_count;
+    return self->log_count++;
 }
 
 /* The node of a whole string, 0 when the string is no key (the root only for ""). */
@@ -179,14 +266,6 @@ static int reserve(Segmenter *self, Py_ssize_t more) {
             return -1;
         }
         self->freq = freq;
-        double *log_freq = huge_zeroed((size_t)cap * sizeof(double));
-        if (!log_freq) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        if (self->log_freq) memcpy(log_freq, self->log_freq, self->node_count * sizeof(double));
-        free(self->log_freq);
-        self->log_freq = log_freq;
         self->node_cap = cap;
     }
     size_t edges = self->edge_count + (size_t)more;
@@ -200,7 +279,7 @@ static int reserve(Segmenter *self, Py_ssize_t more) {
 
 static void set_child(Segmenter *self, uint32_t node, Py_UCS4 cp, uint32_t target) {
     if (node == 0 && cp < ROOT_DIRECT) {
-        self->root_children[cp] = target;
+        self->root[cp].child = target;
         return;
     }
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
@@ -225,22 +304,25 @@ static int add(Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int64_t freq)
         return -1;
     }
     if (reserve(self, n) < 0) return -1;
+    int64_t word_log = freq > 0 ? log_place(self, freq) : 0;
+    if (word_log < 0) return -1;
     uint32_t node = 0, parent = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint32_t next = NODE_OF(child(self, node, word[i]));
         if (!next) {
             next = self->node_count++;
             self->freq[next] = 0;
-            self->log_freq[next] = 0.0;
             set_child(self, node, word[i], next);
         }
         parent = node;
         node = next;
     }
     if (n == 0) self->root_is_key = 1;
-    else *child_slot(self, parent, word[n - 1]) = node | (freq > 0 ? IS_WORD : 0);
+    else {
+        *child_slot(self, parent, word[n - 1]) = node | (freq > 0 ? IS_WORD : 0);
+        *word_log_slot(self, parent, word[n - 1]) = (uint32_t)word_log;
+    }
     self->freq[node] = freq;
-    self->log_freq[node] = freq > 0 ? log((double)freq) : 0.0;
     self->total += freq;
     return 0;
 }
@@ -268,22 +350,22 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
     prob[end] = 0.0;
     for (size_t k = end; k-- > start;) {
         if (k > start && text[k - 1] < ROOT_DIRECT) { /* the next walk's first two steps */
-            uint32_t first = self->root_children[text[k - 1]];
+            uint32_t first = self->root[text[k - 1]].child;
             if (first) {
                 uint64_t key = ((uint64_t)NODE_OF(first) << CP_BITS) | text[k];
                 __builtin_prefetch(&self->edges[edge_slot(self, key)]);
-                if (first & IS_WORD) __builtin_prefetch(&self->log_freq[NODE_OF(first)]);
             }
         }
         double best = 0.0;
         size_t best_end = SIZE_MAX;
         uint32_t node = 0;
         for (size_t i = k; i < end; i++) {
-            uint32_t entry = child(self, node, text[i]);
+            uint32_t word_log;
+            uint32_t entry = child_word(self, node, text[i], &word_log);
             if (!entry) break;
             node = NODE_OF(entry);
             if (entry & IS_WORD) { /* freq[node] > 0 */
-                double p = self->log_freq[node] - log_total + prob[i + 1];
+                double p = self->log_table[word_log] - log_total + prob[i + 1];
                 if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
                     best = p;
                     best_end = i;
@@ -410,11 +492,13 @@ static int suggest(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int
 /* ---- the Python type --------------------------------------------------------------- */
 
 static void segmenter_dealloc(Segmenter *self) {
-    PyMem_Free(self->root_children);
+    PyMem_Free(self->root);
     free(self->edges);
     free(self->filter);
     PyMem_Free(self->freq);
-    free(self->log_freq);
+    PyMem_Free(self->log_table);
+    PyMem_Free(self->log_keys);
+    PyMem_Free(self->log_places);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -440,20 +524,19 @@ static int segmenter_init(Segmenter *self, PyObject *args, PyObject *kwds) {
     static char *keywords[] = {"words", NULL};
     PyObject *words;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:Segmenter", keywords, &words)) return -1;
-    if (self->root_children) {
+    if (self->root) {
         PyErr_SetString(PyExc_RuntimeError, "a Segmenter is initialized once");
         return -1;
     }
-    self->root_children = PyMem_Calloc(ROOT_DIRECT, sizeof(uint32_t));
+    self->root = PyMem_Calloc(ROOT_DIRECT, sizeof(Root));
     self->filter = huge_zeroed(((size_t)1 << FILTER_BITS) / 8);
-    if (!self->root_children || !self->filter) {
+    if (!self->root || !self->filter) {
         PyErr_NoMemory();
         return -1;
     }
     self->node_count = 1;
     if (reserve(self, 0) < 0) return -1;
     self->freq[0] = 0;
-    self->log_freq[0] = 0.0;
     PyObject *iterator = PyObject_GetIter(words);
     if (!iterator) return -1;
     PyObject *item;
@@ -481,7 +564,7 @@ static int segmenter_init(Segmenter *self, PyObject *args, PyObject *kwds) {
 }
 
 static int ready(const Segmenter *self) {
-    if (self->root_children) return 1;
+    if (self->root) return 1;
     PyErr_SetString(PyExc_RuntimeError, "Segmenter.__init__ was not called");
     return 0;
 }
@@ -574,7 +657,7 @@ static PyObject *segmenter_total(Segmenter *self, void *closure) {
 }
 
 static Py_ssize_t segmenter_len(Segmenter *self) {
-    if (!self->root_children) return 0;
+    if (!self->root) return 0;
     return (Py_ssize_t)self->node_count - 1 + self->root_is_key;
 }
 

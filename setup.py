@@ -13,7 +13,6 @@ setup(
         Extension(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
-            depends=["fingerprints/rule/_huge.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
         Extension(

@@ -1,9 +1,8 @@
-/* Zeroed memory for a table read at random (the segmenter's trie edges and log
- * frequencies, the kernel's per-id counts): large ones are aligned to 2 MiB and offered
+/* Zeroed memory for a table read at random (the segmenter's trie edges and its edge
+ * filter): large ones are aligned to 2 MiB and offered
  * to the operating system as huge pages, since a read lands anywhere in megabytes and
  * with 4 KiB pages most reads would miss the TLB as well as the cache. The advice may
- * be refused: the table works the same. Freed with free(). Shared by _kernel.c and
- * _segment.c. */
+ * be refused: the table works the same. Freed with free(). Used by _segment.c. */
 #ifndef DEDUP_HUGE_H
 #define DEDUP_HUGE_H
 

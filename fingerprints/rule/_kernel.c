@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "_huge.h"
 
 #define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
@@ -92,24 +91,6 @@ static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
     return out;
 }
 
-/* Scratch: per vocabulary id, how often it occurs in the current text (always zero
- * between calls). */
-static int32_t *seen = NULL;
-static Py_ssize_t seen_size = 0;
-
-static int ensure_seen(Py_ssize_t size) {
-    if (size <= seen_size) return 0;
-    Py_ssize_t grown = seen_size ? seen_size : 1 << 16;
-    while (grown < size) grown *= 2;
-    int32_t *mem = huge_zeroed((size_t)grown * sizeof(int32_t));
-    if (!mem) return -1;
-    if (seen) memcpy(mem, seen, (size_t)seen_size * sizeof(int32_t));
-    free(seen);
-    seen = mem;
-    seen_size = grown;
-    return 0;
-}
-
 typedef int32_t v4si __attribute__((vector_size(16)));
 
 /* BYTE_MASKS[v][half] lane j is -1 when bit 4 * half + j of v is set, else 0 */
@@ -127,11 +108,22 @@ static void spill(v4si lanes[16], int64_t sums[64]) {
     }
 }
 
-#define N_VIEWS 9
+#define N_VIEWS 5
 
-/* Tables(table_keys, table_ids, hashes, weights, skip, number, number_hash, month,
- *        tf_factor): the vocabulary's NumPy arrays, their buffers held for the object's
- * life (the vocabulary builds a new one whenever it replaces an array). */
+/* A token's columns in one 16-byte record (extraction.RECORD, a NumPy structured array):
+ * what the fingerprint reads of a token is one cache line, not four arrays' lines. */
+typedef struct {
+    uint64_t hash;        /* the feature hash */
+    int32_t weight;       /* IDF x 100, 0 for stopwords, punctuation and white space */
+    uint16_t number_hash; /* a number's or a name's 16-bit hash (NAME_FLAG for a name) */
+    uint8_t skip;         /* white space or punctuation */
+    uint8_t number;       /* a number or a name */
+} Record;
+_Static_assert(sizeof(Record) == 16, "extraction.RECORD is 16 bytes");
+
+/* Tables(table_keys, table_ids, records, month, tf_factor): the vocabulary's NumPy
+ * arrays, their buffers held for the object's life (the vocabulary builds a new one
+ * whenever it replaces an array). */
 typedef struct {
     PyObject_HEAD
     Py_buffer views[N_VIEWS];
@@ -174,7 +166,7 @@ static int tables_init(Tables *self, PyObject *args, PyObject *kwds) {
             return -1;
         }
     }
-    static const int itemsize[N_VIEWS] = {8, 8, 8, 8, 1, 1, 8, 1, 8};
+    static const int itemsize[N_VIEWS] = {8, 8, (int)sizeof(Record), 1, 8};
     for (int i = 0; i < N_VIEWS; i++) {
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, i), &self->views[i],
                                PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
@@ -256,7 +248,9 @@ static void describe_plain(const unsigned char *c, Py_ssize_t n, uint64_t key,
  * only for the tokens it hands back. Both run fingerprint_core: tokens is the list, or
  * NULL and text with spans. */
 static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32_t *spans,
-                                  Py_ssize_t n, PyObject *const *args) {
+                                  const uint32_t *nodes, int32_t *node_ids,
+                                  Py_ssize_t node_ids_len, Py_ssize_t n,
+                                  PyObject *const *args) {
     const Tables *tab = (const Tables *)args[0];
     const Py_buffer *v = tab->views;
     int use_tf = PyObject_IsTrue(args[1]);
@@ -269,6 +263,8 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     int64_t *uniq = NULL;
     uint64_t *keys = NULL;
     uint32_t *numbers = NULL, *tmp = NULL;
+    int64_t *tf_keys = NULL, *tf = NULL; /* the text's own count table (see below) */
+    uint32_t *tf_at = NULL;
     Extra *extras = NULL; /* plain tokens the table does not hold: ids vocab_len + i */
     int64_t *extra_slots = NULL;
     Py_ssize_t n_extras = 0;
@@ -278,21 +274,15 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
 
     const uint64_t *table_keys = v[0].buf;
     const int64_t *table_ids = v[1].buf;
-    const uint64_t *hashes = v[2].buf;
-    const int64_t *weights = v[3].buf;
-    const uint8_t *skip = v[4].buf, *is_number = v[5].buf, *month = v[7].buf;
-    const uint64_t *number_hash = v[6].buf;
-    const int64_t *tf_factor = v[8].buf;
+    const Record *records = v[2].buf;
+    const uint8_t *month = v[3].buf;
+    const int64_t *tf_factor = v[4].buf;
     Py_ssize_t table_len = v[0].len / 8;
-    Py_ssize_t tf_len = v[8].len / 8;
+    Py_ssize_t tf_len = v[4].len / 8;
     /* ids beyond the shortest per-id array count as unknown: another thread may be
      * growing the vocabulary (arrays are replaced one by one by larger copies) */
-    Py_ssize_t vocab_len = v[2].len / 8;
-    if (v[3].len / 8 < vocab_len) vocab_len = v[3].len / 8;
-    if (v[6].len / 8 < vocab_len) vocab_len = v[6].len / 8;
-    if (v[4].len < vocab_len) vocab_len = v[4].len;
-    if (v[5].len < vocab_len) vocab_len = v[5].len;
-    if (v[7].len < vocab_len) vocab_len = v[7].len;
+    Py_ssize_t vocab_len = v[2].len / (Py_ssize_t)sizeof(Record);
+    if (v[3].len < vocab_len) vocab_len = v[3].len;
     if (tf_len < 1 || weak_bits < 0 || weak_bits > 64) {
         PyErr_SetString(PyExc_ValueError, "invalid tf table or weak_bits");
         goto done;
@@ -315,6 +305,15 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
      * below are bound by memory (a vocabulary of hundreds of thousands of tokens), and
      * PREFETCH_AHEAD tokens' slots are on their way while one is read. */
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (nodes && nodes[i] && nodes[i] < node_ids_len) {
+            int32_t known = node_ids[nodes[i]];
+            if (known >= 0 && known < vocab_len) { /* this token's id, found before */
+                ids[i] = known;
+                keys[i] = 0; /* no key: table keys are never 0 */
+                __builtin_prefetch(&records[known]);
+                continue;
+            }
+        }
         if (tokens) {
             PyObject *token = PyList_GET_ITEM(tokens, i);
             if (!PyUnicode_Check(token)) {
@@ -336,11 +335,12 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         }
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (i + PREFETCH_AHEAD < n) {
+        if (i + PREFETCH_AHEAD < n && keys[i + PREFETCH_AHEAD]) {
             uint64_t ahead = keys[i + PREFETCH_AHEAD] & mask;
             __builtin_prefetch(&table_keys[ahead]);
             __builtin_prefetch(&table_ids[ahead]);
         }
+        if (!keys[i]) continue; /* resolved by its node */
         PyObject *token = NULL;
         int kind;
         const void *data;
@@ -421,8 +421,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         }
         ids[i] = id;
         if (id >= 0 && id < vocab_len) { /* read by the votes and the numbers below */
-            __builtin_prefetch(&weights[id]);
-            __builtin_prefetch(&hashes[id]);
+            __builtin_prefetch(&records[id]);
+            if (nodes && nodes[i] && nodes[i] < node_ids_len && id <= INT32_MAX)
+                node_ids[nodes[i]] = (int32_t)id;
         }
     }
     if (unknown) { /* the caller adds them and calls again */
@@ -431,13 +432,22 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         goto done;
     }
 #define EXTRA(id) (extras[(id) - vocab_len])
-#define WEIGHT(id) ((id) < vocab_len ? weights[id] : EXTRA(id).weight)
-#define HASH(id) ((id) < vocab_len ? hashes[id] : EXTRA(id).hash)
-#define SKIP(id) ((id) < vocab_len ? skip[id] : 0)
-#define IS_NUMBER(id) ((id) < vocab_len ? is_number[id] : EXTRA(id).number)
-#define NUMBER_HASH(id) ((id) < vocab_len ? number_hash[id] : EXTRA(id).number_hash)
+#define WEIGHT(id) ((id) < vocab_len ? (int64_t)records[id].weight : EXTRA(id).weight)
+#define HASH(id) ((id) < vocab_len ? records[id].hash : EXTRA(id).hash)
+#define SKIP(id) ((id) < vocab_len ? records[id].skip : 0)
+#define IS_NUMBER(id) ((id) < vocab_len ? records[id].number : EXTRA(id).number)
+#define NUMBER_HASH(id) ((id) < vocab_len ? (uint64_t)records[id].number_hash \
+                                          : EXTRA(id).number_hash)
 #define MONTH(id) ((id) < vocab_len ? month[id] : 0)
-    if (ensure_seen(vocab_len + n_extras) < 0) {
+    /* Each informative id's occurrences, counted in a table of the text's own (open
+     * addressing, id + 1 as key, at most half full: kilobytes, in the cache) rather
+     * than in one slot per vocabulary id (megabytes, a read at random per token). */
+    size_t slots = 16;
+    while (slots < 2 * (size_t)n) slots *= 2;
+    tf_keys = PyMem_Calloc(slots, sizeof(int64_t));
+    tf_at = PyMem_Malloc(slots * sizeof(uint32_t));
+    tf = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!tf_keys || !tf_at || !tf) {
         PyErr_NoMemory();
         goto done;
     }
@@ -447,7 +457,15 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         int64_t id = ids[i];
         if (WEIGHT(id) > 0) {
             informative++;
-            if (seen[id]++ == 0) uniq[n_uniq++] = id;
+            size_t j = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 32) & (slots - 1);
+            while (tf_keys[j] && tf_keys[j] != id + 1) j = (j + 1) & (slots - 1);
+            if (!tf_keys[j]) {
+                tf_keys[j] = id + 1;
+                tf_at[j] = (uint32_t)n_uniq;
+                tf[n_uniq] = 0;
+                uniq[n_uniq++] = id;
+            }
+            tf[tf_at[j]]++;
         }
     }
     /* votes[b] = sum(w if bit b else -w) = 2 * set[b] - total, where set[b] sums the
@@ -460,10 +478,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     int64_t lane_room = INT32_MAX;
     for (Py_ssize_t u = 0; u < n_uniq; u++) {
         int64_t id = uniq[u];
-        int64_t tf = seen[id];
-        seen[id] = 0;
+        int64_t count = tf[u];
         int64_t w = WEIGHT(id);
-        if (use_tf) w *= tf_factor[tf < tf_len ? tf : tf_len - 1];
+        if (use_tf) w *= tf_factor[count < tf_len ? count : tf_len - 1];
         uint64_t h = HASH(id);
         total += w;
         if (w > INT32_MAX) { /* never with jieba's IDF table; kept exact anyway */
@@ -566,6 +583,9 @@ done:
     PyMem_Free(keys);
     PyMem_Free(numbers);
     PyMem_Free(tmp);
+    PyMem_Free(tf_keys);
+    PyMem_Free(tf_at);
+    PyMem_Free(tf);
     return result;
 }
 
@@ -576,7 +596,8 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
                         "with_numbers)");
         return NULL;
     }
-    return fingerprint_core(args[0], NULL, NULL, PyList_GET_SIZE(args[0]), args + 1);
+    return fingerprint_core(args[0], NULL, NULL, NULL, NULL, 0, PyList_GET_SIZE(args[0]),
+                            args + 1);
 }
 
 static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -605,9 +626,62 @@ static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssi
             goto done;
         }
     }
-    result = fingerprint_core(NULL, text, spans, count / 2, args + 2);
+    result = fingerprint_core(NULL, text, spans, NULL, NULL, 0, count / 2, args + 2);
 done:
     PyBuffer_Release(&b);
+    return result;
+}
+
+/* fingerprint_nodes(text, spans, nodes, node_ids, tables, use_tf, weak_bits, with_numbers):
+ * fingerprint_spans, with each token's trie node (the C segmenter's cut_nodes) and a
+ * writable int32 buffer node_ids (-1: not known yet) that maps a node to the token's
+ * vocabulary id. A token whose node is mapped is not hashed nor looked up in the
+ * vocabulary's hash table (two reads in 32 MiB); one that is looked up maps its node
+ * for the next time. node_ids belongs to one vocabulary and one segmenter. */
+static PyObject *fingerprint_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyUnicode_Check(args[0]) || !PyObject_TypeCheck(args[4], &TablesType)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fingerprint_nodes(text: str, spans: buffer of uint32, nodes: buffer "
+                        "of uint32, node_ids: writable buffer of int32, tables: Tables, use_tf, "
+                        "weak_bits, with_numbers)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) return NULL;
+#endif
+    Py_buffer b, nb, mb;
+    if (PyObject_GetBuffer(args[1], &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(args[2], &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[3], &mb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&b);
+        PyBuffer_Release(&nb);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const uint32_t *spans = b.buf;
+    Py_ssize_t count = b.len / 4, text_len = PyUnicode_GET_LENGTH(text);
+    if (b.itemsize != 4 || count % 2 || nb.itemsize != 4 || nb.len / 4 != count / 2 ||
+        mb.itemsize != 4 || !mb.format || !strchr("il", mb.format[strlen(mb.format) - 1])) {
+        PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32, nodes "
+                        "one uint32 per pair, node_ids int32");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i += 2) {
+        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
+            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
+            goto done;
+        }
+    }
+    result = fingerprint_core(NULL, text, spans, nb.buf, mb.buf, mb.len / 4, count / 2,
+                              args + 4); /* tables, use_tf, weak_bits, with_numbers */
+done:
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&nb);
+    PyBuffer_Release(&mb);
     return result;
 }
 
@@ -1685,6 +1759,9 @@ static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},
+    {"fingerprint_nodes", (PyCFunction)(void (*)(void))fingerprint_nodes, METH_FASTCALL,
+     "fingerprint_nodes(text, spans, nodes, node_ids, tables, use_tf, weak_bits, "
+     "with_numbers): fingerprint_spans, tokens resolved through their trie node"},
     {"fingerprint_spans", (PyCFunction)(void (*)(void))fingerprint_spans, METH_FASTCALL,
      "fingerprint of the tokens [text[s:e] for (s, e) in spans] (flat uint32 offsets, "
      "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},

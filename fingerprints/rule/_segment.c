@@ -334,11 +334,14 @@ typedef struct {
     size_t count;
     double *route_prob; /* [n + 1] */
     uint32_t *route_end; /* [n + 1]: the last code point of the word starting here */
+    uint32_t *route_node; /* [n + 1]: that word's trie node */
+    uint32_t *nodes; /* when not NULL: each token's trie node (0: none, an ASCII run) */
 } Work;
 
-static inline void emit(Work *w, size_t start, size_t end) {
+static inline void emit(Work *w, size_t start, size_t end, uint32_t node) {
     w->spans[2 * w->count] = (uint32_t)start;
     w->spans[2 * w->count + 1] = (uint32_t)end;
+    if (w->nodes) w->nodes[w->count] = node;
     w->count++;
 }
 
@@ -358,17 +361,19 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
         }
         double best = 0.0;
         size_t best_end = SIZE_MAX;
-        uint32_t node = 0;
+        uint32_t node = 0, best_node = 0;
         for (size_t i = k; i < end; i++) {
             uint32_t word_log;
             uint32_t entry = child_word(self, node, text[i], &word_log);
             if (!entry) break;
             node = NODE_OF(entry);
+            if (i == k) best_node = node; /* the character's own node, word or not */
             if (entry & IS_WORD) { /* freq[node] > 0 */
                 double p = self->log_table[word_log] - log_total + prob[i + 1];
                 if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
                     best = p;
                     best_end = i;
+                    best_node = node;
                 }
             }
         }
@@ -378,6 +383,7 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
         }
         prob[k] = best;
         last[k] = (uint32_t)best_end;
+        w->route_node[k] = best_node;
     }
     size_t pending = SIZE_MAX; /* start of the buffered ASCII letters and digits */
     for (size_t x = start; x < end;) {
@@ -386,23 +392,27 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
             if (pending == SIZE_MAX) pending = x;
         } else {
             if (pending != SIZE_MAX) {
-                emit(w, pending, x);
+                emit(w, pending, x, 0);
                 pending = SIZE_MAX;
             }
-            emit(w, x, y);
+            emit(w, x, y, w->route_node[x]);
         }
         x = y;
     }
-    if (pending != SIZE_MAX) emit(w, pending, end);
+    if (pending != SIZE_MAX) emit(w, pending, end, 0);
 }
 
 /* jieba's cut(text, HMM=False) as (start, end) pairs in w->spans. */
-static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work *w) {
+static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work *w,
+                     int want_nodes) {
     w->count = 0;
     w->spans = PyMem_Malloc((n ? n : 1) * 2 * sizeof(uint32_t));
     w->route_prob = PyMem_Malloc((n + 1) * sizeof(double));
     w->route_end = PyMem_Malloc((n + 1) * sizeof(uint32_t));
-    if (!w->spans || !w->route_prob || !w->route_end) {
+    w->route_node = PyMem_Malloc((n + 1) * sizeof(uint32_t));
+    if (want_nodes) w->nodes = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!w->spans || !w->route_prob || !w->route_end || !w->route_node ||
+        (want_nodes && !w->nodes)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -424,10 +434,10 @@ static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work 
             cut_run(self, text, i, j, log_total, w);
             i = j;
         } else if (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') {
-            emit(w, i, i + 2);
+            emit(w, i, i + 2, 0);
             i += 2;
         } else {
-            emit(w, i, i + 1);
+            emit(w, i, i + 1, text[i] < ROOT_DIRECT ? NODE_OF(self->root[text[i]].child) : 0);
             i++;
         }
     }
@@ -438,6 +448,8 @@ static void work_free(Work *w) {
     PyMem_Free(w->spans);
     PyMem_Free(w->route_prob);
     PyMem_Free(w->route_end);
+    PyMem_Free(w->route_node);
+    PyMem_Free(w->nodes);
 }
 
 /* The code points of a str (a fresh copy, PyMem_Free it), or NULL with an exception. */
@@ -463,7 +475,7 @@ static Py_UCS4 *code_points(PyObject *text, const char *what, Py_ssize_t *n) {
 /* jieba's suggest_freq(word, tune=False) for a whole word. */
 static int suggest(const Segmenter *self, const Py_UCS4 *word, Py_ssize_t n, int64_t *out) {
     Work w = {0};
-    if (cut_spans(self, word, (size_t)n, &w) < 0) {
+    if (cut_spans(self, word, (size_t)n, &w, 0) < 0) {
         work_free(&w);
         return -1;
     }
@@ -576,7 +588,7 @@ static PyObject *segmenter_cut(Segmenter *self, PyObject *text) {
     if (!cps) return NULL;
     Work w = {0};
     PyObject *tokens = NULL;
-    if (cut_spans(self, cps, (size_t)n, &w) == 0) tokens = PyList_New((Py_ssize_t)w.count);
+    if (cut_spans(self, cps, (size_t)n, &w, 0) == 0) tokens = PyList_New((Py_ssize_t)w.count);
     PyMem_Free(cps);
     if (tokens) {
         for (size_t t = 0; t < w.count; t++) {
@@ -592,6 +604,16 @@ static PyObject *segmenter_cut(Segmenter *self, PyObject *text) {
     return tokens;
 }
 
+/* array.array('I') of count values. */
+static PyObject *uint32_array(const uint32_t *values, size_t count) {
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)values,
+                                              (Py_ssize_t)(count * sizeof(uint32_t)));
+    if (!raw) return NULL;
+    PyObject *result = PyObject_CallFunction(array_type, "sO", "I", raw);
+    Py_DECREF(raw);
+    return result;
+}
+
 static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
     if (!ready(self)) return NULL;
     Py_ssize_t n;
@@ -599,13 +621,30 @@ static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
     if (!cps) return NULL;
     Work w = {0};
     PyObject *result = NULL;
-    if (cut_spans(self, cps, (size_t)n, &w) == 0) {
-        PyObject *raw = PyBytes_FromStringAndSize((const char *)w.spans,
-                                                  (Py_ssize_t)(w.count * 2 * sizeof(uint32_t)));
-        if (raw) {
-            result = PyObject_CallFunction(array_type, "sO", "I", raw);
-            Py_DECREF(raw);
-        }
+    if (cut_spans(self, cps, (size_t)n, &w, 0) == 0)
+        result = uint32_array(w.spans, w.count * 2);
+    PyMem_Free(cps);
+    work_free(&w);
+    return result;
+}
+
+/* cut_ids, and each token's node in the trie: the same node for the same token, 0 for
+ * none (a joined run of ASCII letters and digits, "\r\n", a character the dictionary
+ * does not start a word with). The kernel maps nodes to vocabulary ids once
+ * (fingerprint_nodes) instead of hashing each token and looking it up. */
+static PyObject *segmenter_cut_nodes(Segmenter *self, PyObject *text) {
+    if (!ready(self)) return NULL;
+    Py_ssize_t n;
+    Py_UCS4 *cps = code_points(text, "text", &n);
+    if (!cps) return NULL;
+    Work w = {0};
+    PyObject *result = NULL;
+    if (cut_spans(self, cps, (size_t)n, &w, 1) == 0) {
+        PyObject *spans = uint32_array(w.spans, w.count * 2);
+        PyObject *nodes = spans ? uint32_array(w.nodes, w.count) : NULL;
+        if (nodes) result = PyTuple_Pack(2, spans, nodes);
+        Py_XDECREF(spans);
+        Py_XDECREF(nodes);
     }
     PyMem_Free(cps);
     work_free(&w);
@@ -652,6 +691,10 @@ static PyObject *segmenter_get_freq(Segmenter *self, PyObject *word_obj) {
     return PyLong_FromLongLong(freq);
 }
 
+static PyObject *segmenter_node_count(Segmenter *self, void *closure) {
+    return PyLong_FromUnsignedLong(self->root ? self->node_count : 0);
+}
+
 static PyObject *segmenter_total(Segmenter *self, void *closure) {
     return PyLong_FromLongLong(self->total);
 }
@@ -667,6 +710,9 @@ static PyMethodDef segmenter_methods[] = {
     {"cut_ids", (PyCFunction)segmenter_cut_ids, METH_O,
      "cut_ids(text) -> array('I'): start, end code-point offsets of each token of cut(text), "
      "flat."},
+    {"cut_nodes", (PyCFunction)segmenter_cut_nodes, METH_O,
+     "cut_nodes(text) -> (array('I'), array('I')): cut_ids(text), and each token's trie "
+     "node (below node_count; 0 for none): one node per distinct token."},
     {"add_word", (PyCFunction)(void (*)(void))segmenter_add_word, METH_VARARGS | METH_KEYWORDS,
      "add_word(word, freq=None) -> int: jieba's add_word (freq None: suggest_freq(word)); "
      "returns the frequency given to the word."},
@@ -680,6 +726,8 @@ static PyMethodDef segmenter_methods[] = {
 static PyGetSetDef segmenter_getset[] = {
     {"total", (getter)segmenter_total, NULL, "jieba's total: the sum of the frequencies added.",
      NULL},
+    {"node_count", (getter)segmenter_node_count, NULL,
+     "the trie's nodes (the root included): cut_nodes gives nodes below it.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -44,6 +44,10 @@ WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 # (kernel.fingerprint_spans) instead of taking a list of str: the same bytes
 # (tests/fingerprints/test_kernel_spans.py), no str per token. False: the list of str.
 SPAN_PATH = True
+# ... and finds a token's vocabulary id through its node in the segmenter's trie once
+# that node was seen (kernel.fingerprint_nodes), not through the vocabulary's hash
+# table: the same bytes (tests/fingerprints/test_kernel_spans.py). False: by hashing.
+NODE_PATH = True
 
 
 # --- weights -----------------------------------------------------------------------
@@ -114,6 +118,13 @@ def _token_keys(flat: list[str]) -> npt.NDArray[np.uint64]:
     return splitmix64_finalize(h)
 
 
+# A token's columns as the kernel reads them (its Record): one cache line per token
+# rather than one per column. Weights fit 32 bits (IDF x 100 is at most a few thousand),
+# number hashes 16 (NUMBER_MASK and NAME_FLAG).
+RECORD = np.dtype([("hashes", "<u8"), ("weights", "<i4"), ("number_hash", "<u2"),
+                   ("skip", "?"), ("number", "?")])
+assert RECORD.itemsize == 16
+
 _MONTHS = frozenset(
     {
         "月", "january", "february", "march", "april", "may", "june", "july", "august",
@@ -139,17 +150,18 @@ class _Vocabulary:
         self.stopwords = stopwords
         self.idf, self.default_idf = idf_table()
         self.names = name_words()
-        self.hashes = np.zeros(1 << 16, dtype=np.uint64)
-        self.weights = np.zeros(1 << 16, dtype=np.int64)
-        self.skip = np.zeros(1 << 16, dtype=np.bool_)  # white space or punctuation
-        self.number = np.zeros(1 << 16, dtype=np.bool_)  # all digits
-        self.number_hash = np.zeros(1 << 16, dtype=np.uint64)  # 16 bits, leading 0s dropped
+        # a token's columns, one 16-byte record per id (RECORD): the attributes
+        # hashes, weights, number_hash, skip and number are views of its fields
+        self.records = np.zeros(1 << 16, dtype=RECORD)
         self.month = np.zeros(1 << 16, dtype=np.bool_)  # "月" or a month name
         self.size = 0
         self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
         self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
         self.lock = threading.Lock()
         self._tables: object | None = None  # kernel.Tables over the arrays above
+        # per C segmenter (kept alive here, so that its id is not reused): its trie
+        # nodes' vocabulary ids, -1 until the kernel first looks the token up
+        self._node_ids: dict[int, tuple[object, npt.NDArray[np.int32]]] = {}
         # the weight the kernel gives a plain token it does not find (-1: it hands such
         # tokens back instead): set by enable_defaults
         self.default_weight = -1
@@ -178,18 +190,41 @@ class _Vocabulary:
         return {
             "skip": np.array(skip, dtype=np.bool_),
             "number": np.logical_or(digits, named) if words else np.zeros(0, np.bool_),
-            "number_hash": np.array(number_hash, dtype=np.uint64),
+            "number_hash": np.array(number_hash, dtype=np.uint16),
             "month": np.array([w.lower() in _MONTHS for w in words], dtype=np.bool_),
-            "weights": np.array(weights, dtype=np.int64),
+            "weights": np.array(weights, dtype=np.int32),
             "hashes": np.array([mmh3.hash64(w, seed=seed, signed=False)[0] for w in words],
                                dtype=np.uint64),
         }
 
-    _COLUMNS = ("skip", "number", "number_hash", "month", "weights", "hashes")
+    # the feature hash; the weight (IDF x 100, 0 for stopwords, punctuation and white
+    # space); a number's 16-bit hash, leading 0s dropped (NAME_FLAG set for a name);
+    # white space or punctuation; a number (all digits) or a name
+    @property
+    def hashes(self) -> npt.NDArray[np.uint64]:
+        return cast(npt.NDArray[np.uint64], self.records["hashes"])
+
+    @property
+    def weights(self) -> npt.NDArray[np.int32]:
+        return cast(npt.NDArray[np.int32], self.records["weights"])
+
+    @property
+    def number_hash(self) -> npt.NDArray[np.uint16]:
+        return cast(npt.NDArray[np.uint16], self.records["number_hash"])
+
+    @property
+    def skip(self) -> npt.NDArray[np.bool_]:
+        return cast(npt.NDArray[np.bool_], self.records["skip"])
+
+    @property
+    def number(self) -> npt.NDArray[np.bool_]:
+        return cast(npt.NDArray[np.bool_], self.records["number"])
+
+    _COLUMNS = ("records", "month")
 
     def _reserve(self, extra: int) -> None:
         """Room for ``extra`` more entries in the per-id arrays (doubling)."""
-        capacity = len(self.hashes)
+        capacity = len(self.records)
         if self.size + extra <= capacity:
             return
         while capacity < self.size + extra:
@@ -292,8 +327,7 @@ class _Vocabulary:
         if tables is None:
             assert kernel is not None
             tables = self._tables = kernel.Tables(
-                self.table_keys, self.table_ids, self.hashes, self.weights, self.skip,
-                self.number, self.number_hash, self.month, _TF_FACTOR,
+                self.table_keys, self.table_ids, self.records, self.month, _TF_FACTOR,
                 self.default_weight, FEATURE_SEED,
             )
         return tables
@@ -330,6 +364,42 @@ class _Vocabulary:
                 return cast(tuple[int, int, bytes, int, bytes], found)
         return self._through_kernel(
             lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
+            lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
+        )
+
+    def node_ids(self, trie: Any) -> npt.NDArray[np.int32]:
+        """The node -> vocabulary id map the kernel fills for the C segmenter ``trie``
+        (:attr:`~fingerprints.rule.tokenize.Segmenter.trie`): one int32 per node, -1
+        until the node's token is first looked up. A node added to the trie later is
+        beyond the map: its token is looked up by its hash, as without nodes."""
+        entry = self._node_ids.get(id(trie))
+        if entry is None:
+            with self.lock:
+                entry = self._node_ids.get(id(trie))
+                if entry is None:
+                    entry = (trie, np.full(trie.node_count, -1, dtype=np.int32))
+                    self._node_ids[id(trie)] = entry
+        return entry[1]
+
+    def fingerprint_nodes(
+        self, text: str, spans: array[int], nodes: array[int], trie: Any, tf: bool,
+        weak_bits: int, with_numbers: bool,
+    ) -> tuple[int, int, bytes, int, bytes]:
+        """:meth:`fingerprint_spans`, with each token's trie node (the C segmenter's
+        ``cut_nodes``): a token whose node the kernel has seen is not hashed nor looked
+        up in the vocabulary's hash table."""
+        assert kernel is not None
+        fingerprint_nodes = kernel.fingerprint_nodes
+        node_ids = self.node_ids(trie)
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint_nodes(text, spans, nodes, node_ids, tables, tf, weak_bits,
+                                      with_numbers)
+            if isinstance(found, tuple):
+                return cast(tuple[int, int, bytes, int, bytes], found)
+        return self._through_kernel(
+            lambda tables: fingerprint_nodes(text, spans, nodes, node_ids, tables, tf,
+                                             weak_bits, with_numbers),
             lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
         )
 
@@ -637,7 +707,12 @@ def _extract_compiled(
     stripped = strip_with_clauses(normalize(content), boilerplate)
     body = stripped.body
     head, site = _title_parts(title)
-    if SPAN_PATH and segmenter.uses_c:  # the body's tokens are never needed as str
+    if NODE_PATH and segmenter.uses_c:  # tokens found by their trie nodes
+        spans, nodes = segmenter.cut_nodes(body)
+        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint_nodes(
+            body, spans, nodes, segmenter.trie, True, WEAK_BITS, True
+        )
+    elif SPAN_PATH and segmenter.uses_c:  # the body's tokens are never needed as str
         content_fp, token_count, numbers, number_count, weak = vocab.fingerprint_spans(
             body, segmenter.cut_ids(body), True, WEAK_BITS, True
         )

@@ -99,6 +99,22 @@ class Segmenter:
         spans: array[int] = self._impl.cut_ids(text)
         return spans
 
+    def cut_nodes(self, text: str) -> tuple[array[int], array[int]]:
+        """:meth:`cut_ids`, and each token's node in the segmenter's trie (0 for none):
+        the same token, the same node, in this process. The C segmenter only."""
+        if not self.uses_c:
+            raise RuntimeError("cut_nodes needs the C segmenter (Segmenter.uses_c)")
+        found: tuple[array[int], array[int]] = self._impl.cut_nodes(text)
+        return found
+
+    @property
+    def trie(self) -> Any:
+        """The C segmenter this one cuts with (:attr:`uses_c`): what its trie nodes
+        (:meth:`cut_nodes`) are nodes of."""
+        if not self.uses_c:
+            raise RuntimeError("only the C segmenter has trie nodes")
+        return self._impl
+
 
 _cache: dict[SegmenterSpec, Segmenter] = {}
 _lock = threading.Lock()

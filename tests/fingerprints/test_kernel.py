@@ -125,8 +125,11 @@ def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match="tokens: list"):
         kernel.fingerprint(("a",), vocab.kernel_tables(), True, 0, True)
     with pytest.raises(TypeError, match="8-byte items"):
-        kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 9))
-    with pytest.raises(TypeError, match="9 arrays"):
+        kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 5))
+    with pytest.raises(TypeError, match="array 2 must have 16-byte items"):
+        kernel.Tables(vocab.table_keys, vocab.table_ids, np.zeros(4, np.uint64), vocab.month,
+                      extraction._TF_FACTOR)
+    with pytest.raises(TypeError, match="5 arrays"):
         kernel.Tables(np.zeros(4))
     with pytest.raises(ValueError, match="65536"):
         kernel.sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))

@@ -41,32 +41,41 @@ pytestmark = pytest.mark.skipif(
 
 
 def _features(items: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, *,
-              spans: bool) -> list[bytes]:
-    """extract_many's bytes through the span path or the list of str, checking that the
-    bodies went the way asked."""
+              path: str) -> list[bytes]:
+    """extract_many's bytes through the node path (tokens found by their trie nodes),
+    the span path or the list of str, checking that the bodies went the way asked."""
     calls = []
-    by_spans = extraction._Vocabulary.fingerprint_spans
+    method = {"nodes": "fingerprint_nodes", "spans": "fingerprint_spans"}.get(path)
+    original = getattr(extraction._Vocabulary, method) if method else None
 
     def counted(*args: Any) -> tuple[int, int, bytes, int, bytes]:
         calls.append(1)
-        return by_spans(*args)
+        assert original is not None
+        found: tuple[int, int, bytes, int, bytes] = original(*args)
+        return found
 
     with monkeypatch.context() as patch:
-        patch.setattr(extraction, "SPAN_PATH", spans)
-        patch.setattr(extraction._Vocabulary, "fingerprint_spans", counted)
+        patch.setattr(extraction, "NODE_PATH", path == "nodes")
+        patch.setattr(extraction, "SPAN_PATH", path == "spans")
+        if method:
+            patch.setattr(extraction._Vocabulary, method, counted)
         features = [f.to_bytes() for f in extract_many(items, compiled=True)]
-    assert len(calls) == (len(items) if spans else 0)
+    assert len(calls) == (len(items) if method else 0)
     return features
 
 
 def _assert_same_features(items: list[tuple[str, str]],
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    # the span path first, so that it meets words the vocabulary does not know yet
-    with_spans = _features(items, monkeypatch, spans=True)
-    with_strings = _features(items, monkeypatch, spans=False)
-    mismatched = [items[i][:1] for i, (a, b) in enumerate(zip(with_spans, with_strings,
-                                                             strict=True)) if a != b]
-    assert mismatched == []
+    # the node path first, so that it meets words the vocabulary does not know yet and
+    # nodes it has not mapped; a second time with the nodes mapped
+    first = _features(items, monkeypatch, path="nodes")
+    again = _features(items, monkeypatch, path="nodes")
+    with_spans = _features(items, monkeypatch, path="spans")
+    with_strings = _features(items, monkeypatch, path="strings")
+    for found in (first, again, with_spans):
+        mismatched = [items[i][:1] for i, (a, b) in enumerate(zip(found, with_strings,
+                                                                 strict=True)) if a != b]
+        assert mismatched == []
 
 
 def _corpus(name: str, limit: int) -> list[tuple[str, str]]:

@@ -110,6 +110,39 @@ def test_cut_ids_are_code_point_offsets_in_a_compact_array(seg) -> None:
     assert seg.cut_ids("") == array("I")
 
 
+def _assert_nodes_name_tokens(seg, texts: list[str]) -> None:
+    """cut_nodes gives cut_ids's spans, and a node per token that names it: below
+    node_count, one node for one token string across all the texts, 0 only where the
+    trie has no node for the token (a joined ASCII run, "\r\n")."""
+    token_of: dict[int, str] = {}
+    for text in texts:
+        spans, nodes = seg.cut_nodes(text)
+        assert spans == seg.cut_ids(text)
+        assert isinstance(nodes, array) and nodes.typecode == "I"
+        assert len(nodes) == len(spans) // 2
+        for (start, end), node in zip(_spans(spans), nodes, strict=True):
+            token = text[start:end]
+            assert node < seg.node_count
+            if node:
+                assert token_of.setdefault(node, token) == token
+            else:  # (joined) ASCII letters and digits may spell a word: no node
+                joined = token.isascii() and token.isalnum()
+                assert joined or token == "\r\n" or seg.get_freq(token) is None
+    assert len(set(token_of.values())) == len(token_of)
+
+
+def test_cut_nodes_name_each_token_by_its_trie_node(seg, words) -> None:
+    assert seg.cut_nodes("") == (array("I"), array("I"))
+    text = "我们在北京qzx，\r\n天安门"
+    spans, nodes = seg.cut_nodes(text)
+    node = dict(zip((text[a:b] for a, b in _spans(spans)), nodes, strict=True))
+    assert node["qzx"] == node["\r\n"] == 0
+    assert all(node[word] for word in ("我们", "在", "北京", "天安门"))
+    texts = EDGE_CASES + SAMPLE_SENTENCES
+    texts += list(_fuzz(random.Random(77), words, 300, surrogates=False))
+    _assert_nodes_name_tokens(seg, texts)
+
+
 def test_it_rejects_what_is_not_a_str(seg) -> None:
     with pytest.raises(TypeError, match="text must be str"):
         seg.cut(b"bytes")

@@ -133,6 +133,11 @@ class EngineConfig:
     # every language: raising it never adds a match, lowering it never removes one.
     # 0.5 (a match weight of 0) is where the starting model decides as the rule did.
     match_threshold: float = 0.5
+    # a candidate whose doc's anchor row the caller could not supply (the star rule
+    # cannot be checked: fingerprints/rule/decision.py) joins that doc only when its own
+    # match probability is at least this as well: a near-certain copy, in every
+    # language. Raising it never adds a match, lowering it never removes one.
+    anchorless_threshold: float = 0.99
     # the weights of the comparisons' levels (data: data/match_model.json or a model
     # fitted by train_matcher). Decision field: change freely.
     model: MatchModel = field(default_factory=starting_model)
@@ -152,7 +157,7 @@ class EngineConfig:
             "short_jaccard", "title_jaccard", "guard_part_jaccard",
             "guard_conflicts",
             "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
-            "picture_title_similarity", "match_threshold",
+            "picture_title_similarity", "match_threshold", "anchorless_threshold",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

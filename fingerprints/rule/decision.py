@@ -65,8 +65,8 @@ def decide(
     A candidate doc is accepted only when ``new`` verifies directly against the doc's
     anchor *and* against the member that the index found (when that member is not the
     anchor). Membership is therefore a star around the anchor, never a chain.
-    When the anchor row is missing, the member alone must verify with the stricter
-    thresholds of :func:`_strict`. The caller supplies the index hits plus, for each
+    When the anchor row is missing, the member alone must verify with a match
+    probability of at least ``config.anchorless_threshold`` (:func:`_strict`). The caller supplies the index hits plus, for each
     doc among them, the doc's anchor row (``is_anchor=True``).
 
     Title rule first (title fingerprints within ``config.title_k``), then content
@@ -192,7 +192,7 @@ def _accepted_verification(
 
     With an anchor, the anchor's verification is the one reported, but a non-anchor
     member must verify too (star membership); without one, the member alone must pass
-    the stricter thresholds.
+    the stricter threshold.
     """
     if anchor is None:
         v = check(member, strict)
@@ -207,12 +207,10 @@ def _accepted_verification(
 
 @lru_cache(maxsize=64)
 def _strict(config: EngineConfig) -> EngineConfig:
-    """Thresholds for a member whose doc anchor was not supplied (made once per
-    configuration: ``dataclasses.replace`` re-runs the validation)."""
-
-    return replace(
-        config,
-        jaccard=max(config.jaccard, 0.8),
-        copy_containment=max(config.copy_containment, 0.9),
-        containment=max(config.containment, 0.95),
-    )
+    """The configuration for a member whose doc anchor was not supplied: the match
+    threshold raised to ``anchorless_threshold`` (made once per configuration:
+    ``dataclasses.replace`` re-runs the validation). One probability, so it holds for
+    every language and level, where raising the copy rule's boundaries alone would
+    leave the CJK and word rules as loose as before."""
+    return replace(config, match_threshold=max(config.match_threshold,
+                                               config.anchorless_threshold))

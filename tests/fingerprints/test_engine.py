@@ -1,4 +1,5 @@
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -119,20 +120,30 @@ def test_decide_requires_similarity_to_the_anchor_not_just_a_member() -> None:
     assert decide(new, candidates, CONFIG) is None
 
 
-def test_decide_without_the_anchor_row_uses_stricter_thresholds() -> None:
+def test_decide_without_the_anchor_row_needs_the_anchorless_threshold() -> None:
+    # the star rule cannot be checked without the doc's anchor row: the member found
+    # must itself reach anchorless_threshold (0.99), whatever the language or level
     new = extract("", STORY)
-    assert decide(new, [_candidate(2, "doc-a", "", STORY, False)], CONFIG) is not None
-    # J(STORY, STORY_REPOST) ~ 0.8 passes at jaccard=0.3, but a member without its anchor
-    # must pass the strict rule (J >= 0.8 or containment >= 0.9) as well.
-    lenient = EngineConfig(jaccard=0.3, k=8, title_k=8)
-    repost = extract("统计局：工业生产稳中有升", STORY_REPOST)
-    member = _candidate(2, "doc-a", "统计局：工业生产稳中有升", STORY, False)
-    assert decide(repost, [member], lenient) is not None
-    half = STORY[: len(STORY) // 2] + OTHER
-    other = _candidate(3, "doc-b", "统计局：工业生产稳中有升", half, False)
-    loose = EngineConfig(jaccard=0.2, copy_containment=0.4, k=8, title_k=8)
-    assert verify(repost, other.features, loose).ok
-    assert decide(repost, [other], loose) is None
+    copy = _candidate(2, "doc-a", "", STORY, False)
+    copy_p = verify(new, copy.features, CONFIG).probability
+    assert copy_p >= CONFIG.anchorless_threshold
+    assert decide(new, [copy], CONFIG) is not None
+    # a title-only match (no bodies, one headline) reaches ~0.97: enough through the
+    # doc's anchor, not without it
+    title = "统计局：十月份工业生产稳中有升，同比增长百分之六"
+    headline = extract(title, "")
+    p = verify(headline, extract(title, ""), CONFIG).probability
+    assert CONFIG.match_threshold <= p < CONFIG.anchorless_threshold
+    assert decide(headline, [_candidate(3, "doc-b", title, "", True)], CONFIG) is not None
+    alone = [_candidate(3, "doc-b", title, "", False)]
+    assert decide(headline, alone, CONFIG) is None
+    # the knob governs: at the pair's probability it admits, just above the copy's
+    # it refuses the copy, and it never lowers the match threshold
+    assert decide(headline, alone, replace(CONFIG, anchorless_threshold=p)) is not None
+    above = replace(CONFIG, anchorless_threshold=min(1.0, copy_p + 1e-9))
+    assert decide(new, [copy], above) is None
+    assert decide(headline, alone, replace(CONFIG, anchorless_threshold=0.0,
+                                           match_threshold=min(1.0, p + 1e-9))) is None
 
 
 def test_batch_and_single_extraction_give_identical_features() -> None:

@@ -66,8 +66,9 @@ def decide(
     anchor *and* against the member that the index found (when that member is not the
     anchor). Membership is therefore a star around the anchor, never a chain.
     When the anchor row is missing, the member alone must verify with a match
-    probability of at least ``config.anchorless_threshold`` (:func:`_strict`). The caller supplies the index hits plus, for each
-    doc among them, the doc's anchor row (``is_anchor=True``).
+    probability of at least ``config.anchorless_threshold`` (:func:`_strict`). The
+    caller supplies the index hits plus, for each doc among them, the doc's anchor row
+    (``is_anchor=True``).
 
     Title rule first (title fingerprints within ``config.title_k``), then content
     (within ``config.content_radius`` of ``new.content_fp`` or of one of its

@@ -83,6 +83,38 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
     /* four passes: the sorted values are back in `values` */
 }
 
+/* values[0:n] reduced in place to its distinct values (in first-seen order), with an
+ * open-addressing set of 2**k >= 2n slots (value + 1, 0 empty); scratch is unused
+ * here but keeps the radix sort's signature. Returns the count, or -1 when probing
+ * exceeds 8n steps (values crowding one run of slots; or no memory): the caller then
+ * sorts instead. */
+static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n, uint32_t *scratch) {
+    (void)scratch;
+    size_t slots = 16;
+    while (slots < 2 * (size_t)n) slots *= 2;
+    uint64_t *set = PyMem_Calloc(slots, sizeof(uint64_t));
+    if (!set) return -1;
+    size_t mask = slots - 1, budget = 8 * (size_t)n + 16;
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t v = values[i];
+        size_t j = v & mask;
+        while (set[j] && set[j] != (uint64_t)v + 1) {
+            j = (j + 1) & mask;
+            if (!budget--) {
+                PyMem_Free(set);
+                return -1;
+            }
+        }
+        if (!set[j]) {
+            set[j] = (uint64_t)v + 1;
+            values[distinct++] = v;
+        }
+    }
+    PyMem_Free(set);
+    return distinct;
+}
+
 static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
     if (n == 0) return 0;
     Py_ssize_t out = 1;
@@ -838,16 +870,22 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
         values[i] = (uint32_t)(mix64(h) >> 32);
     }
-    radix_sort_u32(values, tmp, windows);
-    Py_ssize_t distinct = unique_sorted(values, windows);
+    /* The distinct values (a set of the text's own: no full sort), then only the
+     * samples, the values under the level's cut (an eighth of a news body's), sorted.
+     * Hashes lie in the set by their low bits; a text whose values crowd one run of
+     * slots (probing past a budget) is sorted whole instead, as before. */
+    Py_ssize_t distinct = distinct_values(values, windows, tmp);
+    if (distinct < 0) { /* values[] still holds every distinct value (some moved) */
+        radix_sort_u32(values, tmp, windows);
+        distinct = unique_sorted(values, windows);
+    }
     int level = 0;
     while ((distinct >> level) > MAX_SAMPLES) level++;
-    Py_ssize_t sampled = distinct;
-    if (level) { /* sorted: the samples (top `level` bits clear) are a prefix */
-        uint64_t cut = 1ULL << (32 - level);
-        sampled = 0;
-        while (sampled < distinct && values[sampled] < cut) sampled++;
-    }
+    uint64_t cut = level ? 1ULL << (32 - level) : 1ULL << 32;
+    Py_ssize_t sampled = 0;
+    for (Py_ssize_t i = 0; i < distinct; i++)
+        if (values[i] < cut) values[sampled++] = values[i];
+    radix_sort_u32(values, tmp, sampled); /* already sorted when the set was skipped */
     PyObject *samples = PyBytes_FromStringAndSize(NULL, sampled * 4);
     if (!samples) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(samples);

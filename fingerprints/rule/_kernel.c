@@ -84,12 +84,10 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
 }
 
 /* values[0:n] reduced in place to its distinct values (in first-seen order), with an
- * open-addressing set of 2**k >= 2n slots (value + 1, 0 empty); scratch is unused
- * here but keeps the radix sort's signature. Returns the count, or -1 when probing
- * exceeds 8n steps (values crowding one run of slots; or no memory): the caller then
- * sorts instead. */
-static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n, uint32_t *scratch) {
-    (void)scratch;
+ * open-addressing set of 2**k >= 2n slots (value + 1, 0 empty). Returns the count, or
+ * -1 when probing exceeds 8n steps (values crowding one run of slots; or no memory):
+ * the caller then sorts instead. */
+static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
     uint64_t *set = PyMem_Calloc(slots, sizeof(uint64_t));
@@ -632,6 +630,18 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
                             args + 1);
 }
 
+/* Does a (start, end) pair of spans[0:count] lie outside a text of text_len code points
+ * (ValueError set)? */
+static int spans_outside(const uint32_t *spans, Py_ssize_t count, Py_ssize_t text_len) {
+    for (Py_ssize_t i = 0; i < count; i += 2) {
+        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
+            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6 || !PyUnicode_Check(args[0]) || !PyObject_TypeCheck(args[2], &TablesType)) {
         PyErr_SetString(PyExc_TypeError,
@@ -652,12 +662,7 @@ static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < count; i += 2) {
-        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
-            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
-            goto done;
-        }
-    }
+    if (spans_outside(spans, count, text_len)) goto done;
     result = fingerprint_core(NULL, text, spans, NULL, NULL, 0, count / 2, args + 2);
 done:
     PyBuffer_Release(&b);
@@ -702,12 +707,7 @@ static PyObject *fingerprint_nodes(PyObject *self, PyObject *const *args, Py_ssi
                         "one uint32 per pair, node_ids int32");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < count; i += 2) {
-        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
-            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
-            goto done;
-        }
-    }
+    if (spans_outside(spans, count, text_len)) goto done;
     result = fingerprint_core(NULL, text, spans, nb.buf, mb.buf, mb.len / 4, count / 2,
                               args + 4); /* tables, use_tf, weak_bits, with_numbers */
 done:
@@ -874,7 +874,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
      * samples, the values under the level's cut (an eighth of a news body's), sorted.
      * Hashes lie in the set by their low bits; a text whose values crowd one run of
      * slots (probing past a budget) is sorted whole instead, as before. */
-    Py_ssize_t distinct = distinct_values(values, windows, tmp);
+    Py_ssize_t distinct = distinct_values(values, windows);
     if (distinct < 0) { /* values[] still holds every distinct value (some moved) */
         radix_sort_u32(values, tmp, windows);
         distinct = unique_sorted(values, windows);

@@ -614,18 +614,32 @@ static PyObject *uint32_array(const uint32_t *values, size_t count) {
     return result;
 }
 
-static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
+/* cut_ids (want_nodes 0): the spans; cut_nodes (1): the spans and each token's node. */
+static PyObject *cut_arrays(Segmenter *self, PyObject *text, int want_nodes) {
     if (!ready(self)) return NULL;
     Py_ssize_t n;
     Py_UCS4 *cps = code_points(text, "text", &n);
     if (!cps) return NULL;
     Work w = {0};
     PyObject *result = NULL;
-    if (cut_spans(self, cps, (size_t)n, &w, 0) == 0)
-        result = uint32_array(w.spans, w.count * 2);
+    if (cut_spans(self, cps, (size_t)n, &w, want_nodes) == 0) {
+        PyObject *spans = uint32_array(w.spans, w.count * 2);
+        if (!want_nodes || !spans) {
+            result = spans;
+        } else {
+            PyObject *nodes = uint32_array(w.nodes, w.count);
+            if (nodes) result = PyTuple_Pack(2, spans, nodes);
+            Py_DECREF(spans);
+            Py_XDECREF(nodes);
+        }
+    }
     PyMem_Free(cps);
     work_free(&w);
     return result;
+}
+
+static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
+    return cut_arrays(self, text, 0);
 }
 
 /* cut_ids, and each token's node in the trie: the same node for the same token, 0 for
@@ -633,22 +647,7 @@ static PyObject *segmenter_cut_ids(Segmenter *self, PyObject *text) {
  * does not start a word with). The kernel maps nodes to vocabulary ids once
  * (fingerprint_nodes) instead of hashing each token and looking it up. */
 static PyObject *segmenter_cut_nodes(Segmenter *self, PyObject *text) {
-    if (!ready(self)) return NULL;
-    Py_ssize_t n;
-    Py_UCS4 *cps = code_points(text, "text", &n);
-    if (!cps) return NULL;
-    Work w = {0};
-    PyObject *result = NULL;
-    if (cut_spans(self, cps, (size_t)n, &w, 1) == 0) {
-        PyObject *spans = uint32_array(w.spans, w.count * 2);
-        PyObject *nodes = spans ? uint32_array(w.nodes, w.count) : NULL;
-        if (nodes) result = PyTuple_Pack(2, spans, nodes);
-        Py_XDECREF(spans);
-        Py_XDECREF(nodes);
-    }
-    PyMem_Free(cps);
-    work_free(&w);
-    return result;
+    return cut_arrays(self, text, 1);
 }
 
 static PyObject *segmenter_add_word(Segmenter *self, PyObject *args, PyObject *kwds) {

@@ -109,7 +109,7 @@ class EngineSettingsForm(forms.ModelForm):
             value = data.get(name)
             if value is not None and not 0 <= value <= 8:
                 self.add_error(name, _("Must be between 0 and 8."))
-        for name in ("jaccard", "containment", "short_jaccard", "review_similarity"):
+        for name in ("review_similarity",):
             value = data.get(name)
             if value is not None and not 0.0 <= value <= 1.0:
                 self.add_error(name, _("Must be between 0 and 1."))
@@ -133,13 +133,11 @@ class EngineSettingsAdmin(admin.ModelAdmin):
     change_form_template = "admin/articles/enginesettings/change_form.html"
     readonly_fields = ["version", "updated_at", "index_state"]
     fieldsets = [
-        (_("Matching"), {"fields": ["match_threshold", "match_model", "k", "title_k",
-                                    "jaccard", "containment", "short_shingles",
-                                    "short_jaccard"]}),
+        (_("Matching"), {"fields": ["match_threshold", "match_model", "k", "title_k"]}),
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
                                                         "user_words"]}),
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
-        (_("Pictures"), {"fields": ["picture_bits", "picture_title_similarity"]}),
+        (_("Pictures"), {"fields": ["picture_bits"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",
                                         "review_cluster_size"]}),
         (_("Window and retention"), {"fields": ["index_window_days", "retention_days"]}),
@@ -252,7 +250,8 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
             if request.POST.get("unlabelled"):
                 version = matcher.train_unlabelled(user=request.user)
             else:
-                version = matcher.train(user=request.user)
+                version = matcher.train(bounds=bool(request.POST.get("bounds")),
+                                        user=request.user)
         except matcher.NotEnoughLabels as exc:
             self.message_user(request, _("Not enough data to fit a model: %(why)s.")
                               % {"why": exc}, messages.ERROR)
@@ -292,6 +291,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                  [r["recall"] for r in report["proposed"]]),
             ], title=str(_("Held-out editors' decisions by match threshold")))
             extra["weights"] = _weight_rows(obj)
+            extra["bounds"] = _bound_rows(obj)
             extra["is_active"] = self.is_active(obj)
         return super().change_view(request, object_id, form_url, extra)
 
@@ -317,6 +317,16 @@ def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
             for c, lvl, w in new.weights] + [
         {"comparison": "prior", "level": "", "base": base.prior, "new": new.prior,
          "moved": abs(base.prior - new.prior) >= 0.5}]
+
+
+def _bound_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
+    """Each level bound in the model it was fitted from and in this version."""
+    from articles.tuning.state import active_config
+
+    new = obj.model().bounds.as_dict()
+    base = active_config().model.bounds.as_dict()
+    return [{"name": name, "base": base[name], "new": value, "moved": base[name] != value}
+            for name, value in new.items()]
 
 
 @admin.register(MediaWeight)

@@ -700,24 +700,10 @@ class EngineSettings(models.Model):
         _("content distance k"), default=3,
         help_text=_("Hamming distance (0–8) within which content fingerprints are candidates."),
     )
-    title_k = models.PositiveSmallIntegerField(_("title distance"), default=3)
-    jaccard = models.FloatField(
-        _("copy similarity"), default=0.6,
-        help_text=_("Shingle Jaccard at which two bodies reach the match model's level "
-                    "\"copy\" (with 80 % of the shorter in the longer)."),
+    title_k = models.PositiveSmallIntegerField(
+        _("title distance"), default=3,
+        help_text=_("Hamming distance (0–8) within which title fingerprints are candidates."),
     )
-    containment = models.FloatField(
-        _("containment"), default=0.9,
-        help_text=_("Share of the shorter text found in the longer at which two bodies of "
-                    "60 shingles or more reach the level \"contained\" (a cut or padded "
-                    "copy). Chinese bodies reach \"CJK contained\" from 0.7 whatever "
-                    "this says; the match threshold decides what each level is worth."),
-    )
-    short_shingles = models.PositiveIntegerField(
-        _("short-text size"), default=30,
-        help_text=_("Texts with fewer shingles than this use the short-text rule."),
-    )
-    short_jaccard = models.FloatField(_("short-text similarity"), default=0.9)
     hmm = models.BooleanField(_("jieba HMM"), default=False)
     extra_stopwords = models.TextField(
         _("extra stopwords"), blank=True, default="", help_text=_("One word per line.")
@@ -735,7 +721,8 @@ class EngineSettings(models.Model):
         help_text=_("Matches verified below this similarity go to the review queue."),
     )
     review_cluster_size = models.PositiveIntegerField(
-        _("review: cluster size at least"), default=20
+        _("review: cluster size at least"), default=20,
+        help_text=_("A docId with this many members or more goes to the review queue."),
     )
     boilerplate_min_docs = models.PositiveIntegerField(
         _("boilerplate: stories at least"), default=5,
@@ -752,13 +739,6 @@ class EngineSettings(models.Model):
                     "differ in at most this many bits (0: identical hashes only). A change "
                     "below the picture index's block size rebuilds the index."),
     )
-    picture_title_similarity = models.FloatField(
-        _("same picture: title similarity"), default=0.6,
-        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text=_("Two articles that share a picture but whose texts do not match join "
-                    "when their titles are at least this alike (character edit similarity "
-                    "from 0 to 1, with no other number or name); 1 needs identical titles."),
-    )
     match_threshold = models.FloatField(
         _("match threshold"), default=0.5,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
@@ -771,10 +751,11 @@ class EngineSettings(models.Model):
     match_model = models.ForeignKey(
         MatchModelVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
         verbose_name=_("match model"),
-        help_text=_("The weights the match threshold is applied to: a version fitted to "
-                    "the editors' decisions (match model versions; compare it there "
-                    "first), or empty for the model shipped with the project. Saving "
-                    "applies it to the next article, without a reindex."),
+        help_text=_("The weights the match threshold is applied to and the bounds where "
+                    "their levels begin (a share of shingles, a title similarity): a "
+                    "version fitted to the editors' decisions (match model versions; "
+                    "compare it there first), or empty for the model shipped with the "
+                    "project. Saving applies it to the next article, without a reindex."),
     )
     index_window_days = models.PositiveIntegerField(
         _("index window (days)"), default=0,
@@ -828,14 +809,12 @@ class EngineSettings(models.Model):
         from fingerprints.rule.match_model import starting_model
 
         return EngineConfig(
-            k=self.k, title_k=self.title_k, jaccard=self.jaccard, containment=self.containment,
-            short_shingles=self.short_shingles, short_jaccard=self.short_jaccard, hmm=self.hmm,
+            k=self.k, title_k=self.title_k, hmm=self.hmm,
             extra_stopwords=frozenset(w.strip() for w in self.extra_stopwords.splitlines()
                                       if w.strip()),
             user_words=self.parsed_user_words(),
             boilerplate_min_docs=self.boilerplate_min_docs,
             picture_bits=self.picture_bits,
-            picture_title_similarity=self.picture_title_similarity,
             match_threshold=self.match_threshold,
             model=self.match_model.model() if self.match_model is not None else starting_model(),
         )

@@ -45,38 +45,47 @@ from fingerprints.rule.match_training import (  # noqa: E402
     STARTING_FIXED,
     STRENGTH,
     Example,
+    PairOfFeatures,
     estimate,
     fit,
     folds,
+    levels_of,
     precision_recall,
     rule_exits,
     scores,
 )
 
 
-def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[int]]:
-    """(first sample, validation sample, and a stable hash per pair of each)."""
+def labelled_pairs() -> tuple[list[PairOfFeatures], list[PairOfFeatures], list[int],
+                              list[int]]:
+    """(first sample, validation sample, and a stable hash per pair of each), each pair
+    with its two articles' features (the shipped boilerplate list)."""
     first, validation = load_labels("bdci"), load_labels("bdci", validation=True)
     ids = sorted({i for pairs in (first, validation) for pair in pairs for i in pair})
     docs = {d.id: d for d in load_docs("bdci")}
-    config = EngineConfig()
     features = dict(zip(ids, extract_many([(docs[i].title, docs[i].content) for i in ids],
-                                          config, boilerplate=frozenset(shipped_hashes())),
+                                          EngineConfig(),
+                                          boilerplate=frozenset(shipped_hashes())),
                         strict=True))
 
-    def examples(pairs: dict[tuple[str, str], tuple[int, str]]) -> list[Example]:
-        out = []
-        for (a, b), (label, _reason) in sorted(pairs.items()):
-            score = verify(features[a], features[b], config).score
-            assert score is not None
-            out.append(Example(tuple((w.comparison, w.level) for w in score.weights),
-                               label == 1))
-        return out
+    def pairs(labels: dict[tuple[str, str], tuple[int, str]]) -> list[PairOfFeatures]:
+        return [PairOfFeatures(features[a], features[b], label == 1)
+                for (a, b), (label, _reason) in sorted(labels.items())]
 
-    def keys(pairs: dict[tuple[str, str], tuple[int, str]]) -> list[int]:
-        return [mmh3.hash(f"{a}|{b}", signed=False) for a, b in sorted(pairs)]
+    def keys(labels: dict[tuple[str, str], tuple[int, str]]) -> list[int]:
+        return [mmh3.hash(f"{a}|{b}", signed=False) for a, b in sorted(labels)]
 
-    return examples(first), examples(validation), keys(first), keys(validation)
+    return pairs(first), pairs(validation), keys(first), keys(validation)
+
+
+def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[int]]:
+    """(first sample, validation sample, and a stable hash per pair of each), each pair
+    at the levels it reaches with the default configuration."""
+    first, validation, first_keys, validation_keys = labelled_pairs()
+    config = EngineConfig()
+    return ([Example(levels_of(p, config), p.match) for p in first],
+            [Example(levels_of(p, config), p.match) for p in validation],
+            first_keys, validation_keys)
 
 
 def candidate_levels() -> list[tuple[tuple[str, str], ...]]:

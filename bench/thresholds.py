@@ -5,8 +5,9 @@
 Every human-labelled pair of the crawled corpus (``bench/labels/``: both samples) and
 every candidate pair of each of the five corpora replayed through the online rule
 (``Replayer(record_pairs=True)``) is verified with the default configuration, then
-again with one decision field of :class:`~fingerprints.rule.EngineConfig` moved down
-and up (a share by 0.1, a count by a tenth and at least 1, clipped to its range).
+again with one level bound of the match model (:class:`~fingerprints.rule.bounds.Bounds`)
+moved down and up (a share by 0.1, a count by a tenth and at least 1, clipped to its
+range).
 For each field and move: how many pair decisions change, and the labelled pairs' F1.
 A field whose moves change no decision anywhere is a boundary the data does not see;
 one that changes many is one a fitted grid of levels has to replace with care.
@@ -16,7 +17,7 @@ Pair-level figures, features with the shipped boilerplate list.
 from __future__ import annotations
 
 import sys
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,12 +28,7 @@ from common import load_docs, load_labels, table  # noqa: E402
 from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule import EngineConfig, Features, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
-
-# the fields verification reads as level boundaries (the rest change fingerprints or
-# lookups, or are the model and its threshold)
-NOT_BOUNDARIES = {"k", "title_k", "candidate_radius", "hmm", "extra_stopwords", "user_words",
-                  "backend", "title_min_tokens", "probe_bits", "boilerplate_min_docs",
-                  "picture_bits", "match_threshold", "model"}
+from fingerprints.rule.bounds import Bounds  # noqa: E402
 
 
 def moves(name: str, value: float | int) -> list[float | int]:
@@ -89,13 +85,11 @@ def main() -> int:
     base = {corpus: decisions(config, corpus) for corpus in CORPORA}
     rows: list[list[object]] = []
     quiet = []
-    for field in fields(EngineConfig):
-        if field.name in NOT_BOUNDARIES:
-            continue
-        value = getattr(config, field.name)
+    for field in fields(Bounds):
+        value = getattr(config.bounds, field.name)
         changed_any = False
         for moved in moves(field.name, value):
-            cfg = replace(config, **{field.name: moved})
+            cfg = config.with_bounds(**{field.name: moved})
             on_labelled = decisions(cfg, "bdci", pairs)
             changed = [sum(x != y for x, y in zip(on_labelled, base_labelled, strict=True))]
             for corpus in CORPORA:
@@ -107,7 +101,7 @@ def main() -> int:
             quiet.append(field.name)
     print(f"{len(pairs)} labelled pairs (F1 {f1(base_labelled, labels):.3f} at the defaults); "
           "candidate pairs: " + ", ".join(f"{c} {len(corpora[c][1])}" for c in CORPORA))
-    print(table(["field", "default", "moved to", "labelled pairs changed",
+    print(table(["bound", "default", "moved to", "labelled pairs changed",
                  *(f"{c} candidates changed" for c in CORPORA), "labelled F1"], rows))
     print(f"\nno decision changed by either move: {', '.join(quiet) or 'none'}")
     return 0

@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "fingerprints" / "rule" / "config.py"
+BOUNDS = ROOT / "fingerprints" / "rule" / "bounds.py"
 MODELS = ROOT / "articles" / "models.py"
 PAGE = ROOT / "docs" / "parameters.md"
 
@@ -54,12 +55,13 @@ def admin_fields(models_source: str) -> set[str]:
     raise SystemExit("EngineSettings.engine_config(...) -> EngineConfig(...) not found")
 
 
-def fields(config_source: str) -> list[tuple[str, str, str, str]]:
-    """(name, default, kind, description) per field, in the class's order. The
-    description is the comment block above the field and the comment after it."""
+def fields(config_source: str, name: str = "EngineConfig") -> list[tuple[str, str, str, str]]:
+    """(name, default, kind, description) per field of class ``name``, in the class's
+    order. The description is the comment block above the field and the comment after
+    it."""
     lines = config_source.splitlines()
     tree = ast.parse(config_source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "EngineConfig")
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
     out = []
     for node in cls.body:
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
@@ -85,14 +87,33 @@ def fields(config_source: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
+BOUNDS_HEADER = """
+## Level bounds (part of the match model)
+
+Generated from `fingerprints/rule/bounds.py`. Where verification's levels begin: part
+of the match model (`model.bounds`), versioned with its weights in the same JSON file
+and fitted with them by `manage.py train_matcher --bounds`, not set in the admin
+(docs/engine.md, "The match model"). The defaults are the shipped model's. All are
+decision fields: a new model applies to the next lookup, without a reindex.
+
+| bound | default | what it bounds |
+|---|---|---|
+"""
+
+
 def render() -> str:
     admin = admin_fields(MODELS.read_text(encoding="utf-8"))
     rows = []
     for name, default, kind, text in fields(CONFIG.read_text(encoding="utf-8")):
-        text = re.sub(r"\s+", " ", text).replace("|", "\\|")
         rows.append(f"| `{name}` | `{default}` | {kind} | {'yes' if name in admin else ''} "
-                    f"| {text} |")
-    return HEADER + "\n".join(rows) + "\n"
+                    f"| {_cell(text)} |")
+    bounds = [f"| `{name}` | `{default}` | {_cell(text)} |" for name, default, _kind, text
+              in fields(BOUNDS.read_text(encoding="utf-8"), "Bounds")]
+    return HEADER + "\n".join(rows) + "\n" + BOUNDS_HEADER + "\n".join(bounds) + "\n"
+
+
+def _cell(text: str) -> str:
+    return re.sub(r"\s+", " ", text).replace("|", "\\|")
 
 
 def main() -> int:

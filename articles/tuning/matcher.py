@@ -6,14 +6,15 @@ verified with the active settings (its stored features), which gives the levels 
 reaches (fingerprints/rule/match_model.py). One pair in :data:`HELD_OUT` (by a hash of
 the two nids, so a pair stays on its side between runs) is kept out of the fit; the
 model is fitted on the others (fingerprints/rule/match_training.py, starting from the
-active model) and both models are scored on the held-out pairs, threshold by
+active model; asked to, the level bounds too, by cross-validation on those pairs) and
+both models are scored on the held-out pairs, each at its own bounds, threshold by
 threshold: that comparison is what the admin reads before activating the new version.
 Activation is a settings change (a new settings version, no reindex).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mmh3
@@ -27,10 +28,14 @@ from fingerprints.batch.replay import Item, Replayer
 from fingerprints.rule import EngineConfig, Features, verify
 from fingerprints.rule.match_model import MatchModel
 from fingerprints.rule.match_training import (
+    FOLDS,
     STRENGTH,
     Example,
+    PairOfFeatures,
     estimate,
     fit,
+    fit_bounds,
+    levels_of,
     precision_recall,
     scores,
 )
@@ -49,8 +54,9 @@ class NotEnoughLabels(Exception):
 @dataclass(frozen=True)
 class Labelled:
     nids: tuple[str, str]
-    example: Example
+    example: Example  # its levels under the configuration it was read with
     held_out: bool
+    pair: PairOfFeatures  # what verification compares, to read its levels under another model
 
 
 def is_held_out(nid_a: str, nid_b: str) -> bool:
@@ -67,29 +73,44 @@ def editor_pairs(config: EngineConfig) -> list[Labelled]:
     out = []
     for kind, a, b in links:
         if a in features and b in features:
-            score = verify(features[a], features[b], config).score
-            assert score is not None  # verify always scores
-            levels = tuple((w.comparison, w.level) for w in score.weights)
-            out.append(Labelled((a, b), Example(levels, kind == LinkKind.MUST),
-                                is_held_out(a, b)))
+            pair = PairOfFeatures(features[a], features[b], kind == LinkKind.MUST)
+            out.append(Labelled((a, b), Example(levels_of(pair, config), pair.match),
+                                is_held_out(a, b), pair))
     return out
 
 
-def train(*, strength: float = STRENGTH, user: Any = None) -> MatchModelVersion:
+def _key(nids: tuple[str, str]) -> int:
+    return mmh3.hash("|".join(nids), signed=False)
+
+
+def train(*, strength: float = STRENGTH, bounds: bool = False,
+          user: Any = None) -> MatchModelVersion:
     """Fit a new model version to the editors' decisions; it is not active until
-    :func:`activate`. Raises :class:`NotEnoughLabels`."""
+    :func:`activate`. ``bounds``: the level bounds too, by cross-validation on the
+    decisions fitted on (match_training.fit_bounds); else the active model's stay.
+    Raises :class:`NotEnoughLabels`."""
     config = active_config()
     pairs = editor_pairs(config)
-    train_on = [p.example for p in pairs if not p.held_out]
-    held = [p.example for p in pairs if p.held_out]
-    matches = sum(1 for e in train_on if e.match)
+    train_on = [p for p in pairs if not p.held_out]
+    matches = sum(1 for p in train_on if p.example.match)
     if min(matches, len(train_on) - matches) < MIN_EACH:
         raise NotEnoughLabels(
             f"{matches} pairs confirmed as one story and {len(train_on) - matches} split "
             f"among the {len(train_on)} to fit on; at least {MIN_EACH} of each are needed")
     current = config.model
-    proposed = fit(train_on, current, _next_version(), strength=strength, description=(
-        f"fitted to {len(train_on)} editors' decisions from {current.version}"))
+    description = f"fitted to {len(train_on)} editors' decisions from {current.version}"
+    if bounds:
+        proposed, moves = fit_bounds(
+            [p.pair for p in train_on], current, config, _next_version(),
+            keys=[_key(p.nids) for p in train_on], strength=strength)
+        moved = ", ".join(f"{m.name} {m.before:g} -> {m.after:g}" for m in moves)
+        proposed = replace(proposed, description=(
+            f"{description}, level bounds by {FOLDS}-fold cross-validation "
+            f"({moved or 'none moved'})"))
+    else:
+        proposed = fit([p.example for p in train_on], current, _next_version(),
+                       strength=strength, description=description)
+    held = [p for p in pairs if p.held_out]
     return _saved(proposed, current, config, len(train_on), held, user)
 
 
@@ -118,18 +139,24 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
     proposed = estimate(pairs, current, _next_version(), description=(
         f"estimated without labels (EM) from {len(pairs)} candidate pairs of "
         f"{len(rows)} recent articles"))
-    held = [p.example for p in editor_pairs(config)]
-    return _saved(proposed, current, config, len(pairs), held, user)
+    return _saved(proposed, current, config, len(pairs), editor_pairs(config), user)
 
 
 def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trained: int,
-           held: list[Example], user: Any) -> MatchModelVersion:
-    """The new version with its comparison to ``current`` on the ``held`` pairs."""
+           held: list[Labelled], user: Any) -> MatchModelVersion:
+    """The new version with its comparison to ``current`` on the ``held`` pairs, each
+    read at the levels of the model that scores it (the bounds may differ)."""
     thresholds = sorted({*THRESHOLDS, config.match_threshold})  # the admin's among them
+    now = [p.example for p in held]
+    if proposed.bounds == current.bounds:
+        then = now
+    else:
+        cfg = replace(config, model=proposed)
+        then = [Example(levels_of(p.pair, cfg), p.pair.match) for p in held]
     report = {
         "thresholds": thresholds,
-        "current": [precision_recall(scores(current, held), t) for t in thresholds],
-        "proposed": [precision_recall(scores(proposed, held), t) for t in thresholds],
+        "current": [precision_recall(scores(current, now), t) for t in thresholds],
+        "proposed": [precision_recall(scores(proposed, then), t) for t in thresholds],
         "threshold": config.match_threshold,
     }
     return MatchModelVersion.objects.create(

@@ -21,11 +21,14 @@ import time
 from typing import Any
 
 from fingerprints.rule import EngineConfig
-from fingerprints.rule.match_model import MatchModel
+from fingerprints.rule.bounds import Bounds
+from fingerprints.rule.match_model import MatchModel, starting_model
 
 # EngineConfig fields whose change needs new fingerprints or a new block layout.
 REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend",
                   "picture_k")  # picture_k: the picture index's block layout
+
+BOUND_NAMES = frozenset(f.name for f in dataclasses.fields(Bounds))
 
 _cache = threading.local()
 
@@ -39,14 +42,21 @@ def config_to_json(config: EngineConfig) -> dict[str, Any]:
 
 
 def config_from_json(data: dict[str, Any]) -> EngineConfig:
+    """The configuration :func:`config_to_json` wrote. A state written before the level
+    bounds were part of the model holds them beside it: they become its bounds, so
+    the engine decides as it did until the admin saves the settings again."""
     known = {f.name for f in dataclasses.fields(EngineConfig)}
     values = {k: v for k, v in data.items() if k in known}
     if "extra_stopwords" in values:
         values["extra_stopwords"] = frozenset(values["extra_stopwords"])
     if "user_words" in values:
         values["user_words"] = tuple(tuple(w) for w in values["user_words"])
-    if "model" in values:  # absent from states written before the match model
-        values["model"] = MatchModel.from_dict(values["model"])
+    model = (MatchModel.from_dict(values["model"]) if "model" in values  # absent before
+             else starting_model())  # the match model
+    legacy = {k: v for k, v in data.items() if k in BOUND_NAMES}
+    if legacy and "bounds" not in data.get("model", {}):
+        model = dataclasses.replace(model, bounds=dataclasses.replace(model.bounds, **legacy))
+    values["model"] = model
     return EngineConfig(**values)
 
 

@@ -1,4 +1,4 @@
-"""The engine's tunables (:class:`EngineConfig`): thresholds, segmenter and verification.
+"""The engine's tunables (:class:`EngineConfig`): candidates, segmenter, the match model.
 
 Which fields change stored fingerprints (reindex after them) and which apply to the
 next lookup is marked on each field. docs/parameters.md is generated from this file
@@ -7,9 +7,11 @@ next lookup is marked on each field. docs/parameters.md is generated from this f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fingerprints.rule.blocks import MAX_K
+from fingerprints.rule.bounds import Bounds
 from fingerprints.rule.match_model import MatchModel, starting_model
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 
@@ -38,70 +40,6 @@ class EngineConfig:
     extra_stopwords: frozenset[str] = frozenset()
     user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos) for the segmenter
     backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
-    # --- verification of a candidate pair (decision fields: change freely) ---
-    # a copy: shingle Jaccard at least this ...
-    jaccard: float = 0.6
-    copy_containment: float = 0.8  # ... and containment of the smaller in the larger
-    # a cut or padded copy: the smaller side's containment in the larger, when it has at
-    # least containment_min_shingles shingles
-    containment: float = 0.9
-    containment_min_shingles: int = 60  # shingles the smaller side needs for containment
-    # CJK bodies (character 5-gram sketches on both sides): a partial copy or a repost
-    # under other chrome keeps 60-90 % of the shorter text's 5-grams; chosen on the
-    # labelled crawled news (docs/results/log.md: 0.7 trades 7 false merges for 28 misses of
-    # 379 pairs; 0.6 gives 11 and 19)
-    cjk_containment: float = 0.7
-    # ... or at least this containment when not one number and not one name in context
-    # differs (no guard tolerance): a repost under chrome that is a third of the shorter
-    # text, where templates and site listings show their other names and numbers
-    # (docs/results/log.md, "The strict band"). 1.0 turns the band off.
-    cjk_strict_containment: float = 0.6
-    # ... and at least this Jaccard: a text found inside a page ten times its length
-    # (a statute quoted in a long complaint) is a quotation, which only the full
-    # containment rule can call a copy (docs/results/log.md, "The validation sample")
-    cjk_strict_jaccard: float = 0.1
-    # alphabetic bodies (word 5-gram sketches on both sides): a Jaccard this high is a
-    # copy whatever copy_containment says (it implies containment >= 2J/(1+J), 0.75 at
-    # 0.6); independent write-ups do not share 60 % of their five-word sequences
-    # (docs/results/log.md: cnndm and bbc band recall)
-    word_jaccard: float = 0.6
-    # ... or at least this containment of the smaller in the larger: the shorter story
-    # kept word for word under a later version's new lead, or inside a longer piece
-    # (docs/results/log.md, "The silver pairs corrected by hand": cnndm and bbc). Word
-    # 5-grams are a stricter unit than character 5-grams, so the threshold is the CJK
-    # rule's.
-    word_containment: float = 0.7
-    # two bodies of at least containment_min_shingles under one headline (title keys at
-    # least title_only_similarity alike, both title_only_min_chars long): a repost under
-    # other chrome or with paragraphs cut needs only this Jaccard (the seeds' cascade:
-    # a title match confirmed by the content; docs/results/log.md, "Same headline"). 1.0
-    # turns the rule off.
-    title_jaccard: float = 0.3
-    short_shingles: int = 30  # under this many shingles on the smaller side, a short text
-    short_jaccard: float = 0.9  # short texts: Jaccard at least this (the sketch is exact)
-    short_edit: float = 0.8  # short bodies kept whole: character edit similarity
-    title_only_similarity: float = 0.9  # empty or boilerplate-only body: title similarity
-    title_only_min_chars: int = 6  # ... and both titles at least this many letters/digits
-    # two bodies that share no word with their titles (Features.off_title) are compared
-    # as bodies only when their titles are at least this similar; else as title-only
-    off_title_similarity: float = 0.5
-    # ... when the smaller body has fewer shingles than this (site chrome is a few
-    # hundred characters; a long body under a site-name title is an article). A short
-    # body (under short_shingles) is held to the same title test.
-    off_title_max_shingles: int = 300
-    # the number guard: a match is vetoed when more than this share of the number
-    # contexts both texts have carry different numbers (so at least one) ...
-    guard_conflicts: float = 0.2
-    # ... and at least this many when the pair's Jaccard is under guard_part_jaccard: a
-    # report inside a digest several times its length, where one differing number in a
-    # shared context is the digest's own (docs/results/log.md, "The number guard for parts")
-    guard_part_jaccard: float = 0.3
-    guard_part_min_conflicts: int = 2  # the number guard's count below guard_part_jaccard
-    # the name guard: the same context followed by another person, place or
-    # organisation name (jieba's dictionary tags), in more than this share of the
-    # contexts both texts have, and at least this many
-    name_guard_conflicts: float = 0.3
-    name_guard_min_conflicts: int = 2  # ... the name guard's minimum count
     title_min_tokens: int = 2  # fingerprint: a title with fewer informative words has no title_fp
     # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
     # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
@@ -122,12 +60,6 @@ class EngineConfig:
     # boilerplate_min_docs stories (docIds) or more is stock (a logo, a banner, a default
     # thumbnail): no evidence for or against any pair. Decision field: change freely.
     picture_bits: int = 10
-    # the same-picture rule: a pair that shares a picture joins when its titles are at
-    # least this alike (character edit similarity, no other number or name) although
-    # the text rules refused it (a title-only photo post, a repost with rewritten text).
-    # 1.0 needs identical titles. (The other-picture rule has no setting: two short or
-    # empty bodies with pictures, none of them shared, stay apart.)
-    picture_title_similarity: float = 0.6
     # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
     # a pair matches when its match probability under ``model`` is at least this, in
     # every language: raising it never adds a match, lowering it never removes one.
@@ -138,8 +70,9 @@ class EngineConfig:
     # match probability is at least this as well: a near-certain copy, in every
     # language. Raising it never adds a match, lowering it never removes one.
     anchorless_threshold: float = 0.99
-    # the weights of the comparisons' levels (data: data/match_model.json or a model
-    # fitted by train_matcher). Decision field: change freely.
+    # the weights of the comparisons' levels and the bounds where the levels begin
+    # (fingerprints/rule/bounds.py; data: data/match_model.json or a model fitted by
+    # train_matcher). Decision field: change freely.
     model: MatchModel = field(default_factory=starting_model)
 
     def __post_init__(self) -> None:
@@ -151,25 +84,10 @@ class EngineConfig:
             raise ValueError(
                 f"candidate_radius must be from 0 to 64, not {self.candidate_radius!r}"
             )
-        for name in (
-            "jaccard", "copy_containment", "containment", "cjk_containment",
-            "cjk_strict_containment", "cjk_strict_jaccard", "word_jaccard", "word_containment",
-            "short_jaccard", "title_jaccard", "guard_part_jaccard",
-            "guard_conflicts",
-            "short_edit", "title_only_similarity", "off_title_similarity", "name_guard_conflicts",
-            "picture_title_similarity", "match_threshold", "anchorless_threshold",
-        ):
+        for name in ("match_threshold", "anchorless_threshold"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
-        shingles = self.off_title_max_shingles
-        if not isinstance(shingles, int) or isinstance(shingles, bool) or shingles < 0:
-            raise ValueError("off_title_max_shingles must be a count of shingles (0 or more), "
-                             f"not {shingles!r}")
-        least = self.guard_part_min_conflicts
-        if not isinstance(least, int) or isinstance(least, bool) or least < 1:
-            raise ValueError("guard_part_min_conflicts must be an integer of 1 or more, "
-                             f"not {least!r}")
         if not isinstance(self.probe_bits, int) or not 0 <= self.probe_bits <= 4:
             raise ValueError(f"probe_bits must be an integer from 0 to 4, not {self.probe_bits!r}")
         min_docs = self.boilerplate_min_docs
@@ -193,6 +111,16 @@ class EngineConfig:
     def picture_k(self) -> int:
         """The picture index's pigeonhole ``k``: min(picture_bits, PICTURE_INDEX_K)."""
         return min(self.picture_bits, PICTURE_INDEX_K)
+
+    @property
+    def bounds(self) -> Bounds:
+        """Where the model's levels begin: ``model.bounds``."""
+        return self.model.bounds
+
+    def with_bounds(self, **values: Any) -> EngineConfig:
+        """This configuration with some of its model's level bounds moved."""
+        model = replace(self.model, bounds=replace(self.model.bounds, **values))
+        return replace(self, model=model)
 
     @property
     def segmenter(self) -> SegmenterSpec:

@@ -10,10 +10,10 @@ probability is ``1 / (1 + 2**-w)``. The pair matches when that probability is at
 ``EngineConfig.match_threshold`` (the admin's "match threshold"), in every language:
 raising the threshold never adds a match, lowering it never removes one.
 
-The weights are data (:class:`MatchModel`, a versioned JSON file such as the shipped
+The weights and the boundaries of the levels (:class:`~fingerprints.rule.bounds.Bounds`)
+are data (:class:`MatchModel`, a versioned JSON file such as the shipped
 ``data/match_model.json``), not code. What the code owns is the *schema*
-(:data:`LEVELS`): which comparisons exist and which levels each can reach, with the
-boundaries of the levels read from :class:`~fingerprints.rule.config.EngineConfig`.
+(:data:`LEVELS`): which comparisons exist and which levels each can reach.
 A comparison verification did not make (the guard of a pair whose bodies are too
 different to be guarded, the pictures of an article without any) adds nothing.
 docs/engine.md, "The match model", has the table of levels and the starting weights.
@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+from fingerprints.rule.bounds import Bounds
 
 # comparison -> its levels, in the order docs/engine.md lists them. A model must give a
 # weight to every level (MatchModel.from_dict refuses one that does not).
@@ -100,12 +102,14 @@ def probability(match_weight: float) -> float:
 @dataclass(frozen=True)
 class MatchModel:
     """A versioned set of match weights: ``prior`` and, per (comparison, level), a weight
-    in bits. Hashable (it is part of :class:`~fingerprints.rule.config.EngineConfig`)."""
+    in bits, and the ``bounds`` where the levels begin. Hashable (it is part of
+    :class:`~fingerprints.rule.config.EngineConfig`)."""
 
     version: str
     prior: float
     weights: tuple[tuple[str, str, float], ...]
     description: str = ""
+    bounds: Bounds = Bounds()
     _lookup: Mapping[tuple[str, str], float] = field(
         default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -131,13 +135,15 @@ class MatchModel:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatchModel:
         """From the JSON form (:meth:`as_dict`): ``{"version", "prior", "description",
-        "comparisons": {comparison: {level: weight}}}``."""
+        "comparisons": {comparison: {level: weight}}, "bounds": {name: value}}``; a
+        model without ``bounds`` (written before they were part of it) has the
+        defaults, the engine-v2 rule's."""
         try:
             comparisons = data["comparisons"]
             weights = tuple((str(c), str(lvl), float(w))
                             for c, levels in comparisons.items() for lvl, w in levels.items())
             return cls(str(data["version"]), float(data["prior"]), weights,
-                       str(data.get("description", "")))
+                       str(data.get("description", "")), Bounds.from_dict(data.get("bounds")))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a match model: {exc}") from exc
 
@@ -146,7 +152,8 @@ class MatchModel:
         for c, lvl, w in self.weights:
             comparisons[c][lvl] = w
         return {"version": self.version, "prior": self.prior,
-                "description": self.description, "comparisons": comparisons}
+                "description": self.description, "comparisons": comparisons,
+                "bounds": self.bounds.as_dict()}
 
 
 @lru_cache(maxsize=2)

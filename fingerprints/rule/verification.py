@@ -3,9 +3,11 @@
 The rule (reasoning and measurements in ``docs/engine.md``). Its steps are
 *comparisons* put at *levels* (``body: copy``, ``numbers: differ``...), and the match
 model (:mod:`fingerprints.rule.match_model`) turns the levels a pair reached into a
-match probability; the pair matches when it is at least ``match_threshold``. At the
-default threshold the starting model decides as the steps below say ("match",
-"vetoed"); other thresholds move the line between them in the order of the weights.
+match probability. The boundaries named below (``jaccard``, ``short_shingles``...) are
+the model's :class:`~fingerprints.rule.bounds.Bounds` (``config.bounds``). The pair
+matches when its probability is at least ``match_threshold``. At the default threshold
+the starting model decides as the steps below say ("match", "vetoed"); other thresholds
+move the line between them in the order of the weights.
 
 1. *Nothing to compare*: either side has no shingles (an empty body, or one that
    was only boilerplate), or the bodies cannot tell two items apart under titles
@@ -70,8 +72,6 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
-
-TITLE_FRAME_SIMILARITY = 0.8  # titles this similar are one frame (title_numbers_differ)
 
 
 @dataclass(frozen=True)
@@ -181,9 +181,9 @@ def verify_text(a: Features, b: Features, config: EngineConfig) -> Verification:
 def _picture_level(a: Features, b: Features, config: EngineConfig) -> str:
     """The pictures comparison of two articles that both have pictures."""
     if nearest_picture(a, b, config.picture_bits) is not None:
-        short = _titles_alike(a, b, config.picture_title_similarity, config)
+        short = _titles_alike(a, b, config.bounds.picture_title_similarity, config)
         return "shared" if short is not None and not short.conflict else "shared-other-title"
-    if max(a.sketch.shingles, b.sketch.shingles) < config.short_shingles:
+    if max(a.sketch.shingles, b.sketch.shingles) < config.bounds.short_shingles:
         return "none-shared-short"
     return "none-shared"
 
@@ -208,17 +208,17 @@ def _walk(a: Features, b: Features, config: EngineConfig) -> tuple[int, Overlap,
     ov = compare(a.sketch, b.sketch)
     small = min(a.sketch.shingles, b.sketch.shingles)
     if small == 0 or (_mute_bodies(a, b, small, config) and compare_short(
-            a.title_key, b.title_key).similarity < config.off_title_similarity):
+            a.title_key, b.title_key).similarity < config.bounds.off_title_similarity):
         # no body, or bodies that cannot tell two items apart under unrelated titles
         # (two redirect pages, two disclaimers, two "video from Tieba" stubs): only the
         # titles can tell
         return distance, ov, _title_only(a, b, config)
-    if small < config.short_shingles:
-        if ov.jaccard >= config.short_jaccard:
+    if small < config.bounds.short_shingles:
+        if ov.jaccard >= config.bounds.short_jaccard:
             return distance, ov, _guarded(a, b, config, ov.jaccard, "short-copy")
         if a.short_text and b.short_text:
             short = compare_short(a.short_text, b.short_text)
-            if short.similarity >= config.short_edit:
+            if short.similarity >= config.bounds.short_edit:
                 if short.conflict:
                     return distance, ov, _Path(False, f"template: another {short.conflict}",
                                                [("body", "short-template")])
@@ -229,9 +229,10 @@ def _walk(a: Features, b: Features, config: EngineConfig) -> tuple[int, Overlap,
             # only the titles can tell
             return distance, ov, _title_only(a, b, config)
         return distance, ov, _Path(False, "short-text", [("body", "short-different")])
-    if ov.jaccard >= config.jaccard and ov.containment >= config.copy_containment:
+    bounds = config.bounds
+    if ov.jaccard >= bounds.jaccard and ov.containment >= bounds.copy_containment:
         return distance, ov, _guarded(a, b, config, ov.jaccard, "copy")
-    if small >= config.containment_min_shingles:
+    if small >= config.bounds.containment_min_shingles:
         return distance, ov, _long_bodies(a, b, ov, config)
     return distance, ov, _Path(False, "dissimilar", [("body", "different")])
 
@@ -243,38 +244,39 @@ def _mute_bodies(a: Features, b: Features, small: int, config: EngineConfig) -> 
     that carries the same chrome; a long article crawled under the site's name as its
     title is compared as a body), or a short body (under ``short_shingles``) under two
     titles (a stub such as "视频来自：百度贴吧" under two posts' own titles)."""
-    if small < config.off_title_max_shingles and any(
+    if small < config.bounds.off_title_max_shingles and any(
             side.off_title and side.sketch.shingles == small for side in (a, b)):
         return True
-    return small < config.short_shingles and bool(a.title_key) and bool(b.title_key)
+    return small < config.bounds.short_shingles and bool(a.title_key) and bool(b.title_key)
 
 
 def _stub(side: Features, config: EngineConfig) -> bool:
     """A short body that says nothing about its item (a source line, a download link):
     off its title and under both ``short_shingles`` and ``off_title_max_shingles`` (0
     turns every off-title rule off)."""
-    return side.off_title and 0 < side.sketch.shingles < min(config.short_shingles,
-                                                             config.off_title_max_shingles)
+    bounds = config.bounds
+    return side.off_title and 0 < side.sketch.shingles < min(bounds.short_shingles,
+                                                             bounds.off_title_max_shingles)
 
 
 def _long_bodies(a: Features, b: Features, ov: Overlap, config: EngineConfig) -> _Path:
     """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
     copy rule did not accept: containment, the CJK containment rule and its strict
     band, the word Jaccard and word containment rules."""
-    if ov.containment >= config.containment:
+    if ov.containment >= config.bounds.containment:
         return _guarded(a, b, config, ov.jaccard, "contained")
     if a.char_shingles and b.char_shingles:
-        if ov.containment >= config.cjk_containment:
+        if ov.containment >= config.bounds.cjk_containment:
             return _guarded(a, b, config, ov.jaccard, "contained", "cjk-contained")
-        if (ov.containment >= config.cjk_strict_containment
-                and ov.jaccard >= config.cjk_strict_jaccard):
-            return _strictly_guarded(a, b)
+        if (ov.containment >= config.bounds.cjk_strict_containment
+                and ov.jaccard >= config.bounds.cjk_strict_jaccard):
+            return _strictly_guarded(a, b, config)
     if not a.char_shingles and not b.char_shingles:
-        if ov.jaccard >= config.word_jaccard:
+        if ov.jaccard >= config.bounds.word_jaccard:
             return _guarded(a, b, config, ov.jaccard, "copy", "word-copy")
-        if ov.containment >= config.word_containment:
+        if ov.containment >= config.bounds.word_containment:
             return _guarded(a, b, config, ov.jaccard, "contained", "word-contained")
-    if ov.jaccard >= config.title_jaccard:
+    if ov.jaccard >= config.bounds.title_jaccard:
         title = _title_level(_title_match(a, b, config))
         if title == "same":
             # two fillings of one frame under one headline are what the guard is for:
@@ -296,7 +298,7 @@ def _title_match(a: Features, b: Features, config: EngineConfig) -> ShortCompari
     """The titles' comparison when both have at least ``title_only_min_chars`` letters
     and digits (the site's name cut off already) and edit similarity >=
     ``title_only_similarity``; else None."""
-    return _titles_alike(a, b, config.title_only_similarity, config)
+    return _titles_alike(a, b, config.bounds.title_only_similarity, config)
 
 
 def _titles_alike(a: Features, b: Features, similarity: float, config: EngineConfig
@@ -304,7 +306,7 @@ def _titles_alike(a: Features, b: Features, similarity: float, config: EngineCon
     """The titles' comparison when both have at least ``title_only_min_chars`` letters
     and digits and edit similarity >= ``similarity``; else None."""
     ta, tb = a.title_key, b.title_key
-    if min(len(ta), len(tb)) < config.title_only_min_chars:
+    if min(len(ta), len(tb)) < config.bounds.title_only_min_chars:
         return None
     short = compare_short(ta, tb)
     return short if short.similarity >= similarity else None
@@ -324,15 +326,16 @@ def _title_only(a: Features, b: Features, config: EngineConfig) -> _Path:
     return _Path(True, "title-only", levels)
 
 
-def title_numbers_differ(a: Features, b: Features) -> bool:
-    """Are the titles one frame with another number in it: edit similarity >= 0.8 and
+def title_numbers_differ(a: Features, b: Features, config: EngineConfig) -> bool:
+    """Are the titles one frame with another number in it: edit similarity >=
+    ``title_frame_similarity`` and
     a stretch of digits replaced by another (``3山西采煤明星村`` against ``4山西采煤明星村``,
     item (3) and item (4) of a photo series whose captions share the series' text)?"""
     ta, tb = a.title_key, b.title_key
     if ta == tb or not any(map(str.isdigit, ta)) or not any(map(str.isdigit, tb)):
         return False  # most titles have no digit: no matcher on the hot path
     matcher = SequenceMatcher(None, ta, tb, autojunk=False)
-    if matcher.ratio() < TITLE_FRAME_SIMILARITY:
+    if matcher.ratio() < config.bounds.title_frame_similarity:
         return False
     return any(tag == "replace" and ta[i1:i2].isdigit() and tb[j1:j2].isdigit()
                for tag, i1, i2, j1, j2 in matcher.get_opcodes())
@@ -345,10 +348,10 @@ def _in_context(conflicts: int, shared: int) -> str:
     return "agree" if shared else "none-shared"
 
 
-def _strictly_guarded(a: Features, b: Features) -> _Path:
+def _strictly_guarded(a: Features, b: Features, config: EngineConfig) -> _Path:
     """The strict band: a repost only when no number and no name in context differs."""
     levels = [("body", "cjk-partial")]
-    if title_numbers_differ(a, b):
+    if title_numbers_differ(a, b, config):
         levels.append(("title", "other-number"))
         return _Path(False, "template: another number in the title", levels)
     for names in (False, True):
@@ -378,20 +381,21 @@ def _guarded(
     differs in a shared context there is the longer page's own, so the number guard
     needs ``guard_part_min_conflicts`` of them."""
     levels = [("body", body or reason), *(before or ())]
-    if title_numbers_differ(a, b):
+    if title_numbers_differ(a, b, config):
         levels = [lvl for lvl in levels if lvl[0] != "title"] + [("title", "other-number")]
         return _Path(False, "template: another number in the title", levels)
     conflicts, shared = number_conflicts(a, b)
     # more than a share of the shared contexts is at least one conflict; a part inside
     # a larger page needs guard_part_min_conflicts of them
-    least = config.guard_part_min_conflicts if jaccard < config.guard_part_jaccard else 1
-    if conflicts >= least and conflicts > config.guard_conflicts * shared:
+    bounds = config.bounds
+    least = bounds.guard_part_min_conflicts if jaccard < bounds.guard_part_jaccard else 1
+    if conflicts >= least and conflicts > bounds.guard_conflicts * shared:
         levels.append(("numbers", "differ"))
         return _Path(False, f"template: {conflicts}/{shared} numbers differ", levels)
     levels.append(("numbers", _in_context(conflicts, shared)))
     conflicts, shared = number_conflicts(a, b, names=True)
-    if (conflicts >= config.name_guard_min_conflicts
-            and conflicts > config.name_guard_conflicts * shared):
+    if (conflicts >= bounds.name_guard_min_conflicts
+            and conflicts > bounds.name_guard_conflicts * shared):
         levels.append(("names", "differ"))
         return _Path(False, f"template: {conflicts}/{shared} names differ", levels)
     levels.append(("names", _in_context(conflicts, shared)))

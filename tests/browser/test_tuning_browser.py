@@ -43,7 +43,7 @@ def test_an_admin_previews_a_k_change_and_sees_the_chart(page, admin_user, artic
 
     log_in(page, "boss", f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/")
     page.fill("input[name=k]", "0")
-    page.fill("input[name=jaccard]", "0.99")
+    page.fill("input[name=match_threshold]", "0.99")
     page.click("input[name=_preview]")
     page.wait_for_url("**/enginesettings/preview/")
     assert page.locator(".pr-chart svg polyline").count() >= 1

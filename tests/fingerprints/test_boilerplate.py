@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from fingerprints.rule import EngineConfig, extract, verify
@@ -124,7 +122,7 @@ def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
     plain_b = extract("新余生活超过十年的最珍贵回忆", DISCLAIMER)
     assert plain_a.off_title and plain_b.off_title
     assert not verify(plain_a, plain_b, config).ok
-    assert verify(plain_a, plain_b, replace(config, off_title_similarity=0.0)).ok
+    assert verify(plain_a, plain_b, config.with_bounds(off_title_similarity=0.0)).ok
     assert not extract("新浪看点发布特别声明", DISCLAIMER).off_title
     same = extract("吴卓林欠房租事件引发网友热议", "", boilerplate=learned)
     assert verify(a, same, config).reason == "title-only"
@@ -142,7 +140,7 @@ def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None
               "如查属实奖励人民币叁仟元，另正告肇事者看到通告后主动到公安机关自首。")
     stub = extract(title, "来源：市公安局交警支队二大队事故中队")  # a source line only
     full = extract(title + "_交警二大队", notice)
-    assert stub.off_title and stub.sketch.shingles < config.short_shingles
+    assert stub.off_title and stub.sketch.shingles < config.bounds.short_shingles
     result = verify(stub, full, config)
     assert result.ok and result.reason == "title-only"
     # under another title the stub says nothing: two items
@@ -161,7 +159,7 @@ def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None
         assert side.off_title
         assert verify(side, flash, config).reason == "title-only"
     # off_title_max_shingles=0 turns the off-title rules off, this one too
-    assert verify(stub, full, replace(config, off_title_max_shingles=0)).reason == "short-text"
+    assert verify(stub, full, config.with_bounds(off_title_max_shingles=0)).reason == "short-text"
 
 
 def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
@@ -202,7 +200,7 @@ def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
     repost = extract("转发：中标结果公告", "来源：网络。" + TENDER.format(c="南京"))
     assert verify(nanjing, repost, config).ok
     # the guard counts: with it off (min conflicts above what differs) they would match
-    loose = EngineConfig(name_guard_min_conflicts=50)
+    loose = EngineConfig().with_bounds(name_guard_min_conflicts=50)
     assert verify(nanjing, hangzhou, loose).ok
 
 

@@ -237,7 +237,7 @@ def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containmen
     # 70-90 % of the shorter's 5-grams shared, Jaccard below the copy rule's 0.6
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
-    off = EngineConfig(cjk_containment=0.9, cjk_strict_containment=1.0)
+    off = EngineConfig().with_bounds(cjk_containment=0.9, cjk_strict_containment=1.0)
     assert not verify(wechat, paper, off).ok
     # English texts are word-shingled: the rule does not apply to them
     english = extract("", "The council approved the new budget on Monday after a long debate.")
@@ -258,7 +258,7 @@ def test_a_repost_under_chrome_a_third_of_its_text_matches_only_without_another_
     # below cjk_containment (0.7), above cjk_strict_containment (0.6)
     assert result.ok and result.reason == "contained-strict"
     assert 0.6 <= result.containment < 0.7
-    assert not verify(wechat, paper, EngineConfig(cjk_strict_containment=1.0)).ok
+    assert not verify(wechat, paper, EngineConfig().with_bounds(cjk_strict_containment=1.0)).ok
     # the same frame with another number in context: a template, refused in the band
     other = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）"
                     + story.replace("约3万名", "约5万名") + tail)
@@ -313,7 +313,7 @@ def test_a_long_body_under_site_name_titles_is_compared_as_a_body() -> None:
                     extract("内蒙古中小企业信息平台", disclaimer), CONFIG)
     assert chrome.similarity == 1.0 and not chrome.ok and chrome.reason == "empty"
     # off_title_max_shingles: under it, even the long body is decided by the titles
-    assert not verify(one, two, EngineConfig(off_title_max_shingles=10_000)).ok
+    assert not verify(one, two, EngineConfig().with_bounds(off_title_max_shingles=10_000)).ok
 
 
 def test_a_chrome_page_is_not_a_partial_copy_of_an_article_carrying_the_same_chrome() -> None:
@@ -327,7 +327,7 @@ def test_a_chrome_page_is_not_a_partial_copy_of_an_article_carrying_the_same_chr
     # the whole page is inside the article, before the disclaimer is learned
     assert result.containment == 1.0
     assert not result.ok and result.reason == "empty"
-    assert verify(page, article, EngineConfig(off_title_max_shingles=0)).ok
+    assert verify(page, article, EngineConfig().with_bounds(off_title_max_shingles=0)).ok
 
 
 def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
@@ -340,25 +340,25 @@ def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
     assert 0.6 <= result.containment < 0.7 and result.similarity < 0.1
     assert not result.ok and result.reason == "dissimilar"
     # without the Jaccard floor the strict band would take it
-    loose = verify(answer, long_page, EngineConfig(cjk_strict_jaccard=0.0))
+    loose = verify(answer, long_page, EngineConfig().with_bounds(cjk_strict_jaccard=0.0))
     assert loose.ok and loose.reason == "contained-strict"
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])
 def test_cjk_strict_jaccard_must_be_a_share(value: float) -> None:
     with pytest.raises(ValueError, match="cjk_strict_jaccard must be between 0 and 1"):
-        EngineConfig(cjk_strict_jaccard=value)
+        EngineConfig().with_bounds(cjk_strict_jaccard=value)
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, True])
 def test_off_title_max_shingles_must_be_a_count(value: object) -> None:
     with pytest.raises(ValueError, match="off_title_max_shingles must be"):
-        EngineConfig(off_title_max_shingles=value)  # type: ignore[arg-type]
+        EngineConfig().with_bounds(off_title_max_shingles=value)  # type: ignore[arg-type]
 
 
 def test_cjk_strict_containment_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="cjk_strict_containment must be between 0 and 1"):
-        EngineConfig(cjk_strict_containment=-0.1)
+        EngineConfig().with_bounds(cjk_strict_containment=-0.1)
 
 
 def _english_words(start: int, count: int) -> str:
@@ -375,7 +375,8 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
     # under the copy rule's containment (0.8), above word_jaccard (0.6)
     assert result.ok and result.reason == "copy"
     assert result.similarity >= 0.6 and result.containment < 0.8
-    assert not verify(repost, original, EngineConfig(word_jaccard=0.7, word_containment=1.0)).ok
+    strict = EngineConfig().with_bounds(word_jaccard=0.7, word_containment=1.0)
+    assert not verify(repost, original, strict).ok
     # two texts sharing fewer of their five-word sequences stay apart
     shared = _english_words(0, 110)
     one = extract("", _english_words(3000, 75) + ". " + shared)
@@ -386,7 +387,7 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
 
 def test_word_jaccard_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="word_jaccard must be between 0 and 1"):
-        EngineConfig(word_jaccard=1.5)
+        EngineConfig().with_bounds(word_jaccard=1.5)
 
 
 def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -> None:
@@ -397,12 +398,12 @@ def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -
     # below the copy rule's Jaccard and the general containment (0.9), above 0.7
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
-    assert not verify(first, later, EngineConfig(word_containment=0.9)).ok
+    assert not verify(first, later, EngineConfig().with_bounds(word_containment=0.9)).ok
 
 
 def test_word_containment_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="word_containment must be between 0 and 1"):
-        EngineConfig(word_containment=-0.5)
+        EngineConfig().with_bounds(word_containment=-0.5)
 
 
 @pytest.mark.parametrize(("title", "head", "site"), [
@@ -466,20 +467,20 @@ def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
     # another headline over the same bodies, or the rule turned off: refused
     other = extract("城市绿道贯通", shared + _prose(10, 10))
     assert verify(one, other, CONFIG).reason == "dissimilar"
-    assert verify(one, two, EngineConfig(title_jaccard=1.0)).reason == "dissimilar"
+    assert verify(one, two, EngineConfig().with_bounds(title_jaccard=1.0)).reason == "dissimilar"
     # a bulletin for another day under the same headline keeps its number guard
     day1 = extract("城市道路建设进展通报", _prose(9, 10) + "第一期完成投资12亿元。" + shared)
     day2 = extract("城市道路建设进展通报", shared + "第一期完成投资15亿元。" + _prose(10, 10))
     assert verify(day1, day2, CONFIG).reason == "template: 1/1 numbers differ"
     # ... whatever the part guard's threshold: one headline is one frame, never a part
-    lenient = EngineConfig(guard_part_jaccard=0.4)
+    lenient = EngineConfig().with_bounds(guard_part_jaccard=0.4)
     assert verify(day1, day2, lenient).reason == "template: 1/1 numbers differ"
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])
 def test_title_jaccard_must_be_a_share(value: float) -> None:
     with pytest.raises(ValueError, match="title_jaccard must be between 0 and 1"):
-        EngineConfig(title_jaccard=value)
+        EngineConfig().with_bounds(title_jaccard=value)
 
 
 def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
@@ -492,9 +493,9 @@ def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
     assert result.similarity < 0.3 and result.containment >= 0.9
     assert result.ok and result.reason == "contained"
     # the same pair with the full guard: one differing number vetoes it
-    full = verify(short, long_, EngineConfig(guard_part_min_conflicts=1))
+    full = verify(short, long_, EngineConfig().with_bounds(guard_part_min_conflicts=1))
     assert not full.ok and full.reason.startswith("template")
-    assert not verify(short, long_, EngineConfig(guard_part_jaccard=0.0)).ok
+    assert not verify(short, long_, EngineConfig().with_bounds(guard_part_jaccard=0.0)).ok
     # two fillings of one frame keep the full guard (Jaccard far above the part's)
     day1 = extract("道路通报", report)
     day2 = extract("道路通报", report.replace("12亿元", "15亿元"))
@@ -507,9 +508,9 @@ def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
 def test_the_part_guards_conflict_count_must_be_a_positive_integer(value: object) -> None:
     with pytest.raises(ValueError,
                        match="guard_part_min_conflicts must be an integer of 1 or more"):
-        EngineConfig(guard_part_min_conflicts=value)  # type: ignore[arg-type]
+        EngineConfig().with_bounds(guard_part_min_conflicts=value)  # type: ignore[arg-type]
 
 
 def test_guard_part_jaccard_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="guard_part_jaccard must be between 0 and 1"):
-        EngineConfig(guard_part_jaccard=1.5)
+        EngineConfig().with_bounds(guard_part_jaccard=1.5)

@@ -40,5 +40,18 @@ def test_the_kind_says_which_fields_change_stored_features() -> None:
 
 def test_the_admin_column_is_read_from_the_settings_model() -> None:
     admin = parameters_doc.admin_fields(parameters_doc.MODELS.read_text(encoding="utf-8"))
-    assert {"k", "jaccard", "boilerplate_min_docs"} <= admin
-    assert "cjk_containment" not in admin
+    assert {"k", "match_threshold", "boilerplate_min_docs"} <= admin
+    assert "anchorless_threshold" not in admin
+
+
+def test_every_level_bound_is_on_the_page_with_its_default_and_a_description() -> None:
+    from fingerprints.rule.bounds import Bounds
+
+    rows = {name: (default, text) for name, default, _kind, text in
+            parameters_doc.fields(parameters_doc.BOUNDS.read_text(encoding="utf-8"), "Bounds")}
+    assert set(rows) == {f.name for f in dataclasses.fields(Bounds)}
+    for name, (default, text) in rows.items():
+        assert eval(default) == getattr(Bounds(), name), name  # noqa: S307 (our own source)
+        assert text, f"{name} has no comment in fingerprints/rule/bounds.py"
+    assert not {f.name for f in dataclasses.fields(Bounds)} & {
+        f.name for f in dataclasses.fields(EngineConfig)}

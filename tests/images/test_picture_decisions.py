@@ -19,7 +19,14 @@ from PIL import Image, ImageDraw, ImageEnhance, ImageOps
 
 from articles.index.pictures import stock_pictures
 from articles.index.reindex import apply_settings
-from articles.models import Article, ArticleImage, Doc, DocStatus, EngineSettings
+from articles.models import (
+    Article,
+    ArticleImage,
+    Doc,
+    DocStatus,
+    EngineSettings,
+    MatchModelVersion,
+)
 from fingerprints.batch.replay import run
 from fingerprints.rule import EngineConfig
 from fingerprints.rule.picture import decode, phash, phashes
@@ -253,11 +260,24 @@ def test_the_admins_picture_distance_decides_which_pictures_are_one(
     assert (_doc("o2") == _doc("o1")) is joined
 
 
+def _model_with(**bounds):
+    """What activating a match model version with these level bounds does."""
+    from articles.tuning.matcher import activate
+    from fingerprints.rule.match_model import starting_model
+
+    data = starting_model().as_dict()
+    data["bounds"].update(bounds)
+    data["version"] = "test-bounds"
+    version = MatchModelVersion.objects.create(version="test-bounds", base="labels-1",
+                                               weights=data)
+    apply_settings(activate(version))
+
+
 @pytest.mark.parametrize("similarity, joined", [(0.9, False), (0.8, True)])
-def test_the_admins_title_similarity_governs_the_same_picture_rule(
+def test_the_models_title_similarity_bound_governs_the_same_picture_rule(
         client, auth, redis_client, run_worker, pictures, similarity, joined):
     # the rewrite's title is 0.83 alike to the original's
-    _engine(picture_title_similarity=similarity)
+    _model_with(picture_title_similarity=similarity)
     _ingest(client, auth, run_worker, pictures, [STREAM[0], STREAM[2]])
     assert (_doc("o3") == _doc("o1")) is joined
 

@@ -49,10 +49,9 @@ def admin_client(client, db):
 def settings_form(**overrides):
     current = EngineSettings.load()
     data = {f: getattr(current, f) for f in (
-        "k", "title_k", "jaccard", "containment", "short_shingles", "short_jaccard",
-        "extra_stopwords", "user_words", "review_distance", "review_similarity",
+        "k", "title_k", "extra_stopwords", "user_words", "review_distance", "review_similarity",
         "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs",
-        "picture_bits", "picture_title_similarity", "match_threshold")}
+        "picture_bits", "match_threshold")}
     if current.hmm:
         data["hmm"] = "on"
     data.update(overrides)
@@ -62,14 +61,14 @@ def settings_form(**overrides):
 def test_the_settings_page_rejects_bad_values_and_changes_nothing(admin_client, redis_client):
     url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
     assert admin_client.get(url).status_code == 200
-    response = admin_client.post(url, settings_form(k=9, jaccard=1.5, user_words="词 abc"))
+    response = admin_client.post(url, settings_form(k=9, review_similarity=1.5,
+                                                       user_words="词 abc"))
     assert response.status_code == 200
     body = response.content.decode()
     assert "Must be between 0 and 8." in body and "Must be between 0 and 1." in body
     assert "frequency a whole number" in body
     assert EngineSettings.load().k == 3 and EngineSettings.load().version == 1
-    pictures = admin_client.post(url, settings_form(picture_bits=33,
-                                                    picture_title_similarity=-0.1))
+    pictures = admin_client.post(url, settings_form(picture_bits=33, match_threshold=-0.1))
     body = pictures.content.decode()
     assert pictures.status_code == 200
     assert "less than or equal to 32" in body and "greater than or equal to 0" in body
@@ -82,12 +81,10 @@ def test_the_picture_settings_reach_the_engine_and_a_layout_change_reindexes(adm
 
     url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
     before = EngineSettings.load().engine_config()
-    assert admin_client.post(url, settings_form(picture_bits=12,
-                                                picture_title_similarity=0.75)
-                             ).status_code == 302
+    assert admin_client.post(url, settings_form(picture_bits=12)).status_code == 302
     after = EngineSettings.load().engine_config()
-    assert (after.picture_bits, after.picture_title_similarity) == (12, 0.75)
-    assert active_config().picture_title_similarity == 0.75
+    assert after.picture_bits == 12
+    assert active_config().picture_bits == 12
     # bits beyond the index's largest k keep its layout; bits below it change the layout
     assert needs_reindex(before, after) is (before.picture_k != after.picture_k)
     assert needs_reindex(after, replace(after, picture_bits=2))
@@ -99,11 +96,11 @@ def test_a_verification_change_reaches_the_worker_without_a_restart(admin_client
     run_worker()
     assert Article.objects.get(nid="a").settings_version in (None, 0, 1)
     url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
-    response = admin_client.post(url, settings_form(jaccard=0.7))
+    response = admin_client.post(url, settings_form(match_threshold=0.7))
     assert response.status_code == 302
     version = EngineSettings.load().version
     assert version == 2
-    assert IndexState.load().config["jaccard"] == 0.7
+    assert IndexState.load().config["match_threshold"] == 0.7
     post(admin_client, auth, "b", OTHER, title="图书馆夜间借阅")
     run_worker()  # the same process, which cached the old configuration
     assert Article.objects.get(nid="b").settings_version == version
@@ -236,7 +233,7 @@ def test_the_preview_page_shows_the_changes_and_the_chart(admin_client, auth, ru
         post(admin_client, auth, f"s{n}", BASE + "（完）" * n)
     run_worker()
     response = admin_client.post("/admin/articles/enginesettings/preview/",
-                                 settings_form(k=0, jaccard=0.99, containment=0.99))
+                                 settings_form(k=0, match_threshold=0.99))
     assert response.status_code == 200
     body = response.content.decode()
     assert "<svg" in body and "Precision and recall" in body

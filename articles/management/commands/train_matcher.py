@@ -29,6 +29,11 @@ class Command(BaseCommand):
         parser.add_argument("--strength", type=float, default=STRENGTH,
                             help="how strongly weights stay near the active model's (per "
                                  f"bit squared; default {STRENGTH})")
+        parser.add_argument("--bounds", action="store_true",
+                            help="fit the level bounds too (where each level begins: "
+                                 "docs/parameters.md), each moved only when, "
+                                 "cross-validated, it decides more of the decisions "
+                                 "right; without it the active model's bounds stay")
         parser.add_argument("--unlabelled", action="store_true",
                             help="estimate the weights without labels (EM) from the candidate "
                                  "pairs of the most recent articles; every editors' decision "
@@ -43,11 +48,13 @@ class Command(BaseCommand):
             raise CommandError("--strength must be positive")
         if options["sample"] < 1:
             raise CommandError("--sample must be 1 or more")
+        if options["bounds"] and options["unlabelled"]:
+            raise CommandError("--bounds needs labels: it cannot go with --unlabelled")
         try:
             if options["unlabelled"]:
                 version = train_unlabelled(sample=options["sample"])
             else:
-                version = train(strength=options["strength"])
+                version = train(strength=options["strength"], bounds=options["bounds"])
         except NotEnoughLabels as exc:
             what = "candidate pairs" if options["unlabelled"] else "editors' decisions"
             raise CommandError(f"not enough {what}: {exc}") from exc

@@ -52,8 +52,11 @@ def bar_chart(points: Sequence[tuple[str, float]], *, title: str = "", color: st
 
 def line_chart(xs: Sequence[str], series: Sequence[tuple[str, str, Sequence[float | None]]],
                *, title: str = "") -> SafeString:
-    """Lines over 0..1 (e.g. precision and recall for k = 0..8); None leaves a gap."""
-    inner_w, inner_h = WIDTH - PAD_L - 110, HEIGHT - PAD_B - PAD_T
+    """Lines over 0..1 (e.g. precision and recall for k = 0..8); None leaves a gap. The
+    legend on the right is as wide as its longest name."""
+    legend = max([100.0] + [_text_width(name) + 25 for name, _c, _v in series])
+    legend = min(legend, WIDTH / 2)
+    inner_w, inner_h = WIDTH - PAD_L - legend - 10, HEIGHT - PAD_B - PAD_T
     step = inner_w / max(len(xs) - 1, 1)
 
     def point(i: int, v: float) -> tuple[float, float]:
@@ -78,6 +81,12 @@ def line_chart(xs: Sequence[str], series: Sequence[tuple[str, str, Sequence[floa
         parts.append(format_html(
             '<rect x="{}" y="{}" width="10" height="10" fill="{}"/>'
             '<text x="{}" y="{}" font-size="11" fill="#1d2330">{}</text>',
-            WIDTH - 100, PAD_T + row * 18, color, WIDTH - 85, PAD_T + row * 18 + 9, name))
+            n(WIDTH - legend), PAD_T + row * 18, color, n(WIDTH - legend + 15),
+            PAD_T + row * 18 + 9, name))
     return format_html('<svg class="chart" viewBox="0 0 {} {}" role="img" aria-label="{}">{}'
                        "</svg>", WIDTH, HEIGHT, title, SafeString("".join(parts)))
+
+
+def _text_width(text: str) -> float:
+    """About how wide ``text`` is at font size 11: CJK characters are square."""
+    return sum(11.0 if ord(ch) >= 0x2E80 else 6.2 for ch in text)

@@ -407,3 +407,26 @@ def test_cluster_waterfall_screenshot(page, live_server, sample, editor, languag
     members.scroll_into_view_if_needed()
     OUT.mkdir(parents=True, exist_ok=True)
     members.screenshot(path=str(OUT / f"cluster-waterfall-{language}.png"))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_match_model_version_screenshot(page, live_server, sample, editor, language):
+    """A proposed match model version before activation: the held-out comparison, the
+    weights and the level bounds, the moved ones in bold."""
+    from dataclasses import replace
+
+    from articles.tuning import matcher
+    from articles.tuning.state import active_config
+    from fingerprints.rule.match_model import starting_model
+
+    editor.is_staff = editor.is_superuser = True
+    editor.save()
+    _chinese(page, live_server, language)
+    start = starting_model()
+    proposed = replace(start, version="editors-demo", description="a screenshot's version",
+                       bounds=replace(start.bounds, guard_conflicts=0.15))
+    held = matcher.editor_pairs(active_config())
+    version = matcher._saved(proposed, start, active_config(), 40, held, editor)
+    log_in(page, "editor", f"/admin/articles/matchmodelversion/{version.pk}/change/")
+    expect(page.locator("table.model-bounds tr.moved")).to_have_count(1)
+    shoot(page, f"match-model-version-{language}.png", full_page=True)

@@ -1,6 +1,7 @@
 import sys
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 #: Long-running commands that serve Redis clients of their own (django-rq's workers,
 #: the development server): they start the embedded Redis at once. Every other command
@@ -10,6 +11,7 @@ SERVER_COMMANDS = frozenset({"runserver", "rqworker", "rqscheduler", "dedup_work
 
 class ArticlesConfig(AppConfig):
     name = "articles"
+    verbose_name = _("Articles")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -50,6 +50,7 @@ class ApiKey(models.Model):
 
     class Meta:
         verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
@@ -159,6 +160,8 @@ class Doc(models.Model):
     objects = DocQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("docId")
+        verbose_name_plural = _("docIds")
         indexes = [
             # /clusters/ default listing: newest clusters first, filtered by size.
             models.Index(fields=["size", "-last_seen"], name="articles_doc_size_seen"),
@@ -291,6 +294,8 @@ class Article(models.Model):
     objects = ArticleQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("article")
+        verbose_name_plural = _("articles")
         indexes = [
             # Representative election and cluster pages: members of a doc by hotness.
             models.Index(fields=["doc", "-hotness"], name="articles_article_doc_hot"),
@@ -350,8 +355,12 @@ class IndexState(models.Model):
 class MediaWeight(models.Model):
     """Admin-set weight of a media outlet in representative election (default 1)."""
 
-    media = models.CharField(max_length=200, unique=True)
-    weight = models.FloatField(default=1.0)
+    media = models.CharField(_("media"), max_length=200, unique=True)
+    weight = models.FloatField(_("weight"), default=1.0)
+
+    class Meta:
+        verbose_name = _("media weight")
+        verbose_name_plural = _("media weights")
 
     def __str__(self) -> str:
         return f"{self.media} × {self.weight:g}"
@@ -674,7 +683,7 @@ class MatchModelVersion(models.Model):
     # precision and recall of the base and of this model on the held-out pairs, by
     # threshold: {"thresholds": [...], "current": [...], "proposed": [...]}
     report = models.JSONField(default=dict, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+",
                                    verbose_name=_("created by"))

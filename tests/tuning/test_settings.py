@@ -285,3 +285,22 @@ def test_every_engine_setting_speaks_both_languages():
                     [str(field.help_text)] if field.help_text else [])
             for english, zh in zip(texts, chinese, strict=True):
                 assert english != zh, (model.__name__, field.name, english)
+
+
+def test_the_admins_index_names_every_model_in_both_languages(admin_client):
+    """The admin's sidebar and index: the app and each model it lists, in Chinese too."""
+    from django.contrib import admin as django_admin
+    from django.utils import translation
+
+    from articles.apps import ArticlesConfig
+
+    names = [ArticlesConfig.verbose_name] + [
+        model._meta.verbose_name_plural for model in django_admin.site._registry
+        if model._meta.app_label == "articles"]
+    english = [str(name) for name in names]
+    with translation.override("zh-hans"):
+        chinese = [str(name) for name in names]
+    untranslated = [e for e, z in zip(english, chinese, strict=True) if e == z]
+    assert not untranslated
+    page = admin_client.get("/admin/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "媒体权重" in page and "Media weights" not in page

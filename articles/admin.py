@@ -29,6 +29,7 @@ from articles.models import (
 from articles.tuning import matcher, preview
 from articles.tuning.boilerplate import add_clause
 from articles.tuning.boilerplate import forget as forget_boilerplate
+from dedupsite import redis_store
 
 
 @admin.register(ApiKey)
@@ -247,11 +248,19 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
         if request.method != "POST" or not self.has_change_permission(request):
             raise PermissionDenied
         try:
+            if request.POST.get("bounds"):
+                matcher.check_labels()
+                redis_store.queue("default").enqueue(
+                    matcher.train_job, True, request.user.pk, job_timeout=6 * 3600)
+                self.message_user(request, _(
+                    "Fitting a version with its level bounds in the background: it "
+                    "appears in this list when it is done (a few minutes for a few "
+                    "thousand decisions)."))
+                return redirect(reverse("admin:articles_matchmodelversion_changelist"))
             if request.POST.get("unlabelled"):
                 version = matcher.train_unlabelled(user=request.user)
             else:
-                version = matcher.train(bounds=bool(request.POST.get("bounds")),
-                                        user=request.user)
+                version = matcher.train(user=request.user)
         except matcher.NotEnoughLabels as exc:
             self.message_user(request, _("Not enough data to fit a model: %(why)s.")
                               % {"why": exc}, messages.ERROR)
@@ -290,6 +299,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                 (str(_("recall, this version")), "#a1257d",
                  [r["recall"] for r in report["proposed"]]),
             ], title=str(_("Held-out editors' decisions by match threshold")))
+        if obj is not None:  # a version without a comparison (the upgrade's) shows these too
             extra["weights"] = _weight_rows(obj)
             extra["bounds"] = _bound_rows(obj)
             extra["is_active"] = self.is_active(obj)
@@ -307,7 +317,7 @@ def _at_threshold(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 
 def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
-    """Each level's weight in the model it was fitted from and in this version."""
+    """Each level's weight in the active model and in this version."""
     from articles.tuning.state import active_config
 
     new = obj.model()
@@ -320,7 +330,7 @@ def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
 
 
 def _bound_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
-    """Each level bound in the model it was fitted from and in this version."""
+    """Each level bound in the active model and in this version."""
     from articles.tuning.state import active_config
 
     new = obj.model().bounds.as_dict()

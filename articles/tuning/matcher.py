@@ -91,12 +91,7 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
     Raises :class:`NotEnoughLabels`."""
     config = active_config()
     pairs = editor_pairs(config)
-    train_on = [p for p in pairs if not p.held_out]
-    matches = sum(1 for p in train_on if p.example.match)
-    if min(matches, len(train_on) - matches) < MIN_EACH:
-        raise NotEnoughLabels(
-            f"{matches} pairs confirmed as one story and {len(train_on) - matches} split "
-            f"among the {len(train_on)} to fit on; at least {MIN_EACH} of each are needed")
+    train_on = _enough([p for p in pairs if not p.held_out])
     current = config.model
     description = f"fitted to {len(train_on)} editors' decisions from {current.version}"
     if bounds:
@@ -112,6 +107,29 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
                        strength=strength, description=description)
     held = [p for p in pairs if p.held_out]
     return _saved(proposed, current, config, len(train_on), held, user)
+
+
+def _enough(train_on: list[Labelled]) -> list[Labelled]:
+    matches = sum(1 for p in train_on if p.example.match)
+    if min(matches, len(train_on) - matches) < MIN_EACH:
+        raise NotEnoughLabels(
+            f"{matches} pairs confirmed as one story and {len(train_on) - matches} split "
+            f"among the {len(train_on)} to fit on; at least {MIN_EACH} of each are needed")
+    return train_on
+
+
+def check_labels() -> None:
+    """Raise :class:`NotEnoughLabels` when :func:`train` would (before a job is queued)."""
+    _enough([p for p in editor_pairs(active_config()) if not p.held_out])
+
+
+def train_job(bounds: bool, user_id: int | None) -> str:
+    """RQ job (the admin's fit with the level bounds: minutes on thousands of decisions,
+    longer than a request may take): :func:`train`; returns the new version's name."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
+    return train(bounds=bounds, user=user).version
 
 
 def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVersion:

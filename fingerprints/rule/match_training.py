@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+import mmh3
 import numpy as np
 
 from fingerprints.rule.bounds import Bounds, share
@@ -244,11 +245,11 @@ SHARE_MOVES = (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
 COUNT_MOVES = (0.5, 0.75, 1.25, 1.5, 2.0)
 FOLDS = 5
 # a move must decide more held-out pairs right than it breaks (at the match threshold,
-# cross-validated) by at least MIN_GAIN and by Z standard deviations of that
-# difference under chance (a sign test over the pairs the move changes: sqrt(fixed +
-# broken)); where the labels are indifferent, or a few pairs would flip, the bound stays
-MIN_GAIN = 2
+# cross-validated) by Z standard deviations of that difference under chance (a sign
+# test over the pairs the move changes: sqrt(fixed + broken); so by four pairs at
+# least); where the labels are indifferent, or a few pairs would flip, the bound stays
 Z = 2.0
+FOLD_SEED = 0xF01D  # the search's folds: a hash of the caller's key, apart from its uses
 MAX_SWEEPS = 3
 
 
@@ -278,7 +279,16 @@ def _significant(before: Sequence[bool], after: Sequence[bool]) -> bool:
     fixed = sum(1 for b, a in zip(before, after, strict=True) if b and not a)
     broken = sum(1 for b, a in zip(before, after, strict=True) if a and not b)
     gain = fixed - broken
-    return gain >= MIN_GAIN and gain >= Z * math.sqrt(fixed + broken)
+    return gain > 0 and gain >= Z * math.sqrt(fixed + broken)
+
+
+def search_folds(keys: Sequence[int], n_folds: int) -> list[int]:
+    """The fold key of each pair in the bound search: the caller's key hashed again
+    (``FOLD_SEED``), so that pairs the caller chose by the same key (one held out in
+    five by ``key % 5``, an outer fold of a nested cross-validation) still spread over
+    every fold."""
+    return [mmh3.hash(int(k).to_bytes(8, "little", signed=False), FOLD_SEED, signed=False)
+            for k in keys]
 
 
 def levels_of(pair: PairOfFeatures, config: Any) -> tuple[tuple[str, str], ...]:
@@ -330,18 +340,22 @@ def fit_bounds(pairs: Sequence[PairOfFeatures], start: MatchModel, config: Any, 
     :func:`candidate_values` is scored by :func:`cross_validated_errors` (weights
     refitted on the other folds at that bound), and the bound moves to the value with
     the fewest wrong decisions when it decides significantly more pairs right than the
-    current one (:data:`MIN_GAIN`, :data:`Z`); sweeps repeat until none moves (at most
+    current one (:data:`Z`); sweeps repeat until none moves (at most
     :data:`MAX_SWEEPS`). The wrong decisions, not the likelihood, are
     scored: a looser bound that pools duplicates and templates in one level lowers the
     log-loss by hedging their probabilities towards one half while deciding them no
     better (on the project's labels it lowered F1 on folds it did not see). Then the
     weights are fitted to every pair at the chosen bounds (:func:`fit`, from ``start``).
-    Returns the model and one :class:`BoundMove` per bound that moved."""
+    Returns the model and one :class:`BoundMove` per bound that moved (its wrong
+    decisions before its first move and after its last). ``keys``: a stable number per
+    pair; the folds are :func:`search_folds` of them."""
     bounds = start.bounds
     names = [f.name for f in fields(Bounds) if names is None or f.name in names]
+    keys = search_folds(keys, n_folds)
     current = cross_validated_errors(pairs, start, config, bounds, keys, strength=strength,
                                      n_folds=n_folds)
     first: dict[str, tuple[float, int]] = {}
+    last: dict[str, int] = {}
     for _sweep in range(MAX_SWEEPS):
         moved = False
         for name in names:
@@ -355,6 +369,7 @@ def fit_bounds(pairs: Sequence[PairOfFeatures], start: MatchModel, config: Any, 
                     best, best_wrong = candidate, wrong
             if best != value:
                 first.setdefault(name, (value, sum(current)))
+                last[name] = sum(best_wrong)
                 change = {name: best}
                 bounds, current, moved = replace(bounds, **change), best_wrong, True
         if not moved:
@@ -362,7 +377,7 @@ def fit_bounds(pairs: Sequence[PairOfFeatures], start: MatchModel, config: Any, 
     model = replace(start, bounds=bounds)
     examples = [Example(levels_of(p, replace(config, model=model)), p.match) for p in pairs]
     fitted = fit(examples, model, version, strength=strength, description=description)
-    moves = [BoundMove(name, before, getattr(bounds, name), errors_before, sum(current))
+    moves = [BoundMove(name, before, getattr(bounds, name), errors_before, last[name])
              for name, (before, errors_before) in first.items()
              if getattr(bounds, name) != before]
     return fitted, moves

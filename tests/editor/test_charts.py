@@ -28,3 +28,9 @@ def test_the_legend_is_as_wide_as_its_longest_name_in_both_scripts() -> None:
 def test_a_name_from_crawled_data_is_escaped() -> None:
     svg = str(line_chart(["a"], [("<script>x</script>", "#000", [0.5])]))
     assert "<script>" not in svg and "&lt;script&gt;" in svg
+
+
+def test_a_very_long_name_never_takes_more_than_half_the_chart() -> None:
+    svg = str(line_chart(["0", "1"], [("x" * 200, "#000", [0.1, 0.9])]))
+    (x, _name), = _legend(svg)
+    assert x == WIDTH / 2 + 15  # its swatch at the middle: the plot keeps the other half

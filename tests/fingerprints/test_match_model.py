@@ -191,3 +191,23 @@ def test_the_table_matcher_and_the_match_model_share_one_em_core() -> None:
     assert (held.posterior[vetoed] == 0).all()
     # the table matcher's estimate is this core (no EM loop of its own)
     assert fellegi.expectation_maximisation is expectation_maximisation
+
+
+def test_the_bound_search_spreads_pairs_chosen_by_one_key_over_every_fold() -> None:
+    """train_matcher fits on the pairs whose key is not 0 mod 5 (one in five is held
+    out by that key); the search's own folds must still all be filled."""
+    from collections import Counter
+
+    from fingerprints.rule.match_training import search_folds
+
+    keys = [k for k in range(10_000) if k % 5 == 1][:800]
+    sizes = Counter(k % 5 for k in search_folds(keys, 5))
+    assert len(sizes) == 5 and min(sizes.values()) >= 120, sizes
+    assert search_folds(keys, 5) == search_folds(keys, 5)  # stable between runs
+
+
+def test_the_shipped_model_has_the_documented_bounds() -> None:
+    """docs/parameters.md lists Bounds()'s defaults as the shipped model's."""
+    from fingerprints.rule.bounds import Bounds
+
+    assert starting_model().bounds == Bounds()

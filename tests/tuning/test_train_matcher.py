@@ -231,15 +231,21 @@ def test_a_version_fitted_with_its_bounds_tells_apart_what_no_weight_can(admin_c
 
     call_command("train_matcher")  # weights only: one level holds both kinds
     weights_only = MatchModelVersion.objects.get()
-    out = io.StringIO()
-    call_command("train_matcher", "--bounds", stdout=out)
+    # the admin's button: a background job (the search re-verifies every pair per value)
+    response = admin_client.post("/admin/articles/matchmodelversion/train/",
+                                 {"bounds": "1"}, follow=True)
+    assert "Fitting a version with its level bounds in the background" in \
+        response.content.decode()
+    assert MatchModelVersion.objects.count() == 1  # not yet
+    run_worker()
     fitted = MatchModelVersion.objects.exclude(pk=weights_only.pk).get()
+    assert fitted.created_by is not None and fitted.created_by.username == "admin"
     start = starting_model().bounds
     moved = {name for name, value in fitted.model().bounds.as_dict().items()
              if value != getattr(start, name)}
     assert "guard_conflicts" in moved, moved
     assert 0.1 <= fitted.model().bounds.guard_conflicts < 0.2
-    assert "level bounds by 5-fold cross-validation" in out.getvalue()
+    assert "level bounds by 5-fold cross-validation" in fitted.weights["description"]
     at = {row["threshold"]: (row, new) for row, new in zip(
         fitted.report["current"], fitted.report["proposed"], strict=True)}
     current, proposed = at[0.5]
@@ -273,6 +279,13 @@ def test_a_version_fitted_with_its_bounds_tells_apart_what_no_weight_can(admin_c
     assert Article.objects.get(nid="cr0a").doc_id == Article.objects.get(nid="cr0b").doc_id
 
 
-def test_bounds_need_labels() -> None:
+def test_bounds_need_labels(admin_client, auth, run_worker) -> None:
     with pytest.raises(CommandError, match="--bounds needs labels"):
         call_command("train_matcher", "--bounds", "--unlabelled")
+    with pytest.raises(CommandError, match="at least 10 of each are needed"):
+        call_command("train_matcher", "--bounds")
+    # the admin says so at once, and queues nothing
+    response = admin_client.post("/admin/articles/matchmodelversion/train/",
+                                 {"bounds": "1"}, follow=True)
+    assert "Not enough data to fit a model" in response.content.decode()
+    assert run_worker() == 0 and not MatchModelVersion.objects.exists()

@@ -134,9 +134,10 @@ class EngineSettingsAdmin(admin.ModelAdmin):
     change_form_template = "admin/articles/enginesettings/change_form.html"
     readonly_fields = ["version", "updated_at", "index_state"]
     fieldsets = [
-        (_("Matching"), {"fields": ["match_threshold", "match_model", "k", "title_k"]}),
+        (_("Matching"), {"fields": ["match_threshold", "match_model", "anchorless_threshold",
+                                    "k", "title_k", "candidate_radius", "probe_bits"]}),
         (_("Tokens (a change reindexes)"), {"fields": ["hmm", "extra_stopwords",
-                                                        "user_words"]}),
+                                                        "user_words", "title_min_tokens"]}),
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
         (_("Pictures"), {"fields": ["picture_bits"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",

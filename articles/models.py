@@ -713,7 +713,37 @@ class EngineSettings(models.Model):
         _("title distance"), default=3,
         help_text=_("Hamming distance (0–8) within which title fingerprints are candidates."),
     )
+    candidate_radius = models.PositiveSmallIntegerField(
+        _("candidate radius"), default=8,
+        validators=[MinValueValidator(0), MaxValueValidator(64)],
+        help_text=_("Fingerprints farther than the content or title distance that share a "
+                    "block of the index with the article are verified too when within this "
+                    "many bits (0–64): a larger radius verifies more pairs and finds more "
+                    "partial copies; at or below the distance, only those within it."),
+    )
+    probe_bits = models.PositiveSmallIntegerField(
+        _("probe bits"), default=3, validators=[MinValueValidator(0), MaxValueValidator(4)],
+        help_text=_("Content lookups also try the article's fingerprint with this many of "
+                    "its least certain bits in each block flipped, in every combination "
+                    "(0–4; 3 adds 28 lookups; 0 turns probing off): copies whose "
+                    "fingerprints differ in those bits are found."),
+    )
+    anchorless_threshold = models.FloatField(
+        _("match threshold without the founding article"), default=0.99,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("A candidate whose docId's founding article could not be read (the "
+                    "docId is joined through it) joins only when its own match probability "
+                    "is at least this too, for every language (from 0 to 1). Raising it "
+                    "never adds a match, lowering it never removes one."),
+    )
     hmm = models.BooleanField(_("jieba HMM"), default=False)
+    title_min_tokens = models.PositiveSmallIntegerField(
+        _("title: words at least"), default=2,
+        validators=[MinValueValidator(0), MaxValueValidator(20)],
+        help_text=_("A title with fewer words that weigh in its fingerprint than this "
+                    "(stopwords and punctuation weigh nothing) gets no title fingerprint, so "
+                    "the title rule never joins it (0–20)."),
+    )
     extra_stopwords = models.TextField(
         _("extra stopwords"), blank=True, default="", help_text=_("One word per line.")
     )
@@ -818,7 +848,9 @@ class EngineSettings(models.Model):
         from fingerprints.rule.match_model import starting_model
 
         return EngineConfig(
-            k=self.k, title_k=self.title_k, hmm=self.hmm,
+            k=self.k, title_k=self.title_k, candidate_radius=self.candidate_radius,
+            probe_bits=self.probe_bits, anchorless_threshold=self.anchorless_threshold,
+            hmm=self.hmm, title_min_tokens=self.title_min_tokens,
             extra_stopwords=frozenset(w.strip() for w in self.extra_stopwords.splitlines()
                                       if w.strip()),
             user_words=self.parsed_user_words(),

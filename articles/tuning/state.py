@@ -26,6 +26,7 @@ from fingerprints.rule.match_model import MatchModel, starting_model
 
 # EngineConfig fields whose change needs new fingerprints or a new block layout.
 REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend",
+                  "title_min_tokens",  # which titles have a title fingerprint
                   "picture_k")  # picture_k: the picture index's block layout
 
 BOUND_NAMES = frozenset(f.name for f in dataclasses.fields(Bounds))

@@ -49,7 +49,8 @@ def admin_client(client, db):
 def settings_form(**overrides):
     current = EngineSettings.load()
     data = {f: getattr(current, f) for f in (
-        "k", "title_k", "extra_stopwords", "user_words", "review_distance", "review_similarity",
+        "k", "title_k", "candidate_radius", "probe_bits", "anchorless_threshold",
+        "title_min_tokens", "extra_stopwords", "user_words", "review_distance", "review_similarity",
         "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs",
         "picture_bits", "match_threshold")}
     if current.hmm:
@@ -304,3 +305,25 @@ def test_the_admins_index_names_every_model_in_both_languages(admin_client):
     assert not untranslated
     page = admin_client.get("/admin/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "媒体权重" in page and "Media weights" not in page
+
+
+def test_the_lookup_and_title_settings_reach_the_engine_and_a_title_change_reindexes(
+        admin_client, redis_client):
+    """Every EngineConfig number an admin may set: the form refuses a value outside its
+    range, a saved one is what every process's configuration reads, and a change of
+    which titles have a fingerprint reindexes (stored features depend on it)."""
+    from articles.tuning.state import active_config, needs_reindex
+
+    url = f"/admin/articles/enginesettings/{EngineSettings.load().pk}/change/"
+    bad = admin_client.post(url, settings_form(candidate_radius=65, probe_bits=5,
+                                               anchorless_threshold=1.5,
+                                               title_min_tokens=21))
+    assert bad.status_code == 200 and EngineSettings.load().version == 1
+    assert bad.content.decode().count("less than or equal to") == 4
+    before = EngineSettings.load().engine_config()
+    assert admin_client.post(url, settings_form(
+        candidate_radius=5, probe_bits=2, anchorless_threshold=0.9)).status_code == 302
+    now = active_config()
+    assert (now.candidate_radius, now.probe_bits, now.anchorless_threshold) == (5, 2, 0.9)
+    assert not needs_reindex(before, now)  # lookups and decisions: at once
+    assert needs_reindex(now, replace(now, title_min_tokens=3))

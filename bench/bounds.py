@@ -61,7 +61,8 @@ def main() -> int:
                  for m in moves]) if moves else "no bound moved")
 
     def examples(model_config: EngineConfig, chosen: list[int]) -> list[Example]:
-        return [Example(levels_of(pairs[i], model_config), pairs[i].match) for i in chosen]
+        return [Example(levels_of(pairs[i].a, pairs[i].b, model_config), pairs[i].match)
+                for i in chosen]
 
     starting: list[tuple[float, bool]] = []
     weights_only: list[tuple[float, bool]] = []

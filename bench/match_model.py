@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import load_docs, load_labels, table  # noqa: E402
 
 from fingerprints.batch.replay import Item, Replayer  # noqa: E402
-from fingerprints.rule import EngineConfig, extract_many, verify  # noqa: E402
+from fingerprints.rule import EngineConfig, extract_many  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.match_model import MatchModel, rule_model, starting_model  # noqa: E402
 from fingerprints.rule.match_training import (  # noqa: E402
@@ -83,8 +83,8 @@ def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[i
     at the levels it reaches with the default configuration."""
     first, validation, first_keys, validation_keys = labelled_pairs()
     config = EngineConfig()
-    return ([Example(levels_of(p, config), p.match) for p in first],
-            [Example(levels_of(p, config), p.match) for p in validation],
+    return ([Example(levels_of(p.a, p.b, config), p.match) for p in first],
+            [Example(levels_of(p.a, p.b, config), p.match) for p in validation],
             first_keys, validation_keys)
 
 
@@ -100,9 +100,7 @@ def candidate_levels() -> list[tuple[tuple[str, str], ...]]:
     assert replayer.pairs is not None
     out = []
     for a, b in replayer.pairs:
-        score = verify(features[b], features[a], config).score
-        assert score is not None
-        out.append(tuple((w.comparison, w.level) for w in score.weights))
+        out.append(levels_of(features[b], features[a], config))
     return out
 
 

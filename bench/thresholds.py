@@ -28,7 +28,7 @@ from common import load_docs, load_labels, table  # noqa: E402
 from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule import EngineConfig, Features, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
-from fingerprints.rule.bounds import Bounds  # noqa: E402
+from fingerprints.rule.bounds import Bounds, least_count  # noqa: E402
 
 
 def moves(name: str, value: float | int) -> list[float | int]:
@@ -36,7 +36,7 @@ def moves(name: str, value: float | int) -> list[float | int]:
         return []
     if isinstance(value, int):
         step = max(1, round(value / 10))
-        low = 1 if name.endswith("min_conflicts") else 0
+        low = least_count(name)
         return [v for v in (value - step, value + step) if v >= low and v != value]
     return [v for v in (round(max(0.0, value - 0.1), 3), round(min(1.0, value + 0.1), 3))
             if v != value]

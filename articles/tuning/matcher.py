@@ -25,7 +25,7 @@ from articles.models import Article, EditorLink, EngineSettings, LinkKind, Match
 from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
 from fingerprints.batch.replay import Item, Replayer
-from fingerprints.rule import EngineConfig, Features, verify
+from fingerprints.rule import EngineConfig, Features
 from fingerprints.rule.match_model import MatchModel
 from fingerprints.rule.match_training import (
     FOLDS,
@@ -60,7 +60,7 @@ class Labelled:
 
 
 def is_held_out(nid_a: str, nid_b: str) -> bool:
-    return mmh3.hash(f"{nid_a}|{nid_b}", signed=False) % HELD_OUT == 0
+    return _key((nid_a, nid_b)) % HELD_OUT == 0
 
 
 def editor_pairs(config: EngineConfig) -> list[Labelled]:
@@ -74,7 +74,7 @@ def editor_pairs(config: EngineConfig) -> list[Labelled]:
     for kind, a, b in links:
         if a in features and b in features:
             pair = PairOfFeatures(features[a], features[b], kind == LinkKind.MUST)
-            out.append(Labelled((a, b), Example(levels_of(pair, config), pair.match),
+            out.append(Labelled((a, b), Example(levels_of(pair.a, pair.b, config), pair.match),
                                 is_held_out(a, b), pair))
     return out
 
@@ -147,9 +147,7 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
     by_id = {row["id"]: feats for row, feats in zip(rows, features, strict=True)}
     pairs = []
     for a, b in replayer.pairs or ():
-        score = verify(by_id[b], by_id[a], config).score
-        assert score is not None
-        pairs.append(tuple((w.comparison, w.level) for w in score.weights))
+        pairs.append(levels_of(by_id[b], by_id[a], config))
     if len(pairs) < MIN_PAIRS:
         raise NotEnoughLabels(f"{len(pairs)} candidate pairs among the {len(rows)} most "
                               f"recent articles; at least {MIN_PAIRS} are needed")
@@ -170,7 +168,7 @@ def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trai
         then = now
     else:
         cfg = replace(config, model=proposed)
-        then = [Example(levels_of(p.pair, cfg), p.pair.match) for p in held]
+        then = [Example(levels_of(p.pair.a, p.pair.b, cfg), p.pair.match) for p in held]
     report = {
         "thresholds": thresholds,
         "current": [precision_recall(scores(current, now), t) for t in thresholds],

@@ -97,7 +97,7 @@ class Bounds:
                         or not 0.0 <= value <= 1.0):
                     raise ValueError(f"{f.name} must be between 0 and 1, not {value!r}")
             else:
-                least = 1 if f.name.endswith("min_conflicts") else 0
+                least = least_count(f.name)
                 if not isinstance(value, int) or isinstance(value, bool) or value < least:
                     raise ValueError(f"{f.name} must be an integer of {least} or more, "
                                      f"not {value!r}")
@@ -117,6 +117,12 @@ class Bounds:
             raise ValueError(f"unknown level bounds: {', '.join(unknown)}")
         return cls(**data)
 
+
+
+def least_count(name: str) -> int:
+    """The smallest value a count bound may take: 1 for a guard's minimum of conflicts
+    (a veto needs one at least), else 0 (off)."""
+    return 1 if name.endswith("min_conflicts") else 0
 
 
 def share(name: str) -> bool:

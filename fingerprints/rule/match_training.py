@@ -23,7 +23,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
-from fingerprints.rule.bounds import Bounds, share
+from fingerprints.rule.bounds import Bounds, least_count, share
 from fingerprints.rule.fellegi_sunter import expectation_maximisation, level_shares
 from fingerprints.rule.match_model import LEVELS, MatchModel, probability
 
@@ -282,7 +282,7 @@ def _significant(before: Sequence[bool], after: Sequence[bool]) -> bool:
     return gain > 0 and gain >= Z * math.sqrt(fixed + broken)
 
 
-def search_folds(keys: Sequence[int], n_folds: int) -> list[int]:
+def search_folds(keys: Sequence[int]) -> list[int]:
     """The fold key of each pair in the bound search: the caller's key hashed again
     (``FOLD_SEED``), so that pairs the caller chose by the same key (one held out in
     five by ``key % 5``, an outer fold of a nested cross-validation) still spread over
@@ -291,11 +291,12 @@ def search_folds(keys: Sequence[int], n_folds: int) -> list[int]:
             for k in keys]
 
 
-def levels_of(pair: PairOfFeatures, config: Any) -> tuple[tuple[str, str], ...]:
-    """The levels verification puts the pair at under ``config`` (its model's bounds)."""
+def levels_of(a: Any, b: Any, config: Any) -> tuple[tuple[str, str], ...]:
+    """The levels verification puts a pair of features at under ``config`` (its model's
+    bounds)."""
     from fingerprints.rule.verification import verify
 
-    score = verify(pair.a, pair.b, config).score
+    score = verify(a, b, config).score
     assert score is not None  # verify always scores
     return tuple((w.comparison, w.level) for w in score.weights)
 
@@ -305,8 +306,7 @@ def candidate_values(name: str, value: float) -> list[float]:
     if share(name):
         moved = {round(min(1.0, max(0.0, value + step)), 3) for step in SHARE_MOVES}
     else:
-        least = 1 if name.endswith("min_conflicts") else 0
-        moved = {max(least, round(value * factor)) for factor in COUNT_MOVES}
+        moved = {max(least_count(name), round(value * factor)) for factor in COUNT_MOVES}
     return sorted(v for v in moved if v != value)
 
 
@@ -318,7 +318,7 @@ def cross_validated_errors(pairs: Sequence[PairOfFeatures], start: MatchModel, c
     (``keys`` place each pair in a fold)."""
     model = replace(start, bounds=bounds)
     cfg = replace(config, model=model)
-    examples = [Example(levels_of(p, cfg), p.match) for p in pairs]
+    examples = [Example(levels_of(p.a, p.b, cfg), p.match) for p in pairs]
     wrong = [False] * len(examples)
     for held in folds(examples, n_folds, keys):
         held_set = set(held)
@@ -351,7 +351,7 @@ def fit_bounds(pairs: Sequence[PairOfFeatures], start: MatchModel, config: Any, 
     pair; the folds are :func:`search_folds` of them."""
     bounds = start.bounds
     names = [f.name for f in fields(Bounds) if names is None or f.name in names]
-    keys = search_folds(keys, n_folds)
+    keys = search_folds(keys)
     current = cross_validated_errors(pairs, start, config, bounds, keys, strength=strength,
                                      n_folds=n_folds)
     first: dict[str, tuple[float, int]] = {}
@@ -375,7 +375,8 @@ def fit_bounds(pairs: Sequence[PairOfFeatures], start: MatchModel, config: Any, 
         if not moved:
             break
     model = replace(start, bounds=bounds)
-    examples = [Example(levels_of(p, replace(config, model=model)), p.match) for p in pairs]
+    cfg = replace(config, model=model)
+    examples = [Example(levels_of(p.a, p.b, cfg), p.match) for p in pairs]
     fitted = fit(examples, model, version, strength=strength, description=description)
     moves = [BoundMove(name, before, getattr(bounds, name), errors_before, last[name])
              for name, (before, errors_before) in first.items()

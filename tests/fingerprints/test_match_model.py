@@ -201,9 +201,9 @@ def test_the_bound_search_spreads_pairs_chosen_by_one_key_over_every_fold() -> N
     from fingerprints.rule.match_training import search_folds
 
     keys = [k for k in range(10_000) if k % 5 == 1][:800]
-    sizes = Counter(k % 5 for k in search_folds(keys, 5))
+    sizes = Counter(k % 5 for k in search_folds(keys))
     assert len(sizes) == 5 and min(sizes.values()) >= 120, sizes
-    assert search_folds(keys, 5) == search_folds(keys, 5)  # stable between runs
+    assert search_folds(keys) == search_folds(keys)  # stable between runs
 
 
 def test_the_shipped_model_has_the_documented_bounds() -> None:

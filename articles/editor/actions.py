@@ -225,19 +225,32 @@ def _place(article: Article, doc: Doc) -> None:
     article.save(update_fields=["doc", "matched_by", "matched_article", "pinned"])
 
 
-def _locked(article: Article, version: int | None) -> tuple[Article, Doc]:
-    """Lock the article and its doc; the doc must be at `version` (when given), and the
-    article still in the doc the editor saw it in."""
-    shown_doc_pk = article.doc_pk
-    article = Article.objects.select_for_update().get(pk=article.pk)
-    if article.doc_pk is None:
-        raise EditError("the article has no docId yet")
-    doc = Doc.objects.select_for_update().get(pk=article.doc_pk)
-    if version is not None and shown_doc_pk is not None and article.doc_pk != shown_doc_pk:
-        # Moved away since the page was read: the page's doc is stale (its version moved on).
-        raise StaleVersion(Doc.objects.get(pk=shown_doc_pk), version)
-    _check_version(doc, version)
-    return article, doc
+def _locked(article: Article, version: int | None,
+            target: Doc | None = None) -> tuple[Article, Doc, dict[int, Doc]]:
+    """Lock the article's doc (and `target`, when given), then the article; the doc must be
+    at `version` (when given), and the article still in the doc the editor saw it in.
+
+    One lock order for every editor action: docs by primary key, then articles. A merge
+    locks its two docs and then moves their articles, so a split or a move that locked the
+    article first could deadlock against it; in this order the later action waits, then
+    finds the doc's version moved on and is refused as stale."""
+    for _attempt in range(3):
+        doc_pk = article.doc_pk if version is not None else (
+            Article.objects.filter(pk=article.pk).values_list("doc_id", flat=True).first())
+        if doc_pk is None:
+            raise EditError("the article has no docId yet")
+        keys = sorted({doc_pk} | ({target.pk} if target is not None else set()))
+        docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys).order_by("pk")}
+        doc = docs[doc_pk]
+        locked = Article.objects.select_for_update().get(pk=article.pk)
+        if locked.doc_pk == doc_pk:
+            _check_version(doc, version)
+            return locked, doc, docs
+        if version is not None:
+            # Moved away since the page was read: the page's doc is stale (its version moved on).
+            raise StaleVersion(doc, version)
+        # a command's article moved between the read and the lock: read its doc again
+    raise EditError("the article kept moving between docIds; try again")
 
 
 def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = None,
@@ -268,7 +281,7 @@ def split_article(article: Article, user: Actor, note: str = "", *,
                   version: int | None = None) -> Doc:
     """Take a member out of its doc into a new docId of its own (cannot-link to the rest)."""
     with transaction.atomic():
-        article, old = _locked(article, version)
+        article, old, _ = _locked(article, version)
         if old.size <= 1:
             raise EditError("the article is the only member of its docId")
         others = _member_nids(old, exclude=article)
@@ -300,8 +313,8 @@ def move_article(article: Article, target: Doc, user: Actor,
                  note: str = "", *, version: int | None = None) -> Doc:
     """Move a member to another docId (must-link there, cannot-link to where it was)."""
     with transaction.atomic():
-        article, old = _locked(article, version)
-        target = Doc.objects.select_for_update().get(pk=target.pk)
+        article, old, docs = _locked(article, version, target)
+        target = docs[target.pk]
         if target.pk == old.pk:
             raise EditError("the article is already in that docId")
         others = _member_nids(old, exclude=article)
@@ -390,7 +403,7 @@ def choose_representative(article: Article, user: Actor,
                           note: str = "", *, version: int | None = None) -> Doc:
     """An editor's choice of representative; it wins over hotness until undone."""
     with transaction.atomic():
-        article, doc = _locked(article, version)
+        article, doc, _ = _locked(article, version)
         before = _Before()
         before.doc(doc)
         doc.representative = article

@@ -1,0 +1,85 @@
+"""Editor actions take row locks in one order (docs by key, then articles), so a split or a
+move that meets a merge waits and is refused as stale instead of deadlocking.
+
+A merge locks its two docs and then rewrites their articles. Before the one order, a split
+locked its article first and then the doc: the two transactions waited on each other and
+MariaDB rolled one back (error 1213), so the editor read "another editor was changing
+this cluster" instead of who changed it and how.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import OperationalError, connection, transaction
+
+from articles.editor import actions
+from articles.models import Article, Doc
+from tests.browser import stories
+
+pytestmark = [pytest.mark.mysql, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def corpus(client, auth, run_worker) -> dict[str, Doc]:
+    stories.load(client, auth, run_worker)
+    return {key: Article.objects.get(nid=f"{key}-1").doc for key in ("river", "museum")}
+
+
+def merge_holding_locks(source: Doc, target: Doc, locked: threading.Event,
+                        release: threading.Event, errors: list[BaseException]) -> None:
+    """A merge's lock steps, paused between locking the docs and moving the articles."""
+    try:
+        with transaction.atomic():
+            keys = sorted([source.pk, target.pk])
+            list(Doc.objects.select_for_update().filter(pk__in=keys).order_by("pk"))
+            locked.set()
+            release.wait(10)
+            Article.objects.filter(doc=source).update(doc=target)
+            Doc.objects.filter(pk=source.pk).update(size=0, version=source.version + 1)
+    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        errors.append(exc)
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("action", ["split", "move"])
+def test_a_split_or_move_meeting_a_merge_waits_and_is_refused_as_stale(corpus, action):
+    river, museum = corpus["river"], corpus["museum"]
+    article = Article.objects.get(nid="river-3")
+    locked, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+    merging = threading.Thread(target=merge_holding_locks,
+                               args=(river, museum, locked, release, errors))
+    merging.start()
+    assert locked.wait(10)
+    outcome: list[BaseException | Doc] = []
+
+    def act() -> None:
+        try:
+            if action == "split":
+                outcome.append(actions.split_article(article, None, version=river.version))
+            else:
+                library = Article.objects.get(nid="library-1").doc
+                outcome.append(actions.move_article(article, library, None,
+                                                    version=river.version))
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            outcome.append(exc)
+        finally:
+            connection.close()
+
+    acting = threading.Thread(target=act)
+    acting.start()
+    time.sleep(0.5)  # the action is now waiting on a lock the merge holds
+    assert acting.is_alive()
+    release.set()
+    merging.join(15)
+    acting.join(15)
+    assert errors == []  # the merge was not chosen as a deadlock victim
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], actions.StaleVersion), outcome[0]
+    assert not isinstance(outcome[0], OperationalError)
+    assert Article.objects.get(nid="river-3").doc_id == museum.pk
+    assert Doc.objects.get(pk=river.pk).size == 0

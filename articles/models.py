@@ -197,6 +197,28 @@ class ReviewRules:
 
 
 class ArticleQuerySet(models.QuerySet["Article"]):
+    def lock_with_doc(self, *also: int) -> tuple[Article, dict[int, Doc]] | None:
+        """Lock this queryset's one article and its doc (and the docs keyed `also`) in a
+        transaction, in the one lock order every writer keeps: docs by key, then articles.
+        Returns the locked article and the locked docs by key; None when no article matches.
+
+        A merge locks two docs and then rewrites their articles; a writer that locked an
+        article first and then its doc could deadlock against it. Here the later writer
+        waits on the doc. If the article moved meanwhile, its new doc is locked next: the
+        article's lock is held by then, so nothing moves it again and the second pass ends."""
+        row = self.values_list("pk", "doc_id").first()
+        if row is None:
+            return None
+        pk, doc_pk = row
+        while True:
+            keys = sorted({doc_pk, *also} - {None})
+            docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys)
+                    .order_by("pk")}
+            article = Article.objects.select_for_update().get(pk=pk)
+            if article.doc_pk == doc_pk:
+                return article, docs
+            doc_pk = article.doc_pk
+
     def queued(self) -> ArticleQuerySet:
         return self.filter(status=ArticleStatus.QUEUED)
 
@@ -816,7 +838,7 @@ class EngineSettings(models.Model):
         verbose_name_plural = _("engine settings")
 
     def __str__(self) -> str:
-        return f"engine settings v{self.version}"
+        return str(_("engine settings v%(version)s") % {"version": self.version})
 
     @classmethod
     def load(cls) -> EngineSettings:

@@ -227,30 +227,24 @@ def _place(article: Article, doc: Doc) -> None:
 
 def _locked(article: Article, version: int | None,
             target: Doc | None = None) -> tuple[Article, Doc, dict[int, Doc]]:
-    """Lock the article's doc (and `target`, when given), then the article; the doc must be
-    at `version` (when given), and the article still in the doc the editor saw it in.
-
-    One lock order for every editor action: docs by primary key, then articles. A merge
-    locks its two docs and then moves their articles, so a split or a move that locked the
-    article first could deadlock against it; in this order the later action waits, then
-    finds the doc's version moved on and is refused as stale."""
-    for _attempt in range(3):
-        doc_pk = article.doc_pk if version is not None else (
-            Article.objects.filter(pk=article.pk).values_list("doc_id", flat=True).first())
-        if doc_pk is None:
-            raise EditError("the article has no docId yet")
-        keys = sorted({doc_pk} | ({target.pk} if target is not None else set()))
-        docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys).order_by("pk")}
-        doc = docs[doc_pk]
-        locked = Article.objects.select_for_update().get(pk=article.pk)
-        if locked.doc_pk == doc_pk:
-            _check_version(doc, version)
-            return locked, doc, docs
-        if version is not None:
-            # Moved away since the page was read: the page's doc is stale (its version moved on).
-            raise StaleVersion(doc, version)
-        # a command's article moved between the read and the lock: read its doc again
-    raise EditError("the article kept moving between docIds; try again")
+    """Lock the article's doc (and `target`, when given), then the article, in the one
+    lock order (:meth:`ArticleQuerySet.lock_with_doc`); the doc must be at `version` (when
+    given), and the article still in the doc the editor saw it in. A split or a move that
+    meets a merge thus waits for it and is refused as stale, naming the merge."""
+    shown_doc_pk = article.doc_pk
+    found = Article.objects.filter(pk=article.pk).lock_with_doc(
+        *([target.pk] if target is not None else []))
+    if found is None:
+        raise EditError("the article is gone")
+    locked, docs = found
+    if locked.doc_pk is None:
+        raise EditError("the article has no docId yet")
+    if version is not None and shown_doc_pk is not None and locked.doc_pk != shown_doc_pk:
+        # Moved away since the page was read: the page's doc is stale (its version moved on).
+        raise StaleVersion(Doc.objects.get(pk=shown_doc_pk), version)
+    doc = docs[locked.doc_pk]
+    _check_version(doc, version)
+    return locked, doc, docs
 
 
 def confirm_doc(doc: Doc, user: Actor, note: str = "", *, version: int | None = None,

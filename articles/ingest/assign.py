@@ -564,12 +564,11 @@ def detach(article: Article) -> None:
     The article's doc is read again under a row lock: if another job already took it
     out, nothing changes.
     """
-    current = (Article.objects.select_for_update().filter(pk=article.pk)
-               .values_list("doc", flat=True).first())
-    if current is None:
+    found = Article.objects.filter(pk=article.pk).lock_with_doc()
+    if found is None or found[0].doc_pk is None:
         article.doc = None
         return
-    doc = Doc.objects.select_for_update().get(pk=current)
+    doc = found[1][found[0].doc_pk]
     doc.size = max(doc.size - 1, 0)
     if doc.anchor_id == article.pk:
         doc.anchor = (

@@ -216,19 +216,19 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "",
                    key: ApiKey | None = None) -> Article | None:
     """Set an article's hotness and re-elect its doc's representative. Raises
     :class:`NotOwner` when ``key`` may not change the article (another key posted it)."""
-    from articles.models import Doc
     from articles.representatives import election
 
     with transaction.atomic():
-        article = Article.objects.select_for_update().filter(nid=nid).first()
-        if article is None:
+        found = Article.objects.filter(nid=nid).lock_with_doc()
+        if found is None:
             return None
+        article, docs = found
         if not _may_change(key, article):
             raise NotOwner(nid)
         old = article.hotness
         Article.objects.filter(pk=article.pk).update(hotness=hotness)
         if article.doc_pk is not None:
-            doc = Doc.objects.select_for_update().get(pk=article.doc_pk)
+            doc = docs[article.doc_pk]
             election.refresh(doc)
             AuditEntry.objects.create(
                 actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,

@@ -1,5 +1,5 @@
-"""Editor actions take row locks in one order (docs by key, then articles), so a split or a
-move that meets a merge waits and is refused as stale instead of deadlocking.
+"""Writers take row locks in one order (docs by key, then articles), so a split, a move or
+a hotness update that meets a merge waits for it instead of deadlocking.
 
 A merge locks its two docs and then rewrites their articles. Before the one order, a split
 locked its article first and then the doc: the two transactions waited on each other and
@@ -16,7 +16,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 
 from articles.editor import actions
-from articles.models import Article, Doc
+from articles.models import Article, AuditEntry, Doc
 from tests.browser import stories
 
 pytestmark = [pytest.mark.mysql, pytest.mark.django_db(transaction=True)]
@@ -45,32 +45,26 @@ def merge_holding_locks(source: Doc, target: Doc, locked: threading.Event,
         connection.close()
 
 
-@pytest.mark.parametrize("action", ["split", "move"])
-def test_a_split_or_move_meeting_a_merge_waits_and_is_refused_as_stale(corpus, action):
-    river, museum = corpus["river"], corpus["museum"]
-    article = Article.objects.get(nid="river-3")
+def during_a_merge(river: Doc, museum: Doc, act) -> object:
+    """Run `act` while a merge of river into museum holds its doc locks; return what it
+    returned or raised, after checking that the merge went through untouched."""
     locked, release = threading.Event(), threading.Event()
     errors: list[BaseException] = []
     merging = threading.Thread(target=merge_holding_locks,
                                args=(river, museum, locked, release, errors))
     merging.start()
     assert locked.wait(10)
-    outcome: list[BaseException | Doc] = []
+    outcome: list[object] = []
 
-    def act() -> None:
+    def run() -> None:
         try:
-            if action == "split":
-                outcome.append(actions.split_article(article, None, version=river.version))
-            else:
-                library = Article.objects.get(nid="library-1").doc
-                outcome.append(actions.move_article(article, library, None,
-                                                    version=river.version))
-        except BaseException as exc:  # noqa: BLE001 - asserted below
+            outcome.append(act())
+        except BaseException as exc:  # noqa: BLE001 - asserted by the caller
             outcome.append(exc)
         finally:
             connection.close()
 
-    acting = threading.Thread(target=act)
+    acting = threading.Thread(target=run)
     acting.start()
     time.sleep(0.5)  # the action is now waiting on a lock the merge holds
     assert acting.is_alive()
@@ -79,7 +73,34 @@ def test_a_split_or_move_meeting_a_merge_waits_and_is_refused_as_stale(corpus, a
     acting.join(15)
     assert errors == []  # the merge was not chosen as a deadlock victim
     assert len(outcome) == 1
-    assert isinstance(outcome[0], actions.StaleVersion), outcome[0]
-    assert not isinstance(outcome[0], OperationalError)
+    assert not isinstance(outcome[0], OperationalError), outcome[0]
     assert Article.objects.get(nid="river-3").doc_id == museum.pk
+    return outcome[0]
+
+
+@pytest.mark.parametrize("action", ["split", "move"])
+def test_a_split_or_move_meeting_a_merge_waits_and_is_refused_as_stale(corpus, action):
+    river, museum = corpus["river"], corpus["museum"]
+    article = Article.objects.get(nid="river-3")
+
+    def act() -> Doc:
+        if action == "split":
+            return actions.split_article(article, None, version=river.version)
+        library = Article.objects.get(nid="library-1").doc
+        return actions.move_article(article, library, None, version=river.version)
+
+    outcome = during_a_merge(river, museum, act)
+    assert isinstance(outcome, actions.StaleVersion), outcome
     assert Doc.objects.get(pk=river.pk).size == 0
+
+
+def test_a_hotness_update_meeting_a_merge_waits_and_lands_in_the_merged_doc(corpus):
+    """The API's hotness update locks the article's doc first too: it waits for the merge,
+    follows the article into its new doc and re-elects that doc's representative."""
+    from articles.ingest.intake import update_hotness
+
+    river, museum = corpus["river"], corpus["museum"]
+    outcome = during_a_merge(river, museum, lambda: update_hotness("river-3", 10_000.0))
+    assert isinstance(outcome, Article), outcome
+    assert Article.objects.get(nid="river-3").hotness == 10_000.0
+    assert AuditEntry.objects.get(action="hotness", nid="river-3").doc_id == museum.doc_id

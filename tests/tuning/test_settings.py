@@ -307,6 +307,18 @@ def test_the_admins_index_names_every_model_in_both_languages(admin_client):
     assert "媒体权重" in page and "Media weights" not in page
 
 
+def test_the_settings_page_title_names_the_version_in_both_languages(admin_client):
+    from articles.models import EngineSettings
+
+    settings = EngineSettings.load()
+    url = f"/admin/articles/enginesettings/{settings.pk}/change/"
+    english = admin_client.get(url).content.decode()
+    chinese = admin_client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert f"engine settings v{settings.version}" in english
+    assert f"引擎设置 v{settings.version}" in chinese
+    assert "engine settings v" not in chinese
+
+
 def test_the_lookup_and_title_settings_reach_the_engine_and_a_title_change_reindexes(
         admin_client, redis_client):
     """Every EngineConfig number an admin may set: the form refuses a value outside its

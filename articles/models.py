@@ -197,27 +197,35 @@ class ReviewRules:
 
 
 class ArticleQuerySet(models.QuerySet["Article"]):
-    def lock_with_doc(self, *also: int) -> tuple[Article, dict[int, Doc]] | None:
-        """Lock this queryset's one article and its doc (and the docs keyed `also`) in a
+    def lock_with_docs(self, *also: int) -> tuple[list[Article], dict[int, Doc]]:
+        """Lock this queryset's articles and their docs (and the docs keyed `also`) in a
         transaction, in the one lock order every writer keeps: docs by key, then articles.
-        Returns the locked article and the locked docs by key; None when no article matches.
+        Returns the locked articles (by key) and the locked docs by key.
 
         A merge locks two docs and then rewrites their articles; a writer that locked an
-        article first and then its doc could deadlock against it. Here the later writer
-        waits on the doc. If the article moved meanwhile, its new doc is locked next: the
-        article's lock is held by then, so nothing moves it again and the second pass ends."""
-        row = self.values_list("pk", "doc_id").first()
-        if row is None:
-            return None
-        pk, doc_pk = row
+        article first and then its doc (even through InnoDB's foreign-key check when it
+        rewrites an indexed column beside the doc's) could deadlock against it. Here the
+        later writer waits on the doc. If an article moved meanwhile, its new doc is locked
+        next: the article's lock is held by then, so nothing moves it again and the
+        second pass ends the loop."""
+        rows = list(self.values_list("pk", "doc_id"))
+        pks = [pk for pk, _doc in rows]
+        wanted = {doc for _pk, doc in rows if doc is not None} | set(also)
+        docs: dict[int, Doc] = {}
         while True:
-            keys = sorted({doc_pk, *also} - {None})
-            docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys)
-                    .order_by("pk")}
-            article = Article.objects.select_for_update().get(pk=pk)
-            if article.doc_pk == doc_pk:
-                return article, docs
-            doc_pk = article.doc_pk
+            docs.update((d.pk, d) for d in Doc.objects.select_for_update()
+                        .filter(pk__in=sorted(wanted - docs.keys())).order_by("pk"))
+            articles = list(Article.objects.select_for_update().filter(pk__in=pks)
+                            .order_by("pk"))
+            moved = {a.doc_pk for a in articles if a.doc_pk is not None} - docs.keys()
+            if not moved:
+                return articles, docs
+            wanted |= moved
+
+    def lock_with_doc(self, *also: int) -> tuple[Article, dict[int, Doc]] | None:
+        """:meth:`lock_with_docs` for a queryset of one article; None when none matches."""
+        articles, docs = self.lock_with_docs(*also)
+        return (articles[0], docs) if articles else None
 
     def queued(self) -> ArticleQuerySet:
         return self.filter(status=ArticleStatus.QUEUED)

@@ -140,11 +140,9 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
             accepted.new += len(fresh)
             return [fresh[item.nid] for item in items]
     with transaction.atomic():
-        existing = {
-            a.nid: a
-            for a in Article.objects.select_for_update().select_related("doc")
-            .filter(nid__in=list(latest))
-        }
+        # their docs first, then the articles: the one lock order a merge keeps
+        locked, docs = Article.objects.filter(nid__in=list(latest)).lock_with_docs()
+        existing = {a.nid: a for a in locked}
         to_create = [
             Article(nid=nid, status=ArticleStatus.QUEUED, api_key=key, **item.model_fields())
             for nid, item in latest.items()
@@ -178,13 +176,14 @@ def _accept(items: Sequence[ArticleInput], enqueue: bool, accepted: Accepted,
                 continue
             accepted.changed += 1
             AuditEntry.objects.create(
-                action="body_changed", nid=nid, doc_id=article.doc.doc_id if article.doc else "",
+                action="body_changed", nid=nid,
+                doc_id=docs[article.doc_pk].doc_id if article.doc_pk else "",
                 data={"from": article.payload_hash, "to": item.payload_hash()},
                 api_key=key, actor_label=f"api:{key.name}" if key is not None else "",
             )
             article.status = ArticleStatus.QUEUED
             article.body_cleared_at = None  # a new text is kept like any new body
-            article.save()
+            article.save(update_fields=[*item.model_fields(), "status", "body_cleared_at"])
             requeue.append(nid)
         queued = [a.nid for a in to_create] + requeue
         if queued and enqueue:

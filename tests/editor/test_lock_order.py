@@ -104,3 +104,23 @@ def test_a_hotness_update_meeting_a_merge_waits_and_lands_in_the_merged_doc(corp
     assert isinstance(outcome, Article), outcome
     assert Article.objects.get(nid="river-3").hotness == 10_000.0
     assert AuditEntry.objects.get(action="hotness", nid="river-3").doc_id == museum.doc_id
+
+
+def test_a_changed_repost_meeting_a_merge_waits_and_is_stored_in_the_merged_doc(corpus):
+    """A repost rewrites its article (InnoDB checks the doc's foreign key when an indexed
+    column beside it changes): it locks the doc first, waits for the merge, and its
+    audit entry names the doc the article is in now."""
+    from articles.ingest.intake import ArticleInput, accept_articles
+
+    river, museum = corpus["river"], corpus["museum"]
+    current = Article.objects.get(nid="river-3")
+    repost = ArticleInput(nid="river-3", url=current.url, title=current.title,
+                          content=current.content + " 更正：时间为上午十点。", hotness=5.0)
+    outcome = during_a_merge(river, museum,
+                             lambda: accept_articles([repost], enqueue=False))
+    assert isinstance(outcome, list) and [a.nid for a in outcome] == ["river-3"], outcome
+    stored = Article.objects.get(nid="river-3")
+    assert stored.content.endswith("更正：时间为上午十点。") and stored.hotness == 5.0
+    assert stored.status == "queued"
+    audit = AuditEntry.objects.get(action="body_changed", nid="river-3")
+    assert audit.doc_id == museum.doc_id

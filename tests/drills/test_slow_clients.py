@@ -4,7 +4,10 @@ shipped nginx (deploy/nginx/dedupsite.conf) in front of gunicorn (dedupsite/guni
 
 200 slow connections from 50 loopback addresses (half never finish their headers, half
 send a login body a byte every 4 s) are held open while, once a second, a health check,
-an editor's login and an article post are made; each must be answered within 1 s.
+an editor's login and an article post are made; each must be answered within 1 s, or
+within three times the slowest answer of the same probes made just before without the
+slow clients, when the machine is that busy (a login's password hash alone can take a
+loaded CI machine most of a second: the drill is about slow clients, not the machine).
 Behind nginx every one is; without it the slow clients take gunicorn's 16 threads and
 many are not (how many varies from run to run: the slow drill asserts only that some
 are missed, and records the figures). Figures in docs/operations.md
@@ -41,20 +44,32 @@ def shipped(tmp_path_factory):
     stack.stop()
 
 
-def run(base_url: str, api_key: str) -> tuple[dict, int]:
+def run(base_url: str, api_key: str, deadline_s: float = 1.0) -> tuple[dict, int]:
     slow = hold(base_url, SLOW)
     try:
-        return probe(base_url, api_key, "editor", PASSWORD, SECONDS), len(slow.opened)
+        return (probe(base_url, api_key, "editor", PASSWORD, SECONDS, deadline_s),
+                len(slow.opened))
     finally:
         slow.release()
 
 
+def quiet_deadline(base_url: str, api_key: str) -> float:
+    """1 s, or three times the slowest of a few probes made without slow clients (every
+    one must be answered, within 5 s)."""
+    quiet = probe(base_url, api_key, "editor", PASSWORD, 3, deadline_s=5.0)
+    assert all(r.failed == 0 for r in quiet.values()), {k: v.summary() for k, v in quiet.items()}
+    slowest = max(max(r.latencies_ms) for r in quiet.values()) / 1000
+    return max(1.0, 3 * slowest)
+
+
 def test_behind_nginx_slow_clients_leave_everyone_else_answered(shipped):
     stack, proxy = shipped
-    behind, opened = run(f"https://127.0.0.1:{proxy.port}", stack.api_key)
+    url = f"https://127.0.0.1:{proxy.port}"
+    deadline = quiet_deadline(url, stack.api_key)
+    behind, opened = run(url, stack.api_key, deadline)
     checks = {
         f"{SLOW} slow connections held open behind nginx": opened == SLOW,
-        **{f"behind nginx: every {kind} answered within 1 s": result.failed == 0
+        **{f"behind nginx: every {kind} answered within {deadline:.1f} s": result.failed == 0
            and result.answered == SECONDS for kind, result in behind.items()},
     }
     write_record(

@@ -205,22 +205,37 @@ class ArticleQuerySet(models.QuerySet["Article"]):
         A merge locks two docs and then rewrites their articles; a writer that locked an
         article first and then its doc (even through InnoDB's foreign-key check when it
         rewrites an indexed column beside the doc's) could deadlock against it. Here the
-        later writer waits on the doc. If an article moved meanwhile, its new doc is locked
-        next: the article's lock is held by then, so nothing moves it again and the
-        second pass ends the loop."""
-        rows = list(self.values_list("pk", "doc_id"))
-        pks = [pk for pk, _doc in rows]
-        wanted = {doc for _pk, doc in rows if doc is not None} | set(also)
+        later writer waits on the doc. An article that moved meanwhile (the wait was on
+        that move) is read again, without a lock (READ COMMITTED: the latest commit), and
+        its new doc locked, before any article is: a writer moves an article only while
+        it holds the article's doc, so once every doc read is locked nothing moves. Only
+        an article given its first doc between the read and its lock (the worker places
+        new articles) has that doc locked after it."""
+        pks = list(self.values_list("pk", flat=True))
         docs: dict[int, Doc] = {}
+        asked: set[int] = set(also)
         while True:
-            docs.update((d.pk, d) for d in Doc.objects.select_for_update()
-                        .filter(pk__in=sorted(wanted - docs.keys())).order_by("pk"))
+            current = set(Article.objects.filter(pk__in=pks).exclude(doc=None)
+                          .values_list("doc_id", flat=True))
+            missing = (current | asked) - docs.keys()
+            if missing:
+                if missing <= asked:  # locked for already and not found
+                    raise Doc.DoesNotExist(f"no doc with the key(s) {sorted(missing)}")
+                asked |= missing
+                docs.update((d.pk, d) for d in Doc.objects.select_for_update()
+                            .filter(pk__in=sorted(missing)).order_by("pk"))
+                continue
             articles = list(Article.objects.select_for_update().filter(pk__in=pks)
                             .order_by("pk"))
-            moved = {a.doc_pk for a in articles if a.doc_pk is not None} - docs.keys()
-            if not moved:
+            late = {a.doc_pk for a in articles if a.doc_pk is not None} - docs.keys()
+            if not late:
                 return articles, docs
-            wanted |= moved
+            asked |= late
+            docs.update((d.pk, d) for d in Doc.objects.select_for_update()
+                        .filter(pk__in=sorted(late)).order_by("pk"))
+            if late - docs.keys():
+                raise Doc.DoesNotExist(f"no doc with the key(s) {sorted(late - docs.keys())}")
+            return articles, docs
 
     def lock_with_doc(self, *also: int) -> tuple[Article, dict[int, Doc]] | None:
         """:meth:`lock_with_docs` for a queryset of one article; None when none matches."""

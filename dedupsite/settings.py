@@ -88,6 +88,9 @@ if _db["ENGINE"] == "django.db.backends.mysql":
     # open page polls that count (bench/dashboard.py, /nav/counts/).
     _db.setdefault("OPTIONS", {}).update(
         {"charset": "utf8mb4",
+         # Django's default, stated because the lock order relies on it: a plain read
+         # after a lock wait sees the commit waited for (ArticleQuerySet.lock_with_docs)
+         "isolation_level": "read committed",
          "init_command": "SET sql_mode='STRICT_TRANS_TABLES', "
                          "optimizer_switch='index_merge_intersection=off'"}
     )

@@ -110,6 +110,7 @@ class Stack:
     api_key: str = ""
     base_url: str = ""
     web: subprocess.Popen[bytes] | None = None
+    health_polls: int = 0  # health checks sent while waiting for gunicorn to answer
     workers: list[Worker] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
     _names: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -202,6 +203,8 @@ class Stack:
         )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
+            # counted: a poll that timed out on a busy machine may still have been served
+            self.health_polls += 1
             with contextlib.suppress(requests.RequestException):
                 requests.get(f"{self.base_url}/api/v1/health", timeout=5)
                 return

@@ -1,19 +1,23 @@
-"""Writers take row locks in one order (docs by key, then articles), so a split, a move or
-a hotness update that meets a merge waits for it instead of deadlocking.
+"""Writers take row locks in one order (docs by key, then articles), so a split, a move, a
+repost or a hotness update that meets a merge waits for it instead of deadlocking.
 
 A merge locks its two docs and then rewrites their articles. Before the one order, a split
 locked its article first and then the doc: the two transactions waited on each other and
 MariaDB rolled one back (error 1213), so the editor read "another editor was changing
-this cluster" instead of who changed it and how.
+this cluster" instead of who changed it and how. Each test pauses a real ``merge_docs``
+right after it took its locks, starts the other writer, waits until MariaDB reports it
+waiting on a lock, and lets the merge go on.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection
 
 from articles.editor import actions
 from articles.models import Article, AuditEntry, Doc
@@ -25,102 +29,160 @@ pytestmark = [pytest.mark.mysql, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def corpus(client, auth, run_worker) -> dict[str, Doc]:
     stories.load(client, auth, run_worker)
-    return {key: Article.objects.get(nid=f"{key}-1").doc for key in ("river", "museum")}
+    return {key: Article.objects.get(nid=f"{key}-1").doc
+            for key in ("river", "library", "museum")}
 
 
-def merge_holding_locks(source: Doc, target: Doc, locked: threading.Event,
-                        release: threading.Event, errors: list[BaseException]) -> None:
-    """A merge's lock steps, paused between locking the docs and moving the articles."""
-    try:
-        with transaction.atomic():
-            keys = sorted([source.pk, target.pk])
-            list(Doc.objects.select_for_update().filter(pk__in=keys).order_by("pk"))
-            locked.set()
-            release.wait(10)
-            Article.objects.filter(doc=source).update(doc=target)
-            Doc.objects.filter(pk=source.pk).update(size=0, version=source.version + 1)
-    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-        errors.append(exc)
-    finally:
-        connection.close()
+def test_the_database_reads_committed_rows():
+    """The lock order reads an article's doc again after a lock wait, without a lock: it
+    must see the commit it waited for (REPEATABLE READ would show its first snapshot)."""
+    assert connection.isolation_level == "read committed"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT @@SESSION.tx_isolation")
+        assert cursor.fetchone()[0] == "READ-COMMITTED"
 
 
-def during_a_merge(river: Doc, museum: Doc, act) -> object:
-    """Run `act` while a merge of river into museum holds its doc locks; return what it
-    returned or raised, after checking that the merge went through untouched."""
-    locked, release = threading.Event(), threading.Event()
-    errors: list[BaseException] = []
-    merging = threading.Thread(target=merge_holding_locks,
-                               args=(river, museum, locked, release, errors))
-    merging.start()
-    assert locked.wait(10)
-    outcome: list[object] = []
+def waiting_on_locks(count: int, timeout: float = 20.0) -> None:
+    """Until `count` connections sit in a locking read (FOR UPDATE) for a moment: waiting
+    on a row lock, since the merge holding the locks is paused outside any statement."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                           "WHERE COMMAND = 'Query' AND INFO LIKE %s AND TIME_MS > 200",
+                           ["%FOR UPDATE%"])
+            if cursor.fetchone()[0] >= count:
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"fewer than {count} connections waiting on a row lock")
 
-    def run() -> None:
+
+class Writer(threading.Thread):
+    """A writer in a thread of its own (its own connection): what it returned or raised."""
+
+    def __init__(self, act: Callable[[], object]) -> None:
+        super().__init__()
+        self.act = act
+        self.outcome: list[object] = []
+
+    def run(self) -> None:
         try:
-            outcome.append(act())
-        except BaseException as exc:  # noqa: BLE001 - asserted by the caller
-            outcome.append(exc)
+            self.outcome.append(self.act())
+        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
+            self.outcome.append(exc)
         finally:
             connection.close()
 
-    acting = threading.Thread(target=run)
-    acting.start()
-    time.sleep(0.5)  # the action is now waiting on a lock the merge holds
-    assert acting.is_alive()
-    release.set()
-    merging.join(15)
-    acting.join(15)
-    assert errors == []  # the merge was not chosen as a deadlock victim
-    assert len(outcome) == 1
-    assert not isinstance(outcome[0], OperationalError), outcome[0]
-    assert Article.objects.get(nid="river-3").doc_id == museum.pk
-    return outcome[0]
+    def result(self) -> object:
+        self.join(30)
+        assert not self.is_alive() and len(self.outcome) == 1
+        assert not isinstance(self.outcome[0], OperationalError), self.outcome[0]
+        return self.outcome[0]
 
 
-@pytest.mark.parametrize("action", ["split", "move"])
-def test_a_split_or_move_meeting_a_merge_waits_and_is_refused_as_stale(corpus, action):
-    river, museum = corpus["river"], corpus["museum"]
+@contextmanager
+def paused_merge(source: Doc, target: Doc, monkeypatch) -> Iterator[Writer]:
+    """``merge_docs(source, target)`` held right after it locked both docs (its version
+    check is the first thing it does under the locks) until the block ends."""
+    locked, release = threading.Event(), threading.Event()
+    real_check = actions._check_version
+
+    def check(doc: Doc, expected: int | None) -> None:
+        if threading.current_thread() is merging and not locked.is_set():
+            locked.set()
+            release.wait(20)
+        real_check(doc, expected)
+
+    monkeypatch.setattr(actions, "_check_version", check)
+    merging = Writer(lambda: actions.merge_docs(source, target, None))
+    merging.start()
+    assert locked.wait(20)
+    try:
+        yield merging
+    finally:
+        release.set()
+
+
+@pytest.mark.parametrize("action", ["split", "move", "representative"])
+def test_an_editor_action_meeting_a_merge_waits_and_is_refused_as_stale(corpus, monkeypatch,
+                                                                       action):
+    river, library, museum = corpus["river"], corpus["library"], corpus["museum"]
     article = Article.objects.get(nid="river-3")
-
-    def act() -> Doc:
-        if action == "split":
-            return actions.split_article(article, None, version=river.version)
-        library = Article.objects.get(nid="library-1").doc
-        return actions.move_article(article, library, None, version=river.version)
-
-    outcome = during_a_merge(river, museum, act)
-    assert isinstance(outcome, actions.StaleVersion), outcome
+    act = {
+        "split": lambda: actions.split_article(article, None, version=river.version),
+        "move": lambda: actions.move_article(article, library, None, version=river.version),
+        "representative": lambda: actions.choose_representative(article, None,
+                                                                version=river.version),
+    }[action]
+    with paused_merge(river, museum, monkeypatch) as merging:
+        acting = Writer(act)
+        acting.start()
+        waiting_on_locks(1)
+    assert isinstance(merging.result(), Doc)  # not chosen as a deadlock victim
+    assert isinstance(acting.result(), actions.StaleVersion)
+    assert Article.objects.get(nid="river-3").doc_id == museum.pk
     assert Doc.objects.get(pk=river.pk).size == 0
 
 
-def test_a_hotness_update_meeting_a_merge_waits_and_lands_in_the_merged_doc(corpus):
+def test_a_split_behind_two_merges_follows_its_article_without_a_deadlock(corpus,
+                                                                         monkeypatch):
+    """river -> museum holds its locks; a split of a river article waits; museum ->
+    library waits too. When they go on, the split finds its article moved twice: it
+    locks each new doc before the article, and is refused as stale."""
+    river, library, museum = corpus["river"], corpus["library"], corpus["museum"]
+    article = Article.objects.get(nid="river-3")
+    with paused_merge(river, museum, monkeypatch) as first:
+        splitting = Writer(lambda: actions.split_article(article, None,
+                                                         version=river.version))
+        splitting.start()
+        waiting_on_locks(1)
+        second = Writer(lambda: actions.merge_docs(Doc.objects.get(pk=museum.pk),
+                                                   Doc.objects.get(pk=library.pk), None))
+        second.start()
+        waiting_on_locks(2)
+    assert isinstance(first.result(), Doc)
+    assert isinstance(second.result(), Doc)
+    assert isinstance(splitting.result(), actions.StaleVersion)
+    assert Article.objects.get(nid="river-3").doc_id == library.pk
+    assert Doc.objects.get(pk=library.pk).size == 2 + 2 + 3
+
+
+def test_a_hotness_update_meeting_a_merge_waits_and_lands_in_the_merged_doc(corpus,
+                                                                           monkeypatch):
     """The API's hotness update locks the article's doc first too: it waits for the merge,
     follows the article into its new doc and re-elects that doc's representative."""
     from articles.ingest.intake import update_hotness
 
     river, museum = corpus["river"], corpus["museum"]
-    outcome = during_a_merge(river, museum, lambda: update_hotness("river-3", 10_000.0))
-    assert isinstance(outcome, Article), outcome
+    with paused_merge(river, museum, monkeypatch) as merging:
+        updating = Writer(lambda: update_hotness("river-3", 10_000.0))
+        updating.start()
+        waiting_on_locks(1)
+    assert isinstance(merging.result(), Doc)
+    assert isinstance(updating.result(), Article)
     assert Article.objects.get(nid="river-3").hotness == 10_000.0
     assert AuditEntry.objects.get(action="hotness", nid="river-3").doc_id == museum.doc_id
 
 
-def test_a_changed_repost_meeting_a_merge_waits_and_is_stored_in_the_merged_doc(corpus):
-    """A repost rewrites its article (InnoDB checks the doc's foreign key when an indexed
-    column beside it changes): it locks the doc first, waits for the merge, and its
-    audit entry names the doc the article is in now."""
-    from articles.ingest.intake import ArticleInput, accept_articles
+def test_a_changed_repost_meeting_a_merge_waits_and_sees_the_merge(corpus, monkeypatch):
+    """A repost locks its article's doc first too: it waits for the merge and then finds
+    the article pinned by it (an editor's merge wins over a changed repost: the text is
+    kept, counted as pinned), in the merged doc, with no deadlock on either side."""
+    from articles.ingest.intake import Accepted, ArticleInput, accept_articles
 
     river, museum = corpus["river"], corpus["museum"]
     current = Article.objects.get(nid="river-3")
     repost = ArticleInput(nid="river-3", url=current.url, title=current.title,
                           content=current.content + " 更正：时间为上午十点。", hotness=5.0)
-    outcome = during_a_merge(river, museum,
-                             lambda: accept_articles([repost], enqueue=False))
-    assert isinstance(outcome, list) and [a.nid for a in outcome] == ["river-3"], outcome
-    stored = Article.objects.get(nid="river-3")
-    assert stored.content.endswith("更正：时间为上午十点。") and stored.hotness == 5.0
-    assert stored.status == "queued"
-    audit = AuditEntry.objects.get(action="body_changed", nid="river-3")
-    assert audit.doc_id == museum.doc_id
+    counts = Accepted()
+    with paused_merge(river, museum, monkeypatch) as merging:
+        posting = Writer(lambda: accept_articles([repost], enqueue=False, accepted=counts))
+        posting.start()
+        waiting_on_locks(1)
+    assert isinstance(merging.result(), Doc)
+    stored = posting.result()
+    assert isinstance(stored, list) and [a.nid for a in stored] == ["river-3"], stored
+    assert (counts.pinned, counts.changed) == (1, 0)
+    article = Article.objects.get(nid="river-3")
+    assert article.content == current.content and article.pinned
+    assert article.doc_id == museum.pk

@@ -16,7 +16,7 @@ from articles.models import Article, EngineSettings
 from fingerprints.stores.block_index import RedisBlockIndex
 from fingerprints.stores.key_index import RedisKeyIndex
 from fingerprints.stores.url_map import RedisUrlMap
-from tests.ingest.test_concurrency import start_workers, variant
+from tests.ingest.test_concurrency import finish_retried_batches, start_workers, variant
 
 BODY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
         "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"
@@ -185,6 +185,7 @@ def test_expiry_during_concurrent_ingest_loses_nothing_and_splits_no_story(clien
     finally:
         stop.set()
         thread.join()
+    finish_retried_batches()
     assert passes
     fresh = Article.objects.filter(nid__startswith="v")
     assert fresh.filter(status="done").count() == 200

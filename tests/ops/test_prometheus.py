@@ -60,9 +60,11 @@ def test_prometheus_reads_what_every_process_counted(tmp_path):
         assert wait_for(server, "dedupsite_articles_queued", 0) == 0
         assert wait_for(server, 'dedupsite_workers{queue="ingest"}', 1) == 1
         assert server.query('sum(dedupsite_job_run_seconds_count{queue="ingest"})') >= 1
-        # the six posts and the stack's own start-up health check; the refused scrape
-        assert server.query('sum(dedupsite_http_requests_total{area="api",status="2xx"})') \
-            == 7
+        # the six posts and the stack's own start-up health check (a check that timed
+        # out on a busy machine and was polled again may have been served too)
+        served = server.query('sum(dedupsite_http_requests_total{area="api",status="2xx"})')
+        assert 6 + 1 <= served <= 6 + stack.health_polls
+        # the refused scrape
         assert server.query('dedupsite_http_requests_total{area="metrics",status="4xx"}') \
             == 1
         assert server.query('up{job="dedupsite"}') == 1

@@ -10,6 +10,7 @@ script, once per session and only when such a test runs.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -141,3 +142,13 @@ def _local_representative_store(settings, tmp_path_factory):
     election.clear_weights_cache()
     yield
     outbox.store.cache_clear()
+
+
+@pytest.fixture
+def one_rate_window() -> None:
+    """Start a test that counts requests against a per-minute limit early in a minute:
+    the limit's window is the wall-clock minute, and a test that straddled two would
+    see its count start again (on a busy machine its requests can take seconds)."""
+    into = time.time() % 60
+    if into > 40:
+        time.sleep(60 - into + 0.1)

@@ -83,7 +83,7 @@ def test_content_that_is_only_markup_is_422_without_a_title(client, auth, redis_
     assert post(client, auth, article("m", content="<p> </p><br/>&nbsp;")).status_code == 202
 
 
-def test_the_rate_limit_answers_429_with_retry_after(client, redis_client):
+def test_the_rate_limit_answers_429_with_retry_after(client, redis_client, one_rate_window):
     key, plaintext = ApiKey.issue("slow crawler", rate_limit_per_minute=2)
     headers = {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
     assert client.get("/api/v1/articles/x", **headers).status_code == 404

@@ -150,7 +150,8 @@ def test_health_tells_anonymous_callers_only_up_or_down(client, auth, redis_clie
         outbox.store.cache_clear()
 
 
-def test_the_seed_call_keeps_the_keys_rate_limit_and_last_use(client, redis_client):
+def test_the_seed_call_keeps_the_keys_rate_limit_and_last_use(client, redis_client,
+                                                             one_rate_window):
     from articles.models import ApiKey
 
     key, plaintext = ApiKey.issue("seed crawler", rate_limit_per_minute=3)

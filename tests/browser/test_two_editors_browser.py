@@ -230,7 +230,7 @@ def test_an_item_a_colleague_decides_is_marked_on_an_open_queue_within_one_poll(
     before = int(nav.get_attribute("data-count"))
     actions.confirm_doc(Article.objects.get(pk=item).doc, second_editor)  # a colleague
     expect(page.locator(f"#review-state-{item}")).to_have_text("decided by editor2",
-                                                              timeout=5_000)
+                                                              timeout=15_000)
     after = review.review_queue(review.rules()).count()
     assert after < before
     expect(page.locator("#nav-review-count")).to_have_attribute("data-count", str(after))

@@ -145,10 +145,11 @@ def _local_representative_store(settings, tmp_path_factory):
 
 
 @pytest.fixture
-def one_rate_window() -> None:
-    """Start a test that counts requests against a per-minute limit early in a minute:
-    the limit's window is the wall-clock minute, and a test that straddled two would
-    see its count start again (on a busy machine its requests can take seconds)."""
-    into = time.time() % 60
-    if into > 40:
-        time.sleep(60 - into + 0.1)
+def one_rate_window(monkeypatch) -> None:
+    """Hold the rate limit's clock one second into a wall-clock minute for a test that
+    counts requests against a per-minute limit: a test whose requests straddled two
+    minutes would see its count start again (on a busy machine they can take seconds)."""
+    from articles.api import endpoints
+
+    start = (time.time() // 60) * 60 + 1
+    monkeypatch.setattr(endpoints, "clock", lambda: start)

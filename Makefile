@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := dedupsite.settings
 
-.PHONY: demo test test-passes test-engine-alone test-batch-alone test-mysql-rest install spark system-deps lint test-engine test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
+.PHONY: demo test test-passes test-engine-alone test-batch-alone test-browser-alone test-mysql-rest install spark system-deps lint test-engine test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
 
 demo: install
 	$(PY) scripts/demo.py
@@ -15,12 +15,13 @@ demo: install
 test: install spark system-deps
 	TESTENV_DIR=$${TESTENV_DIR:-$$(test -w /dev/shm && echo /dev/shm)} $(PY) scripts/testenv.py run -- $(MAKE) --no-print-directory test-passes
 
-# make test's passes: lint, the engine's tests (on a Redis of their own) and the batch
-# engines' tests (Spark's JVMs; on a MariaDB and a Redis of their own) run beside the
-# rest of the MariaDB pass, which mostly waits on servers, workers and drills (one of
-# them restarts or flushes its Redis); SQLite after them.
+# make test's passes: lint, the engine's tests (on a Redis of their own), the batch
+# engines' tests (Spark's JVMs) and the browser tests (chromium), each of the last two on
+# a MariaDB and a Redis of their own, run beside the rest of the MariaDB pass, which
+# mostly waits on servers, workers and drills (one of them restarts or flushes its
+# Redis); SQLite after them.
 test-passes:
-	$(MAKE) --no-print-directory -j4 --output-sync=target lint test-engine-alone test-batch-alone test-mysql-rest
+	$(MAKE) --no-print-directory -j5 --output-sync=target lint test-engine-alone test-batch-alone test-browser-alone test-mysql-rest
 	$(MAKE) --no-print-directory test-sqlite
 
 test-engine-alone:
@@ -29,8 +30,11 @@ test-engine-alone:
 test-batch-alone:
 	env -u DATABASE_URL -u REDIS_URL $(PY) scripts/testenv.py run -- $(VENV)/bin/pytest -q --durations=$(DURATIONS) tests/batch
 
+test-browser-alone:
+	env -u DATABASE_URL -u REDIS_URL $(PY) scripts/testenv.py run -- $(VENV)/bin/pytest -q --durations=$(DURATIONS) tests/browser
+
 test-mysql-rest:
-	$(VENV)/bin/pytest -q --durations=$(DURATIONS) --ignore=tests/fingerprints --ignore=tests/batch
+	$(VENV)/bin/pytest -q --durations=$(DURATIONS) --ignore=tests/fingerprints --ignore=tests/batch --ignore=tests/browser
 
 install: $(VENV)/.installed
 

@@ -110,7 +110,7 @@ class Stack:
     api_key: str = ""
     base_url: str = ""
     web: subprocess.Popen[bytes] | None = None
-    health_polls: int = 0  # health checks sent while waiting for gunicorn to answer
+    health_polls: int = 0  # start-up health checks gunicorn may have served
     workers: list[Worker] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
     _names: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -203,11 +203,16 @@ class Stack:
         )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            # counted: a poll that timed out on a busy machine may still have been served
-            self.health_polls += 1
+            # counted when it reached gunicorn: a poll that timed out on a busy machine
+            # may still have been served (a refused connection was not)
             with contextlib.suppress(requests.RequestException):
-                requests.get(f"{self.base_url}/api/v1/health", timeout=5)
-                return
+                try:
+                    requests.get(f"{self.base_url}/api/v1/health", timeout=5)
+                    self.health_polls += 1
+                    return
+                except requests.ReadTimeout:
+                    self.health_polls += 1
+                    raise
             if self.web.poll() is not None:
                 raise RuntimeError(f"gunicorn exited; see {self.workdir / 'web.log'}")
             time.sleep(0.2)

@@ -229,8 +229,9 @@ def test_an_item_a_colleague_decides_is_marked_on_an_open_queue_within_one_poll(
     expect(nav).to_have_attribute("data-count", re.compile(r"^\d+$"))  # loaded after the page
     before = int(nav.get_attribute("data-count"))
     actions.confirm_doc(Article.objects.get(pk=item).doc, second_editor)  # a colleague
+    # within a few of the test's 1 s polls, and before the default 10 s poll would come
     expect(page.locator(f"#review-state-{item}")).to_have_text("decided by editor2",
-                                                              timeout=15_000)
+                                                              timeout=8_000)
     after = review.review_queue(review.rules()).count()
     assert after < before
     expect(page.locator("#nav-review-count")).to_have_attribute("data-count", str(after))

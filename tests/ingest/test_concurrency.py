@@ -51,13 +51,20 @@ def database_url() -> str:
 def finish_retried_batches() -> None:
     """A batch that hit a transient error (a lock wait, a deadlock victim) is retried by
     RQ's scheduler after a back-off, when burst workers have already quit: the watchdog's
-    re-enqueue stands in for that here, and one more burst worker takes it."""
-    if Article.objects.filter(status="queued").exists():
-        from articles.ingest.intake import requeue_stale
+    re-enqueue stands in for that here, and one more burst worker takes it. Only
+    articles whose batch has its retry scheduled: one left queued with no retry waiting
+    for it would be lost, and fails the test."""
+    queued = set(Article.objects.filter(status="queued").values_list("nid", flat=True))
+    if not queued:
+        return
+    from articles.ingest.intake import requeue_stale
+    from articles.ingest.jobs import pending_nids
 
-        requeue_stale(older_than_seconds=0)
-        for worker in start_workers(1):
-            worker.communicate(timeout=300)
+    held = pending_nids(running_for_less_than_s=0)  # the burst workers have quit
+    assert queued <= held, sorted(queued - held)
+    requeue_stale(older_than_seconds=0)
+    for worker in start_workers(1):
+        worker.communicate(timeout=300)
 
 
 def start_workers(count: int) -> list[subprocess.Popen]:

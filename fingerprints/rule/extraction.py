@@ -444,16 +444,23 @@ class _Vocabulary:
 
 
 _vocabularies: dict[frozenset[str], _Vocabulary] = {}
+_vocabularies_lock = threading.Lock()
 
 
 def _vocabulary(extra_stopwords: frozenset[str]) -> _Vocabulary:
+    """The shared vocabulary of a stopword set, built once per process (about 2 s): the
+    threads that ask for it at the same moment (a gthread web worker's eight, after a
+    stopword change) wait for one build instead of each making its own."""
     vocab = _vocabularies.get(extra_stopwords)
     if vocab is None:
-        vocab = _Vocabulary(build_stopwords(extra_stopwords))
-        vocab.preload(start_vocabulary())
-        vocab.enable_defaults()
-        vocab = _vocabularies.setdefault(extra_stopwords, vocab)
-        settle_tables()
+        with _vocabularies_lock:
+            vocab = _vocabularies.get(extra_stopwords)
+            if vocab is None:
+                vocab = _Vocabulary(build_stopwords(extra_stopwords))
+                vocab.preload(start_vocabulary())
+                vocab.enable_defaults()
+                _vocabularies[extra_stopwords] = vocab
+                settle_tables()
     return vocab
 
 

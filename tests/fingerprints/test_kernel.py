@@ -115,6 +115,35 @@ def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:
         assert results[part] == _bytes(items[part::8], config=config, compiled=False)
 
 
+def test_threads_asking_for_a_new_vocabulary_at_once_share_one_build(monkeypatch) -> None:
+    # A threaded web worker's threads after a stopword change: one build (about 2 s),
+    # not one each, and every thread gets the same vocabulary.
+    builds: list[int] = []
+    real = extraction._Vocabulary
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: object) -> None:
+            builds.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(extraction, "_Vocabulary", Counting)
+    key = frozenset({"one-build-test"})
+    start = threading.Barrier(8)
+    got: list[object] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(extraction._vocabulary(key))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1
+    assert len(got) == 8 and all(vocab is got[0] for vocab in got)
+
+
 def test_bad_arguments_raise_clear_errors() -> None:
     assert kernel is not None
     vocab = extraction._vocabulary(frozenset())

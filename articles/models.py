@@ -210,32 +210,26 @@ class ArticleQuerySet(models.QuerySet["Article"]):
         its new doc locked, before any article is: a writer moves an article only while
         it holds the article's doc, so once every doc read is locked nothing moves. Only
         an article given its first doc between the read and its lock (the worker places
-        new articles) has that doc locked after it."""
-        pks = list(self.values_list("pk", flat=True))
+        new articles) has that doc locked after it. A doc key that names no doc raises
+        ``Doc.DoesNotExist``."""
+        rows = list(self.values_list("pk", "doc_id"))
+        pks = [pk for pk, _doc in rows]
         docs: dict[int, Doc] = {}
-        asked: set[int] = set(also)
-        while True:
-            current = set(Article.objects.filter(pk__in=pks).exclude(doc=None)
-                          .values_list("doc_id", flat=True))
-            missing = (current | asked) - docs.keys()
-            if missing:
-                if missing <= asked:  # locked for already and not found
-                    raise Doc.DoesNotExist(f"no doc with the key(s) {sorted(missing)}")
-                asked |= missing
-                docs.update((d.pk, d) for d in Doc.objects.select_for_update()
-                            .filter(pk__in=sorted(missing)).order_by("pk"))
-                continue
-            articles = list(Article.objects.select_for_update().filter(pk__in=pks)
-                            .order_by("pk"))
-            late = {a.doc_pk for a in articles if a.doc_pk is not None} - docs.keys()
-            if not late:
-                return articles, docs
-            asked |= late
+
+        def lock(keys: set[int]) -> None:
             docs.update((d.pk, d) for d in Doc.objects.select_for_update()
-                        .filter(pk__in=sorted(late)).order_by("pk"))
-            if late - docs.keys():
-                raise Doc.DoesNotExist(f"no doc with the key(s) {sorted(late - docs.keys())}")
-            return articles, docs
+                        .filter(pk__in=sorted(keys)).order_by("pk"))
+            if keys - docs.keys():
+                raise Doc.DoesNotExist(f"no doc with the key(s) {sorted(keys - docs.keys())}")
+
+        lock({doc for _pk, doc in rows if doc is not None} | set(also))
+        while moved := set(Article.objects.filter(pk__in=pks).exclude(doc=None)
+                           .values_list("doc_id", flat=True)) - docs.keys():
+            lock(moved)  # moved while this waited: read again after each wait
+        articles = list(Article.objects.select_for_update().filter(pk__in=pks).order_by("pk"))
+        if late := {a.doc_pk for a in articles if a.doc_pk is not None} - docs.keys():
+            lock(late)  # given a first doc between the read and the lock
+        return articles, docs
 
     def lock_with_doc(self, *also: int) -> tuple[Article, dict[int, Doc]] | None:
         """:meth:`lock_with_docs` for a queryset of one article; None when none matches."""

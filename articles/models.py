@@ -847,8 +847,8 @@ class EngineSettings(models.Model):
                     "that are neither their docId's representative nor its founding article "
                     "are cleared (their fingerprints are kept)."),
     )
-    version = models.PositiveIntegerField(default=1, editable=False)
-    updated_at = models.DateTimeField(auto_now=True)
+    version = models.PositiveIntegerField(_("version"), default=1, editable=False)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         verbose_name = _("engine settings")

@@ -307,7 +307,7 @@ def test_the_admins_index_names_every_model_in_both_languages(admin_client):
     assert "媒体权重" in page and "Media weights" not in page
 
 
-def test_the_settings_page_title_names_the_version_in_both_languages(admin_client):
+def test_the_settings_page_names_its_version_in_both_languages(admin_client):
     from articles.models import EngineSettings
 
     settings = EngineSettings.load()
@@ -317,6 +317,10 @@ def test_the_settings_page_title_names_the_version_in_both_languages(admin_clien
     assert f"engine settings v{settings.version}" in english
     assert f"引擎设置 v{settings.version}" in chinese
     assert "engine settings v" not in chinese
+    # the read-only status rows are named in both languages too
+    assert "Version:" in english and "Updated at:" in english
+    assert "版本:" in chinese and "更新时间:" in chinese
+    assert "Updated at" not in chinese
 
 
 def test_the_lookup_and_title_settings_reach_the_engine_and_a_title_change_reindexes(

@@ -56,7 +56,7 @@ from articles.editor.forms import (
 )
 from articles.editor.params import parse_whole_number, whole_number, whole_numbers
 from articles.images.shared import MemberPicture, member_pictures
-from articles.ingest.candidates import IndexUnavailable
+from articles.index.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
     Article,

@@ -25,7 +25,7 @@ from typing import Any
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from dedupsite import redis_store
-from fingerprints.stores.block_index import is_cluster
+from fingerprints.stores.redis_records import is_cluster
 
 
 @functools.cache

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from articles.index import markers, window
 from articles.index.locks import multi_lock
-from articles.index.pictures import read_pictures
+from articles.images.hashes import read_pictures
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, config_to_json, forget_state
@@ -41,8 +41,9 @@ from fingerprints.rule import EngineConfig, extract_many
 from fingerprints.rule.features import Features
 from fingerprints.rule.ids import to_signed
 from fingerprints.rule.keys import stored_keys
-from fingerprints.stores.block_index import RedisBlockIndex, unlink_matching
+from fingerprints.stores.block_index import RedisBlockIndex
 from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.redis_records import unlink_matching
 from fingerprints.stores.url_map import RedisUrlMap
 
 log = logging.getLogger(__name__)

@@ -40,8 +40,9 @@ from django.utils import timezone
 from articles.models import Article, ArticleStatus, EngineSettings
 from articles.tuning.state import active_config
 from dedupsite import redis_store
-from fingerprints.stores.block_index import RedisBlockIndex, scan_step
+from fingerprints.stores.block_index import RedisBlockIndex
 from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.redis_records import scan_step
 from fingerprints.stores.url_map import RedisUrlMap
 
 #: seconds a process keeps the floor before reading it again

@@ -25,9 +25,9 @@ from django.utils import timezone
 
 from articles.index import markers, reindex
 from articles.index.locks import StaleValue, multi_lock
-from articles.index.pictures import read_pictures, stock_pictures
+from articles.images.hashes import read_pictures, stock_pictures
 from articles.ingest import boilerplate
-from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
+from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
 from articles.lib.bulksql import (
     column,
     fetch_models,
@@ -264,7 +264,7 @@ def _match_batch(
     """Match each article in order against the index and the batch's earlier articles
     (:func:`fingerprints.rule.cascade`, the one rule every engine calls).
     Also says which articles are the first with their URL (the URL map records them),
-    and which of the pictures involved are stock (:mod:`articles.index.pictures`)."""
+    and which of the pictures involved are stock (:mod:`articles.images.hashes`)."""
     pictured, stock = _pictures_to_look_up(todo, config)
     # the URL hashes, the content buckets and the title buckets: one round trip (on a
     # cluster, one per node, sent together)

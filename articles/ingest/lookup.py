@@ -14,8 +14,8 @@ from typing import Any
 from django.db.models import Q
 
 from articles.index import reindex
-from articles.index.pictures import stock_pictures
-from articles.ingest.candidates import Indexes, IndexUnavailable, load_candidates
+from articles.images.hashes import stock_pictures
+from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
 from articles.models import Article, ArticleImage, ArticleStatus, Doc, EditorLink, ImageStatus
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config

@@ -197,7 +197,7 @@ class Replayer:
 
     def _stock(self, pictures: Iterable[int]) -> frozenset[int]:
         """The stock pictures among ``pictures`` (seen in boilerplate_min_docs stories
-        before the item being assigned): as online, articles/index/pictures.py."""
+        before the item being assigned): as online, articles/images/hashes.py."""
         pictures = list(pictures)
         return stock_among(pictures, self._stories.counts(pictures),
                            self.config.boilerplate_min_docs)

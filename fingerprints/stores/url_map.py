@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fingerprints.stores.block_index import RecordBuckets, get_many, is_cluster, take_many
+from fingerprints.stores.redis_records import RecordBuckets, get_many, is_cluster, take_many
 
 BUCKET_BITS = 20
 RECORD_DTYPE = np.dtype([("url", "<u8"), ("id", "<u4")])

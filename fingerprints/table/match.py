@@ -523,13 +523,6 @@ def dedup_rows(
                        values=raw)
 
 
-def _groups(n: int, matches: Iterable[tuple[int, int]]) -> list[list[int]]:
-    sets: UnionFind[int] = UnionFind(range(n))
-    for i, j in matches:
-        sets.union(i, j)
-    return sorted((g for g in sets.groups() if len(g) > 1), key=lambda g: g[0])
-
-
 def _probabilities(model: FSModel, prepared: Sequence[_Row], compare: Comparer,
                    pairs: Sequence[tuple[int, int]], veto_fields: Sequence[int]
                    ) -> list[float]:

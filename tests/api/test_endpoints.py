@@ -151,7 +151,7 @@ def test_a_changed_body_is_reprocessed_and_recorded(client, auth, run_worker):
 def test_a_changed_body_in_a_big_batch_leaves_the_index_under_its_old_fingerprint(
         client, auth, run_worker):
     from articles.index import reindex
-    from articles.ingest.candidates import Indexes
+    from articles.index.candidates import Indexes
     from articles.tuning.state import active_config
 
     topics = [f"第{i}号公告：本市第{i}批老旧小区改造项目今日开工，涉及居民{i * 37}户。" * 3

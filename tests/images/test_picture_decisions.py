@@ -17,7 +17,7 @@ import json
 import pytest
 from PIL import Image, ImageDraw, ImageEnhance, ImageOps
 
-from articles.index.pictures import stock_pictures
+from articles.images.hashes import stock_pictures
 from articles.index.reindex import apply_settings
 from articles.models import (
     Article,

@@ -13,11 +13,12 @@ from redis.cluster import RedisCluster
 
 from articles.index import markers, reindex, window
 from articles.ingest import assign, watchdog
-from articles.ingest.candidates import IndexUnavailable
+from articles.index.candidates import IndexUnavailable
 from articles.models import Article
 from dedupsite import redis_store
-from fingerprints.stores.block_index import MemoryBlockIndex, RedisBlockIndex, is_cluster
+from fingerprints.stores.block_index import MemoryBlockIndex, RedisBlockIndex
 from fingerprints.stores.key_index import RedisKeyIndex
+from fingerprints.stores.redis_records import is_cluster
 from fingerprints.stores.url_map import RedisUrlMap
 from support import corpus
 from tests.index.test_window import age, set_window

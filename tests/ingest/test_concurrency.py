@@ -181,7 +181,7 @@ def test_a_batch_planned_for_a_switched_generation_changes_nothing(client, auth,
                                                                   redis_client, monkeypatch):
     from articles.index import reindex
     from articles.ingest import assign
-    from articles.ingest.candidates import IndexUnavailable
+    from articles.index.candidates import IndexUnavailable
 
     client.post("/api/v1/articles", content_type="application/json", **auth,
                 data=json.dumps({"nid": "first", "url": "https://a.example/1",

@@ -98,7 +98,7 @@ def test_locked_docs_read_what_the_orm_reads() -> None:
 
 
 def test_load_candidates_gives_members_and_their_docs_anchors() -> None:
-    from articles.ingest.candidates import load_candidates
+    from articles.index.candidates import load_candidates
     from fingerprints.rule import extract
 
     feats = extract("标题", "正文内容" * 20).to_bytes()

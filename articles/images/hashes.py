@@ -3,8 +3,8 @@ their hashes from MySQL, and which of them are stock pictures now.
 
 MySQL is the record: ``ArticleImage`` rows hold each read picture's hash; the engine
 copies them into ``Features.pictures`` when it decides the article again
-(articles/images/jobs.py) or recomputes features (articles/index/reindex.py). Here
-(below the write path) so that both the write path and the index builder read them.
+(articles/images/jobs.py) or recomputes features (articles/index/reindex.py). The
+images room sits below the index and the write path, so both read them from here.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""docs/parameters.md, generated from the engine's configuration (stdlib only).
+"""docs/parameters.md, generated from the engine's configuration.
 
 Every field of :class:`fingerprints.rule.config.EngineConfig` with its default, its
-kind (``fingerprint``: stored features depend on it, reindex with ``--recompute``
-after a change; ``decision``: applies to the next lookup), the admin field that sets
-it (read from ``EngineSettings.engine_config`` in articles/models.py) and what it governs
-(the comments beside the field in config.py, where the reasons live).
+kind (the field's metadata, :func:`fingerprints.rule.config.kind_of`, which the reindex
+rule reads too), the admin field that sets it (read from ``EngineSettings.engine_config``
+in articles/models/engine.py) and what it governs (the comments beside the field in
+config.py, where the reasons live).
 
     python scripts/parameters_doc.py           # rewrite docs/parameters.md
     python scripts/parameters_doc.py --check   # exit 1 when the page is not current
@@ -22,9 +22,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fingerprints.rule.config import kind_of  # noqa: E402
+
 CONFIG = ROOT / "fingerprints" / "rule" / "config.py"
 BOUNDS = ROOT / "fingerprints" / "rule" / "bounds.py"
-MODELS = ROOT / "articles" / "models.py"
+MODELS = ROOT / "articles" / "models" / "engine.py"
 PAGE = ROOT / "docs" / "parameters.md"
 
 HEADER = """# Engine parameters
@@ -34,8 +38,11 @@ Generated from `fingerprints/rule/config.py` by `python scripts/parameters_doc.p
 do not edit by hand. How the rule uses them: [engine.md](engine.md); the runs that
 chose the defaults: [results/log.md](results/log.md).
 
-*kind* `fingerprint`: stored features depend on it; after a change run
-`manage.py rebuild_index --recompute`. `decision`: applies to the next lookup.
+*kind* (declared in each field's metadata; the reindex rule reads the same):
+`fingerprint`: stored features depend on it; after a change run
+`manage.py rebuild_index --recompute` (the admin's settings reindex by themselves).
+`layout`: the index's block layout depends on it; a change builds a new index
+generation (`rebuild_index`). `decision`: applies to the next lookup.
 *admin*: the field of the admin's engine settings that sets it (docs/admin.md); the
 others keep their defaults in a running service.
 
@@ -57,7 +64,8 @@ def admin_fields(models_source: str) -> set[str]:
 
 def fields(config_source: str, name: str = "EngineConfig") -> list[tuple[str, str, str, str]]:
     """(name, default, kind, description) per field of class ``name``, in the class's
-    order. The description is the comment block above the field and the comment after
+    order. The kind is the field's metadata (EngineConfig's; the bounds are all decision
+    fields), the description the comment block above the field and the comment after
     it."""
     lines = config_source.splitlines()
     tree = ast.parse(config_source)
@@ -76,13 +84,14 @@ def fields(config_source: str, name: str = "EngineConfig") -> list[tuple[str, st
             i -= 1
         trailing = line.split("#", 1)[1].strip() if "#" in line else ""
         text = " ".join(above + ([trailing] if trailing else []))
-        kind = "decision"
-        if text.startswith("fingerprint"):
-            kind, text = "fingerprint", text.removeprefix("fingerprint").lstrip(":").strip()
+        kind = kind_of(node.target.id) if name == "EngineConfig" else "decision"
         default = ast.get_source_segment(config_source, node.value) if node.value else ""
         factory = re.fullmatch(r"field\(default_factory=(\w+)\)", default or "")
         if factory:  # a default made by a function: the call that makes it
             default = f"{factory[1]}()"
+        kinded = re.fullmatch(r"_(?:fingerprint|layout)\((.*)\)", default or "", re.S)
+        if kinded:  # the default inside the helper that marks the field's kind
+            default = kinded[1]
         out.append((node.target.id, default or "", kind, text))
     return out
 

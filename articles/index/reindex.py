@@ -30,9 +30,9 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from articles.images.hashes import read_pictures
 from articles.index import markers, window
 from articles.index.locks import multi_lock
-from articles.images.hashes import read_pictures
 from articles.models import Article, ArticleStatus, EngineSettings, IndexState, PendingFeatures
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config, config_to_json, forget_state

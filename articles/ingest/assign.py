@@ -23,11 +23,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from articles.index import markers, reindex
-from articles.index.locks import StaleValue, multi_lock
 from articles.images.hashes import read_pictures, stock_pictures
-from articles.ingest import boilerplate
+from articles.index import markers, reindex
 from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
+from articles.index.locks import StaleValue, multi_lock
+from articles.ingest import boilerplate
 from articles.lib.bulksql import (
     column,
     fetch_models,

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.db.models import Q
 
-from articles.index import reindex
 from articles.images.hashes import stock_pictures
+from articles.index import reindex
 from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
 from articles.models import Article, ArticleImage, ArticleStatus, Doc, EditorLink, ImageStatus
 from articles.tuning.boilerplate import active_boilerplate

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from articles.index import reindex
 from articles.images.hashes import read_pictures, stock_pictures
-from articles.ingest.assign import assign
+from articles.index import reindex
 from articles.index.candidates import Indexes
+from articles.ingest.assign import assign
 from articles.models import Article, ArticleStatus, DocStatus
 from articles.tuning.state import active_config
 from dedupsite import redis_store

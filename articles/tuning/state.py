@@ -24,11 +24,6 @@ from fingerprints.rule import EngineConfig
 from fingerprints.rule.bounds import Bounds
 from fingerprints.rule.match_model import MatchModel, starting_model
 
-# EngineConfig fields whose change needs new fingerprints or a new block layout.
-REINDEX_FIELDS = ("k", "title_k", "hmm", "extra_stopwords", "user_words", "backend",
-                  "title_min_tokens",  # which titles have a title fingerprint
-                  "picture_k")  # picture_k: the picture index's block layout
-
 BOUND_NAMES = frozenset(f.name for f in dataclasses.fields(Bounds))
 
 _cache = threading.local()
@@ -62,7 +57,9 @@ def config_from_json(data: dict[str, Any]) -> EngineConfig:
 
 
 def needs_reindex(old: EngineConfig, new: EngineConfig) -> bool:
-    return any(getattr(old, name) != getattr(new, name) for name in REINDEX_FIELDS)
+    """Does going from ``old`` to ``new`` need new features or a new block layout (the
+    fields' kinds: ``EngineConfig.index_shape``)?"""
+    return old.index_shape() != new.index_shape()
 
 
 def active_version() -> int | None:

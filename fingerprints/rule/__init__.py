@@ -21,10 +21,11 @@ from __future__ import annotations
 from fingerprints.rule.cascade import URL_MATCH, cascade, with_anchors
 from fingerprints.rule.config import MAX_K, EngineConfig
 from fingerprints.rule.decision import Candidate, Match, decide
-from fingerprints.rule.extraction import extract, extract_many, idf_table
+from fingerprints.rule.extraction import extract, extract_many
 from fingerprints.rule.features import FEATURES_VERSION, Features
 from fingerprints.rule.probes import content_probes, content_reach
 from fingerprints.rule.verification import Verification, verify
+from fingerprints.rule.vocabulary import idf_table
 
 __all__ = [
     "FEATURES_VERSION",

@@ -1,14 +1,16 @@
 """The engine's tunables (:class:`EngineConfig`): candidates, segmenter, the match model.
 
-Which fields change stored fingerprints (reindex after them) and which apply to the
-next lookup is marked on each field. docs/parameters.md is generated from this file
-(scripts/parameters_doc.py); docs/results/log.md has the runs that chose the defaults.
+Each field declares its *kind* in its metadata (:func:`kind_of`): ``fingerprint``
+(stored features depend on it), ``layout`` (the index's block layout depends on it) or
+``decision`` (applies to the next lookup). The reindex rule (:meth:`EngineConfig.index_shape`)
+and docs/parameters.md (scripts/parameters_doc.py) both read it; the comments beside the
+fields are the page's descriptions; docs/results/log.md has the runs that chose the defaults.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Final
 
 from fingerprints.rule.blocks import MAX_K
 from fingerprints.rule.bounds import Bounds
@@ -21,36 +23,52 @@ from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 # docs/results/images.md, "Index reach", chose it.
 PICTURE_INDEX_K = 5
 
+FINGERPRINT: Final = "fingerprint"  # stored features depend on it: rebuild_index --recompute
+LAYOUT: Final = "layout"  # the index's block layout depends on it: a new index generation
+DECISION: Final = "decision"  # applies to the next lookup
+KINDS = (FINGERPRINT, LAYOUT, DECISION)
+
+
+def _fingerprint(default: Any) -> Any:
+    return field(default=default, metadata={"kind": FINGERPRINT})
+
+
+def _layout(default: Any) -> Any:
+    return field(default=default, metadata={"kind": LAYOUT})
+
 
 @dataclass(frozen=True)
 class EngineConfig:
     """Every tunable of the engine. Defaults are the measured choices (docs/results/log.md).
 
-    Changing a field marked *fingerprint* changes stored features: reindex after it.
+    Changing a *fingerprint* field changes stored features, a *layout* field the
+    index's blocks: both need a reindex (:meth:`index_shape`); fields without a kind in
+    their metadata are *decision* fields.
     """
 
-    k: int = 3  # content Hamming threshold: the index finds *every* fingerprint within k
-    title_k: int = 3  # title Hamming threshold of the title rule
+    k: int = _layout(3)  # content Hamming threshold: the index finds *every* fingerprint within k
+    title_k: int = _layout(3)  # title Hamming threshold of the title rule
     # Candidates farther than k but sharing a pigeonhole block with the query come out of
     # the same buckets at no cost; they are verified like the others when within this
     # radius (pass it as ``max_distance`` to ``BlockIndex.query``); docs/engine.md, "Candidates".
     candidate_radius: int = 8
-    hmm: bool = False  # fingerprint: jieba HMM for unknown words (off: rjieba == jieba)
-    # fingerprint: words weighted 0, beside the shipped stopword lists
-    extra_stopwords: frozenset[str] = frozenset()
-    user_words: tuple[UserWord, ...] = ()  # fingerprint: (word, freq, pos) for the segmenter
-    backend: str = "rjieba"  # fingerprint: "rjieba" or "jieba" (identical tokens, HMM off)
-    title_min_tokens: int = 2  # fingerprint: a title with fewer informative words has no title_fp
+    hmm: bool = _fingerprint(False)  # jieba HMM for unknown words (off: rjieba == jieba)
+    # words weighted 0, beside the shipped stopword lists
+    extra_stopwords: frozenset[str] = _fingerprint(frozenset())
+    user_words: tuple[UserWord, ...] = _fingerprint(())  # (word, freq, pos) for the segmenter
+    backend: str = _fingerprint("rjieba")  # "rjieba" or "jieba" (identical tokens, HMM off)
+    # a title with fewer informative words has no title fingerprint
+    title_min_tokens: int = _fingerprint(2)
     # Multi-probe content lookups (see :func:`content_probes`): in each pigeonhole block
     # of the content fingerprint, the ``probe_bits`` least confident bits are flipped,
     # every non-empty subset of them: 4 * (2**probe_bits - 1) extra fingerprints at
-    # k=3 (28 at the default 3). 0 turns probing off. Not fingerprint: applies to the
-    # next lookup (features need their weak bits: version 2).
+    # k=3 (28 at the default 3). 0 turns probing off. Applies to the next lookup
+    # (features need their weak bits: version 2).
     probe_bits: int = 3
     # Boilerplate learned from the stream (fingerprints/rule/boilerplate.py): a clause seen
     # in this many stories (docIds) is removed from every later body before its features
     # are extracted. 0 turns learning off (clauses already learned are still removed).
-    # Not fingerprint: stored features keep the boilerplate known when they were made.
+    # Stored features keep the boilerplate known when they were made: no reindex.
     boilerplate_min_docs: int = 5
     # --- pictures (Features.pictures: 64-bit perceptual hashes; docs/engine.md) ---
     # two pictures are one when their hashes differ in at most this many bits
@@ -58,7 +76,8 @@ class EngineConfig:
     # picture_k bits, and those within picture_bits that share one of its blocks.
     # 0: only identical hashes. A picture seen in
     # boilerplate_min_docs stories (docIds) or more is stock (a logo, a banner, a default
-    # thumbnail): no evidence for or against any pair. Decision field: change freely.
+    # thumbnail): no evidence for or against any pair. A change that moves picture_k
+    # (below PICTURE_INDEX_K bits) changes the picture index's layout: a reindex.
     picture_bits: int = 10
     # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
     # a pair matches when its match probability under ``model`` is at least this, in
@@ -72,7 +91,7 @@ class EngineConfig:
     anchorless_threshold: float = 0.99
     # the weights of the comparisons' levels and the bounds where the levels begin
     # (fingerprints/rule/bounds.py; data: data/match_model.json or a model fitted by
-    # train_matcher). Decision field: change freely.
+    # train_matcher). Applies to the next lookup.
     model: MatchModel = field(default_factory=starting_model)
 
     def __post_init__(self) -> None:
@@ -125,3 +144,19 @@ class EngineConfig:
     @property
     def segmenter(self) -> SegmenterSpec:
         return SegmenterSpec(self.backend, self.hmm, self.user_words)
+
+    def index_shape(self) -> tuple[Any, ...]:
+        """What a stored index depends on: every *fingerprint* and *layout* field, and
+        the picture index's ``picture_k``. Two configurations with another shape need a
+        reindex between them (articles/tuning/state.py: ``needs_reindex``)."""
+        return (*(getattr(self, f.name) for f in fields(self) if kind_of(f.name) != DECISION),
+                self.picture_k)
+
+
+def kind_of(name: str) -> str:
+    """The kind of the :class:`EngineConfig` field ``name``: ``fingerprint``, ``layout``
+    or ``decision`` (the default)."""
+    found = {f.name: f for f in fields(EngineConfig)}
+    if name not in found:
+        raise ValueError(f"EngineConfig has no field {name!r}")
+    return str(found[name].metadata.get("kind", DECISION))

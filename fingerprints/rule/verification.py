@@ -64,7 +64,6 @@ import numpy as np
 import numpy.typing as npt
 
 from fingerprints.rule.config import EngineConfig
-from fingerprints.rule.extraction import NAME_FLAG
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.match_model import Score
@@ -72,6 +71,7 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
+from fingerprints.rule.vocabulary import NAME_FLAG
 
 
 @dataclass(frozen=True)

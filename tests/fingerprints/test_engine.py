@@ -12,7 +12,7 @@ from fingerprints.rule import (
     extract_many,
     verify,
 )
-from fingerprints.rule.extraction import split_title
+from fingerprints.rule.headline import split_title
 from fingerprints.rule.normalize import normalize
 
 from .texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fingerprints.rule import EngineConfig, extract, extract_many, extraction
+from fingerprints.rule import EngineConfig, extract, extract_many, extraction, vocabulary
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.sketch import _KEEP, Sketch, char_shingled, sketch_many, sketch_one
 
@@ -119,21 +119,21 @@ def test_threads_asking_for_a_new_vocabulary_at_once_share_one_build(monkeypatch
     # A threaded web worker's threads after a stopword change: one build (about 2 s),
     # not one each, and every thread gets the same vocabulary.
     builds: list[int] = []
-    real = extraction._Vocabulary
+    real = vocabulary.Vocabulary
 
     class Counting(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: object) -> None:
             builds.append(1)
             super().__init__(*args)
 
-    monkeypatch.setattr(extraction, "_Vocabulary", Counting)
+    monkeypatch.setattr(vocabulary, "Vocabulary", Counting)
     key = frozenset({"one-build-test"})
     start = threading.Barrier(8)
     got: list[object] = []
 
     def ask() -> None:
         start.wait()
-        got.append(extraction._vocabulary(key))
+        got.append(vocabulary.vocabulary_for(key))
 
     threads = [threading.Thread(target=ask) for _ in range(8)]
     for thread in threads:
@@ -146,7 +146,7 @@ def test_threads_asking_for_a_new_vocabulary_at_once_share_one_build(monkeypatch
 
 def test_bad_arguments_raise_clear_errors() -> None:
     assert kernel is not None
-    vocab = extraction._vocabulary(frozenset())
+    vocab = vocabulary.vocabulary_for(frozenset())
     with pytest.raises(TypeError, match="tokens must be str"):
         kernel.fingerprint([3, "ok"], vocab.kernel_tables(), True, 0, True)
     with pytest.raises(ValueError, match="weak_bits"):
@@ -157,7 +157,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
         kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 5))
     with pytest.raises(TypeError, match="array 2 must have 16-byte items"):
         kernel.Tables(vocab.table_keys, vocab.table_ids, np.zeros(4, np.uint64), vocab.month,
-                      extraction._TF_FACTOR)
+                      vocabulary.TF_FACTOR)
     with pytest.raises(TypeError, match="5 arrays"):
         kernel.Tables(np.zeros(4))
     with pytest.raises(ValueError, match="65536"):
@@ -197,10 +197,10 @@ def test_preloaded_vocabulary_changes_no_feature_and_keeps_fresh_text_in_the_ker
     items.append(("zqxv quarterly wombatz", "the zqxv company reported 0042 widgets and "
                   "000 gadgets on may 12345678, zqxv zqxv 10px 0 00 007 march 3 "
                   "the of and wombatz iphone ibm"))
-    preloaded = extraction._vocabulary(frozenset())
+    preloaded = vocabulary.vocabulary_for(frozenset())
     # single-character dictionary words are ideographs too: count each word once
-    assert preloaded.size >= len(set(extraction.start_vocabulary()))
-    empty = extraction._Vocabulary(preloaded.stopwords)
+    assert preloaded.size >= len(set(vocabulary.start_vocabulary()))
+    empty = vocabulary.Vocabulary(preloaded.stopwords)
     assert empty.size == 0
     segmenter = extraction.get_segmenter(EngineConfig().segmenter)
     for title, content in items:

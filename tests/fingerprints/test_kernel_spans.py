@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from fingerprints.rule import EngineConfig, extract_many, extraction, segment_c, tokenize
+from fingerprints.rule import (
+    EngineConfig,
+    extract_many,
+    extraction,
+    segment_c,
+    tokenize,
+    vocabulary,
+)
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.stopwords import build_stopwords
@@ -46,7 +53,7 @@ def _features(items: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, *,
     the span path or the list of str, checking that the bodies went the way asked."""
     calls = []
     method = {"nodes": "fingerprint_nodes", "spans": "fingerprint_spans"}.get(path)
-    original = getattr(extraction._Vocabulary, method) if method else None
+    original = getattr(vocabulary.Vocabulary, method) if method else None
 
     def counted(*args: Any) -> tuple[int, int, bytes, int, bytes]:
         calls.append(1)
@@ -55,10 +62,9 @@ def _features(items: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, *,
         return found
 
     with monkeypatch.context() as patch:
-        patch.setattr(extraction, "NODE_PATH", path == "nodes")
-        patch.setattr(extraction, "SPAN_PATH", path == "spans")
+        patch.setattr(extraction, "TOKEN_PATH", path)
         if method:
-            patch.setattr(extraction._Vocabulary, method, counted)
+            patch.setattr(vocabulary.Vocabulary, method, counted)
         features = [f.to_bytes() for f in extract_many(items, compiled=True)]
     assert len(calls) == (len(items) if method else 0)
     return features
@@ -114,7 +120,7 @@ def words() -> list[str]:
 def test_it_gives_the_list_of_str_bytes_on_seeded_fuzz(
     monkeypatch: pytest.MonkeyPatch, words: list[str]
 ) -> None:
-    # no lone surrogates: the vocabulary's keys (extraction._token_keys) cannot take them
+    # no lone surrogates: the vocabulary's keys (vocabulary._token_keys) cannot take them
     texts = list(_fuzz(random.Random(3636), words, 4000, surrogates=False))
     items = list(zip(texts[::2], texts[1::2], strict=True))
     _assert_same_features(items, monkeypatch)
@@ -125,7 +131,7 @@ def test_the_kernel_reads_the_same_tokens_as_from_a_list(words: list[str], defau
     # straight against kernel.fingerprint, each with an empty vocabulary of its own, so
     # that the span path hands back (as str) every word it meets first; with the
     # defaults on, the plain words of wide texts are described in the kernel instead
-    by_spans, by_strings = (extraction._Vocabulary(build_stopwords(frozenset()))
+    by_spans, by_strings = (vocabulary.Vocabulary(build_stopwords(frozenset()))
                             for _ in range(2))
     if defaults:
         by_spans.enable_defaults()
@@ -147,7 +153,7 @@ def test_the_kernel_reads_the_same_tokens_as_from_a_list(words: list[str], defau
 
 def test_bad_spans_raise_clear_errors() -> None:
     assert kernel is not None
-    tables = extraction._vocabulary(frozenset()).kernel_tables()
+    tables = vocabulary.vocabulary_for(frozenset()).kernel_tables()
     with pytest.raises(ValueError, match="outside the text"):
         kernel.fingerprint_spans("abc", array("I", [0, 4]), tables, True, 24, True)
     with pytest.raises(ValueError, match="outside the text"):

@@ -6,7 +6,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from fingerprints.rule.config import EngineConfig
+from fingerprints.rule.config import EngineConfig, kind_of
 from fingerprints.rule.match_model import starting_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,11 +31,30 @@ def test_every_field_is_on_the_page_with_its_default_and_a_description() -> None
         assert text, f"{name} has no comment in fingerprints/rule/config.py"
 
 
-def test_the_kind_says_which_fields_change_stored_features() -> None:
+def test_the_kind_says_which_fields_change_stored_features_or_the_layout() -> None:
     kinds = {name: kind for name, _d, kind, _t in
              parameters_doc.fields(parameters_doc.CONFIG.read_text(encoding="utf-8"))}
     assert {n for n, k in kinds.items() if k == "fingerprint"} == {
         "hmm", "extra_stopwords", "user_words", "backend", "title_min_tokens"}
+    assert {n for n, k in kinds.items() if k == "layout"} == {"k", "title_k"}
+
+
+def test_the_page_and_the_reindex_rule_read_one_kind_per_field() -> None:
+    """A change of any fingerprint or layout field changes the index's shape (the reindex
+    rule); a change of a decision field does not, but for picture_bits moving picture_k."""
+    base = EngineConfig()
+    changed = {"k": 4, "title_k": 2, "hmm": True, "extra_stopwords": frozenset({"x"}),
+               "user_words": (("x", None, None),), "backend": "jieba", "title_min_tokens": 3,
+               "candidate_radius": 9, "probe_bits": 2, "boilerplate_min_docs": 7,
+               "picture_bits": 12, "match_threshold": 0.7, "anchorless_threshold": 0.9,
+               "model": dataclasses.replace(starting_model(), prior=-9.0)}
+    assert set(changed) == {f.name for f in dataclasses.fields(EngineConfig)}
+    for name, value in changed.items():
+        other = dataclasses.replace(base, **{name: value})
+        assert getattr(other, name) != getattr(base, name), name
+        reindexes = other.index_shape() != base.index_shape()
+        assert reindexes is (kind_of(name) != "decision"), name
+    assert dataclasses.replace(base, picture_bits=3).index_shape() != base.index_shape()
 
 
 def test_the_admin_column_is_read_from_the_settings_model() -> None:

@@ -12,8 +12,8 @@ import redis
 from redis.cluster import RedisCluster
 
 from articles.index import markers, reindex, window
-from articles.ingest import assign, watchdog
 from articles.index.candidates import IndexUnavailable
+from articles.ingest import assign, watchdog
 from articles.models import Article
 from dedupsite import redis_store
 from fingerprints.stores.block_index import MemoryBlockIndex, RedisBlockIndex

@@ -180,8 +180,8 @@ def test_a_worker_notices_an_empty_index_and_rebuilds_it_itself(client, auth, ru
 def test_a_batch_planned_for_a_switched_generation_changes_nothing(client, auth, run_worker,
                                                                   redis_client, monkeypatch):
     from articles.index import reindex
-    from articles.ingest import assign
     from articles.index.candidates import IndexUnavailable
+    from articles.ingest import assign
 
     client.post("/api/v1/articles", content_type="application/json", **auth,
                 data=json.dumps({"nid": "first", "url": "https://a.example/1",

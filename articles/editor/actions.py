@@ -205,12 +205,7 @@ def _member_nids(doc: Doc, exclude: Article | None = None) -> list[str]:
 
 
 def _leave(doc: Doc, article: Article) -> None:
-    doc.size = max(doc.size - 1, 0)
-    if doc.anchor_id == article.pk:
-        doc.anchor = (
-            Article.objects.filter(doc=doc, status=ArticleStatus.DONE).exclude(pk=article.pk)
-            .order_by("received_at", "id").first()
-        )
+    doc.lose_member(article.pk)
     if doc.representative_id == article.pk:
         doc.representative_pinned = False
     doc.save(update_fields=["size", "anchor", "representative_pinned", "version",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, wraps
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -31,7 +31,6 @@ from django.db.models import Count, Q, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -42,8 +41,7 @@ from django_htmx.middleware import HtmxDetails
 from redis.exceptions import RedisError
 
 from articles.editor import actions, bulk, review
-from articles.editor.diff import shared_keywords, word_diff
-from articles.editor.explain import RuleMatch, Waterfall, explain
+from articles.editor.cluster_page import MEMBER_FIELDS, cluster_members, comparison, minute
 from articles.editor.forms import (
     DEFAULT_SORT,
     BulkForm,
@@ -55,7 +53,6 @@ from articles.editor.forms import (
     ReviewFilterForm,
 )
 from articles.editor.params import parse_whole_number, whole_number, whole_numbers
-from articles.images.shared import MemberPicture, member_pictures
 from articles.index.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
 from articles.models import (
@@ -66,15 +63,11 @@ from articles.models import (
     BulkStatus,
     Decision,
     Doc,
-    MatchedBy,
     PassKind,
     ReviewClaim,
 )
-from articles.templatetags.dashboard import action_label, http_url
+from articles.templatetags.dashboard import action_label
 from articles.tuning.state import active_config
-from fingerprints.rule import EngineConfig, Features
-from fingerprints.rule.simhash import hamming
-from fingerprints.rule.verification import verify
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +83,6 @@ View = Callable[..., HttpResponse]
 LIST_FIELDS = (
     "doc_id", "status", "version", "size", "first_seen", "last_seen", "representative_pinned",
     "representative__nid", "representative__title", "representative__media",
-)
-MEMBER_FIELDS = (
-    "id", "nid", "url", "title", "media", "hotness", "published_at", "received_at",
-    "status", "doc", "matched_by", "matched_article", "distance", "similarity", "pinned",
-    "features", "match_probability", "match_explanation",
 )
 
 
@@ -170,10 +158,6 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- /clusters/ ---------------------------------------------------------------------
 
 
-def _minute(moment: Any) -> str:
-    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else ""
-
-
 @dataclass
 class ClusterRow:
     """A docId in the listing, its times formatted once (cheaper than the date filter)."""
@@ -183,11 +167,11 @@ class ClusterRow:
 
     @cached_property
     def first_seen(self) -> str:
-        return _minute(self.doc.first_seen)
+        return minute(self.doc.first_seen)
 
     @cached_property
     def last_seen(self) -> str:
-        return _minute(self.doc.last_seen)
+        return minute(self.doc.last_seen)
 
 
 @viewer_required
@@ -271,92 +255,6 @@ def nav_counts(request: HttpRequest) -> HttpResponse:
 # --- /clusters/<docId>/ -------------------------------------------------------------
 
 
-@dataclass
-class MemberRow:
-    """One member on the cluster page, with what the template would otherwise compute
-    per row (a 50-member page renders 50 of these)."""
-
-    article: Article
-    is_representative: bool
-    rep_distance: int | None  # Hamming distance of the content fingerprints
-    rep_similarity: float | None  # verified shingle Jaccard with the representative
-    rep_containment: float | None
-    is_compared: bool = False
-    pictures: list[MemberPicture] = field(default_factory=list)
-    # why the engine put it here (articles/editor/explain.py), and the doc's anchor it
-    # was verified with when that one is on the page
-    why: Waterfall | RuleMatch | None = None
-    verified_with: str = ""
-
-    @cached_property
-    def link(self) -> str:
-        """The crawled URL when it may be a link (absolute http or https), else ""."""
-        return http_url(self.article.url)
-
-    @cached_property
-    def time(self) -> str:
-        return _minute(self.article.published_at or self.article.received_at)
-
-    @cached_property
-    def hotness(self) -> str:
-        return f"{self.article.hotness:g}"
-
-
-def _features(article: Article) -> Features | None:
-    if not article.features:
-        return None
-    try:
-        return Features.from_bytes(bytes(article.features))
-    except ValueError:
-        return None
-
-
-def _member_rows(doc: Doc, members: list[Article], config: EngineConfig) -> list[MemberRow]:
-    rep = next((m for m in members if m.pk == doc.representative_id), None)
-    rep_features = _features(rep) if rep is not None else None
-    rows = []
-    for member in members:
-        if member is rep:
-            rows.append(MemberRow(member, True, 0, 1.0, 1.0))
-            continue
-        feats = _features(member)
-        if feats is None or rep_features is None:
-            rows.append(MemberRow(member, False, None, None, None))
-            continue
-        check = verify(feats, rep_features, config)
-        rows.append(MemberRow(member, False, hamming(feats.content_fp, rep_features.content_fp),
-                              check.similarity, check.containment))
-    # The representative first, then the rest by hotness.
-    rows.sort(key=lambda r: not r.is_representative)
-    return rows
-
-
-def _comparison(doc: Doc, member: Article | None, config: EngineConfig) -> dict[str, Any]:
-    """Context of the diff fragment: ``member`` against the doc's representative."""
-    rep = doc.representative
-    if member is None or rep is None or member.pk == rep.pk:
-        return {"doc": doc, "compare": None}
-    texts = {pk: (text, cleared is not None) for pk, text, cleared in
-             Article.objects.filter(pk__in=[rep.pk, member.pk])
-             .values_list("pk", "content", "body_cleared_at")}
-    (rep_text, rep_gone), (member_text, member_gone) = (
-        texts.get(rep.pk, ("", False)), texts.get(member.pk, ("", False)))
-    return {
-        "doc": doc,
-        "rep": rep,
-        "compare": member,
-        "rep_body_gone": rep_gone,  # body retention cleared it (features kept)
-        "member_body_gone": member_gone,
-        # with one body gone there is nothing to compare: each side shown as it is
-        "diff": (word_diff(rep_text, rep_text, config) if member_gone
-                 else word_diff(member_text, member_text, config) if rep_gone
-                 else word_diff(rep_text, member_text, config)),
-        "title_diff": word_diff(rep.title, member.title, config),
-        "keywords": shared_keywords(rep.title, rep_text, member.title, member_text,
-                                    config=config),
-    }
-
-
 def _merge_targets(doc: Doc, query: str) -> list[Doc]:
     query = query.strip()
     if not query:
@@ -394,34 +292,10 @@ def _merged_into(doc: Doc) -> str:
 
 
 def _detail_context(request: HttpRequest, doc: Doc) -> dict[str, Any]:
-    members = list(
-        Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(*MEMBER_FIELDS)
-        .order_by("-hotness", "received_at", "id")
-    )
-    config = active_config()
-    rows = _member_rows(doc, members, config)
-    pictures = member_pictures(members, config.picture_bits)
-    nids = {m.pk: m.nid for m in members}
-    for row in rows:
-        row.pictures = pictures.get(row.article.pk, [])
-        row.why = explain(row.article.match_explanation, row.article.match_probability)
-        # the engine verifies a new article against the doc's anchor (its founding
-        # member): that is the pair the weights are of (an editor's placement or a URL
-        # match names none)
-        if row.article.matched_by not in (None, MatchedBy.EDITOR, MatchedBy.URL):
-            row.verified_with = nids.get(doc.anchor_id or 0, "")
-    wanted = request.GET.get("compare", "")
-    others = [r.article for r in rows if not r.is_representative]
-    member = next((a for a in others if a.nid == wanted), others[0] if others else None)
-    for row in rows:
-        row.is_compared = member is not None and row.article.pk == member.pk
-    context = _comparison(doc, member, config)
+    context = cluster_members(doc, request.GET.get("compare", ""))
     merge_query = request.GET.get("merge_q", "")
     audit = list(AuditEntry.objects.filter(doc_id=doc.doc_id)[:AUDIT_ENTRIES])
     context.update({
-        "rows": rows,
-        "picture_bits": config.picture_bits,
-        "pictures_shared": any(p.shared_with for shown in pictures.values() for p in shown),
         "audit": audit,
         **dict(zip(("undoable", "undone"), _history_states(audit), strict=True)),
         "merge_query": merge_query,
@@ -459,7 +333,7 @@ def cluster_detail(request: HttpRequest, doc_id: str) -> HttpResponse:
         wanted = request.GET.get("compare", "")
         member = (Article.objects.filter(doc=doc, nid=wanted, status=ArticleStatus.DONE)
                   .only(*MEMBER_FIELDS).first())
-        return _render(request, "articles/_diff.html", _comparison(doc, member, active_config()))
+        return _render(request, "articles/_diff.html", comparison(doc, member, active_config()))
     if target == "merge-results":
         query = request.GET.get("merge_q", "")
         # The results' merge buttons carry the version of the page that searched, not
@@ -523,7 +397,7 @@ def _review_response(request: HttpRequest, position: int | None, fragment: bool,
                                # an Undo in the messages comes back to this queue position
                                "undo_next": f"{reverse('review')}?pos={position}"}
     if selected is not None and selected.doc is not None:
-        context["comparison"] = _comparison(_get_doc(selected.doc.doc_id), selected,
+        context["comparison"] = comparison(_get_doc(selected.doc.doc_id), selected,
                                             active_config())
     template = "articles/review.html" + ("#review-queue" if fragment else "")
     return _render(request, template, context)

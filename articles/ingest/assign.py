@@ -13,7 +13,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,6 @@ from articles.ingest import boilerplate
 from articles.lib.bulksql import (
     column,
     fetch_models,
-    fetch_values,
     insert_rows,
     placeholders,
     prep,
@@ -92,40 +91,16 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     (with their ids): they are not read again. A job that finished them in the
     meantime is still noticed under the lock."""
     started = time.perf_counter()
-    generation, config = active_state()
-    live = reindex.ensure_index(generation)
-    if live != generation:  # a reused state older than an index switch (or a rebuild)
-        generation, config = active_state(max_age_ms=0)
-        live = reindex.ensure_index(generation)
-    if nids and all(isinstance(n, Article) and n.pk for n in nids):
-        # the caller's own unsaved-since-insert objects (the API's inline path)
-        articles = sorted((a for a in nids if isinstance(a, Article)), key=lambda a: a.pk)
-    else:
-        articles = list(Article.objects.filter(nid__in=[str(n) for n in nids],
-                                               status=ArticleStatus.QUEUED).order_by("id"))
+    config, live = _active_index()
+    articles = _queued(nids)
     if not articles:
         return []
     if count_attempt:
         Article.objects.filter(pk__in=[a.pk for a in articles]).update(
             attempts=F("attempts") + 1)
     known = active_boilerplate()
-    features = extract_many([(a.title, a.content) for a in articles], config,
-                            boilerplate=known)
-    features = _with_pictures(articles, features)
-    for article, feats in zip(articles, features, strict=True):
-        if article.url_hash is None:
-            article.url_hash = url_hash(article.url)
-        article.title_fp = feats.title_fp or None
-        article.content_fp = feats.content_fp
-        article.features = feats.to_bytes()
-    # The bulky columns go in before the lock (while queued, nobody reads them), so the
-    # locked UPDATE only names the doc and the match. Not when an article is processed
-    # again: detach() reads its old fingerprints from the row to leave the index.
-    prewritten = (len(articles) >= PREWRITE_MIN
-                  and all(a.doc_pk is None for a in articles))
-    if prewritten:
-        update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
-                    only_if={"status": ArticleStatus.QUEUED.value})
+    features = _extract(articles, config, known)
+    prewritten = _prewrite(articles)
     indexes = Indexes.open(config, live)
     probes = [content_probes(f, config) for f in features]
     keys = _lock_keys(list(zip(articles, features, strict=True)), probes, config)
@@ -133,42 +108,14 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
     # gate, waits for the batches holding locks, then moves the generation, so it cannot
     # slip in between the check and the locks.
     with _batch_lock(keys, indexes):
-        finished = {row[0] for row in fetch_values(  # done by another worker (a retried job)
-            f"SELECT {column(Article, 'id')} FROM {table(Article)} "
-            f"WHERE {column(Article, 'id')} IN ({', '.join(str(int(a.pk)) for a in articles)}) "
-            f"AND {column(Article, 'status')} = %s", [ArticleStatus.DONE.value])}
-        todo = [(a, f) for a, f in zip(articles, features, strict=True) if a.pk not in finished]
-        todo_probes = [p for a, p in zip(articles, probes, strict=True) if a.pk not in finished]
+        todo, todo_probes = _not_finished(articles, features, probes)
         if not todo:
             return []
-        # A changed body (or one whose pictures were read) is processed again: the
-        # article leaves its old doc first — here, under the batch's locks, so that two
-        # jobs for one batch (a retry, the watchdog) cannot both take it out of its doc.
-        vacated: dict[int, int] = {}  # article -> the doc it left
-        for article, _f in todo:
-            if article.doc_pk is not None:
-                vacated[article.pk] = article.doc_pk
-                with transaction.atomic():
-                    detach(article)
+        vacated = _leave_old_docs(todo)
         matches, first_urls, stock = _match_batch(todo, todo_probes, config, indexes)
         # Index first, then commit: a crash in between leaves index entries for
         # articles that are not done, which lookups ignore and the retry rewrites.
-        indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
-        indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
-        indexes.pictures.add_many((a.pk, p) for a, f in todo for p in f.pictures
-                                  if p not in stock)
-        pipe = indexes.content.client.pipeline(transaction=False)
-        indexes.urls.add_many(((a.pk, a.url_hash or 0) for (a, _f), first in
-                               zip(todo, first_urls, strict=True) if first), pipe)
-        indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
-        # An index Redis of its own: its markers, read after this batch's writes on each
-        # node. One missing: that node restarted empty, maybe before this batch's lookups.
-        checks = markers.queue_check(pipe, indexes.generation)
-        replies = pipe.execute()
-        if checks and not markers.all_present(iter(replies[-checks:]), checks):
-            reindex.forget_generation(indexes.generation)
-            raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
-                                   "batch will retry")
+        _write_index(todo, first_urls, stock, indexes)
         _save_batch(todo, matches, active_version(), features_written=prewritten,
                     vacated=vacated)
     # Outside the lock and after the commit: each new story's clauses are counted once.
@@ -179,6 +126,100 @@ def assign(nids: Sequence[str] | Sequence[Article], *, count_attempt: bool = Tru
                        if d is None or f.off_title], config, known)
     _count_processed(matches, time.perf_counter() - started)
     return [a for a, _f in todo]
+
+
+def _active_index() -> tuple[EngineConfig, str]:
+    """The active configuration and the generation of the index that is live now."""
+    generation, config = active_state()
+    live = reindex.ensure_index(generation)
+    if live != generation:  # a reused state older than an index switch (or a rebuild)
+        generation, config = active_state(max_age_ms=0)
+        live = reindex.ensure_index(generation)
+    return config, live
+
+
+def _queued(nids: Sequence[str] | Sequence[Article]) -> list[Article]:
+    """The queued articles of ``nids`` in arrival order, or the caller's own just-inserted
+    Article objects (the API's inline path), which are not read again."""
+    if nids and all(isinstance(n, Article) and n.pk for n in nids):
+        return sorted((a for a in nids if isinstance(a, Article)), key=lambda a: a.pk)
+    return list(Article.objects.filter(nid__in=[str(n) for n in nids],
+                                       status=ArticleStatus.QUEUED).order_by("id"))
+
+
+def _extract(articles: list[Article], config: EngineConfig, known: frozenset[int]
+             ) -> list[Features]:
+    """Each article's features (with the pictures already read for one decided before),
+    set on its row's fields, not saved."""
+    features = extract_many([(a.title, a.content) for a in articles], config,
+                            boilerplate=known)
+    features = _with_pictures(articles, features)
+    for article, feats in zip(articles, features, strict=True):
+        if article.url_hash is None:
+            article.url_hash = url_hash(article.url)
+        article.title_fp = feats.title_fp or None
+        article.content_fp = feats.content_fp
+        article.features = feats.to_bytes()
+    return features
+
+
+def _prewrite(articles: list[Article]) -> bool:
+    """Write the bulky columns before the lock (while queued, nobody reads them), so the
+    locked UPDATE only names the doc and the match; whether it did. Not for a small batch,
+    nor when an article is processed again: detach() reads its old fingerprints from the
+    row to leave the index."""
+    if len(articles) < PREWRITE_MIN or any(a.doc_pk is not None for a in articles):
+        return False
+    update_rows(Article, _FEATURE_FIELDS, [(a.pk, _feature_values(a)) for a in articles],
+                only_if={"status": ArticleStatus.QUEUED.value})
+    return True
+
+
+def _not_finished(articles: list[Article], features: list[Features],
+                  probes: list[list[int]]
+                  ) -> tuple[list[tuple[Article, Features]], list[list[int]]]:
+    """The batch without the articles another worker finished meanwhile (a retried job,
+    the watchdog), read under the batch's locks: (article, features) and their probes."""
+    finished = set(Article.objects.filter(pk__in=[a.pk for a in articles],
+                                          status=ArticleStatus.DONE)
+                   .values_list("pk", flat=True))
+    kept = [n for n, a in enumerate(articles) if a.pk not in finished]
+    return [(articles[n], features[n]) for n in kept], [probes[n] for n in kept]
+
+
+def _leave_old_docs(todo: list[tuple[Article, Features]]) -> dict[int, int]:
+    """A changed body (or one whose pictures were read) is processed again: the article
+    leaves its old doc first, under the batch's locks, so that two jobs for one batch
+    cannot both take it out of its doc. Returns article -> the doc it left."""
+    vacated: dict[int, int] = {}
+    for article, _f in todo:
+        if article.doc_pk is not None:
+            vacated[article.pk] = article.doc_pk
+            with transaction.atomic():
+                detach(article)
+    return vacated
+
+
+def _write_index(todo: list[tuple[Article, Features]], first_urls: list[bool],
+                 stock: frozenset[int], indexes: Indexes) -> None:
+    """The batch's index entries (content, title, pictures but stock ones, the URLs first
+    seen, the keys); with an index Redis of its own, its markers are read after the
+    writes on each node: one missing means that node restarted empty, maybe before this
+    batch's lookups, and the batch fails (IndexUnavailable) to be retried."""
+    indexes.content.add_many((a.pk, f.content_fp) for a, f in todo)
+    indexes.title.add_many((a.pk, f.title_fp) for a, f in todo if f.title_fp)
+    indexes.pictures.add_many((a.pk, p) for a, f in todo for p in f.pictures
+                              if p not in stock)
+    pipe = indexes.content.client.pipeline(transaction=False)
+    indexes.urls.add_many(((a.pk, a.url_hash or 0) for (a, _f), first in
+                           zip(todo, first_urls, strict=True) if first), pipe)
+    indexes.keys.add_many(((a.pk, stored_keys(f.keys)) for a, f in todo), pipe)
+    checks = markers.queue_check(pipe, indexes.generation)
+    replies = pipe.execute()
+    if checks and not markers.all_present(iter(replies[-checks:]), checks):
+        reindex.forget_generation(indexes.generation)
+        raise IndexUnavailable("the index Redis lost the index; it is rebuilt, the "
+                               "batch will retry")
 
 
 def _with_pictures(articles: list[Article], features: list[Features]) -> list[Features]:
@@ -203,8 +244,6 @@ def _count_processed(matches: Sequence[Match | None], seconds: float) -> None:
 
 
 @contextlib.contextmanager
-
-
 def _batch_lock(keys: list[str], indexes: Indexes) -> Iterator[None]:
     try:
         lock = multi_lock(redis_store.client(), keys, ttl_ms=BATCH_LOCK_TTL_MS, wait_s=300,
@@ -257,6 +296,15 @@ def _bucket_ids(fps: Sequence[int], k: int, kind: int) -> npt.NDArray[np.uint64]
     return result
 
 
+@dataclass
+class _Found:
+    """What the index answered for each article of a batch, in one round trip."""
+
+    in_map: list[int | None]  # the URL map's owner of each article's URL
+    url_owners: list[int | None]  # the same, completed from MySQL beyond the window
+    hits: list[set[int]]  # the ids the content, title, key and picture lookups found
+
+
 def _match_batch(
     todo: list[tuple[Article, Features]], probes: list[list[int]], config: EngineConfig,
     indexes: Indexes,
@@ -264,10 +312,24 @@ def _match_batch(
     """Match each article in order against the index and the batch's earlier articles
     (:func:`fingerprints.rule.cascade`, the one rule every engine calls).
     Also says which articles are the first with their URL (the URL map records them),
-    and which of the pictures involved are stock (:mod:`articles.images.hashes`)."""
+    and which of the pictures involved are stock (:mod:`articles.images.hashes`).
+
+    Three steps: look up (:func:`_look_up`), read the candidates' rows and set stock
+    pictures aside (:func:`_stored_candidates`), decide in arrival order
+    (:func:`_decide_in_order`)."""
     pictured, stock = _pictures_to_look_up(todo, config)
-    # the URL hashes, the content buckets and the title buckets: one round trip (on a
-    # cluster, one per node, sent together)
+    found = _look_up(todo, probes, pictured, config, indexes)
+    stored, todo, stock = _stored_candidates(todo, found, bool(pictured), stock, config)
+    matches, first_urls = _decide_in_order(todo, probes, found, stored, config)
+    return matches, first_urls, stock
+
+
+def _look_up(todo: list[tuple[Article, Features]], probes: list[list[int]],
+             pictured: list[tuple[int, int]], config: EngineConfig, indexes: Indexes
+             ) -> _Found:
+    """The URL hashes, the content buckets (with the probes), the title buckets, the keys
+    and the pictures of the whole batch: one round trip (on a cluster, one per node,
+    sent together)."""
     pipe = indexes.content.client.pipeline(transaction=False)
     url_lookup = indexes.urls.plan([a.url_hash or 0 for a, _ in todo])
     url_lookup.queue(pipe)
@@ -286,7 +348,7 @@ def _match_batch(
         picture_lookup.queue(pipe)
     replies = iter(pipe.execute())
     in_map = url_lookup.collect(replies)
-    url_hits = indexes.url_owners([a.url_hash or 0 for a, _ in todo], list(in_map))
+    url_owners = indexes.url_owners([a.url_hash or 0 for a, _ in todo], list(in_map))
     content_hits = content_lookup.collect(replies)
     title_hits = dict(zip([n for n, _fp in titled], title_lookup.collect(replies),
                           strict=True))
@@ -303,16 +365,34 @@ def _match_batch(
         ids.update(picture_hits.get(n, ()))
         ids.discard(article.pk)
         hits.append(ids)
-    known_urls = {v for v in url_hits if v is not None}
-    stored = load_candidates(set().union(*hits) | known_urls)
+    return _Found(list(in_map), url_owners, hits)
+
+
+def _stored_candidates(todo: list[tuple[Article, Features]], found: _Found, pictured: bool,
+                       stock: frozenset[int], config: EngineConfig,
+                       ) -> tuple[list[Candidate], list[tuple[Article, Features]],
+                                  frozenset[int]]:
+    """The rows of every article the lookups found or that owns a URL (with each doc's
+    anchor), and the batch and those rows without the stock pictures among them (which
+    are returned too): a stock picture is no evidence for or against a match."""
+    known_urls = {v for v in found.url_owners if v is not None}
+    stored = load_candidates(set().union(*found.hits) | known_urls)
     if pictured or stock:
         theirs = {p for c in stored for p in c.features.pictures} - stock
         stock |= stock_pictures(theirs, [a.pk for a, _f in todo], config.boilerplate_min_docs)
         stored = [replace(c, features=without_stock(c.features, stock)) for c in stored]
         todo = [(a, without_stock(f, stock)) for a, f in todo]
+    return stored, todo, stock
+
+
+def _decide_in_order(todo: list[tuple[Article, Features]], probes: list[list[int]],
+                     found: _Found, stored: list[Candidate], config: EngineConfig,
+                     ) -> tuple[list[Match | None], list[bool]]:
+    """Each article's match (or None: it founds a doc), in arrival order; the batch's
+    earlier articles are candidates for later ones, found as an index lookup of each
+    probe would find them (NumPy over the batch). Also whether each article is the first
+    with its URL (the URL map records it)."""
     by_id = {c.article_id: c for c in stored}
-    # The batch itself: articles decided earlier in it are candidates for later ones,
-    # found as an index lookup of each probe would find them (NumPy over the batch).
     near_content = near_pairs_by_block(
         [[f.content_fp, *p] for (_a, f), p in zip(todo, probes, strict=True)],
         [f.content_fp for _a, f in todo], config.k, config.content_radius)
@@ -329,12 +409,12 @@ def _match_batch(
             anchors.setdefault(c.doc_key, []).append(c)
     matches: list[Match | None] = []
     first_urls: list[bool] = []
-    may_take_url = _url_trust(todo, known_urls)
-    for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, hits, url_hits,
-                                                             strict=True)):
+    may_take_url = _url_trust(todo, {v for v in found.url_owners if v is not None})
+    for n, ((article, feats), ids, url_hit) in enumerate(zip(todo, found.hits,
+                                                             found.url_owners, strict=True)):
         # recorded when the map has not got the URL (new, or known only to MySQL
         # beyond the window: then later articles find it in Redis again)
-        first_urls.append(bool(article.url_hash) and in_map[n] is None
+        first_urls.append(bool(article.url_hash) and found.in_map[n] is None
                           and (article.url_hash or 0) not in local_urls)
         url_owner = url_hit if url_hit is not None else local_urls.get(article.url_hash or 0)
         owner = by_id.get(url_owner) or local.get(url_owner) if url_owner else None
@@ -348,11 +428,11 @@ def _match_batch(
             # another crawler's URL: its article is a candidate like any other, verified
             ids.add(owner.article_id)
             owner = None
-        found = [by_id[i] if i in by_id else local[i] for i in ids if i in by_id or i in local]
+        hits = [by_id[i] if i in by_id else local[i] for i in ids if i in by_id or i in local]
         match = cascade(
             feats, url_owner=owner if owner is not None and url_owner != article.pk else None,
-            hits=found, anchors_of=lambda key: anchors.get(key, ()), config=config,
-            forbidden_docs=_forbidden(article) if found else frozenset())
+            hits=hits, anchors_of=lambda key: anchors.get(key, ()), config=config,
+            forbidden_docs=_forbidden(article) if hits else frozenset())
         matches.append(match)
         doc_key = match.doc_key if match else _new_doc_key(article)
         local[article.pk] = Candidate(article.pk, doc_key, feats, is_anchor=match is None)
@@ -362,7 +442,7 @@ def _match_batch(
         # what the key index will hold for it: found by later articles of the batch
         for key in stored_keys(feats.keys):
             batch_keys.setdefault(key, []).append(n)
-    return matches, first_urls, stock
+    return matches, first_urls
 
 
 def _pictures_to_look_up(todo: list[tuple[Article, Features]], config: EngineConfig
@@ -462,10 +542,8 @@ def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None
         back = _empty_docs_back(anchors, vacated or {})
         anchors = [a for a in anchors if _new_doc_key(a) not in back]
         wanted = [make_doc_id(a.nid) for a in anchors]
-        taken = {row[0] for row in fetch_values(
-            f"SELECT {column(Doc, 'doc_id')} FROM {table(Doc)} "
-            f"WHERE {column(Doc, 'doc_id')} IN ({placeholders(len(wanted))})", wanted)
-        } if wanted else set()
+        taken = set(Doc.objects.filter(doc_id__in=wanted).values_list("doc_id", flat=True)
+                    ) if wanted else set()
         new_docs = {}
         for article in anchors:
             doc_id = make_doc_id(article.nid)
@@ -569,12 +647,7 @@ def detach(article: Article) -> None:
         article.doc = None
         return
     doc = found[1][found[0].doc_pk]
-    doc.size = max(doc.size - 1, 0)
-    if doc.anchor_id == article.pk:
-        doc.anchor = (
-            Article.objects.filter(doc=doc, status=ArticleStatus.DONE).exclude(pk=article.pk)
-            .order_by("received_at", "id").first()
-        )
+    doc.lose_member(article.pk)
     doc.save(update_fields=["size", "anchor", "updated_at"])
     Article.objects.filter(pk=article.pk).update(doc=None)
     article.doc = None

@@ -11,13 +11,13 @@
 - ``outbox``: ``RepresentativeOutbox`` (representatives on their way to the store);
 - ``engine``: the engine's settings and learned data: ``EngineSettings``,
   ``MatchModelVersion``, ``MediaWeight``, ``BoilerplateClause``, ``IndexState``;
-- ``images``: ``ArticleImage`` (an article's pictures and their hashes).
+- ``images``: ``ArticleImage`` (an article's pictures and their hashes);
+- ``states``: ``ArticleStatus`` and ``DocStatus``.
 """
 
 from articles.models.articles import (
     Article,
     ArticleQuerySet,
-    ArticleStatus,
     MatchedBy,
     PendingFeatures,
     ReviewRules,
@@ -36,7 +36,7 @@ from articles.models.desk import (
     ReviewClaim,
     ReviewPass,
 )
-from articles.models.docs import Doc, DocQuerySet, DocStatus
+from articles.models.docs import Doc, DocQuerySet
 from articles.models.engine import (
     BoilerplateClause,
     BoilerplateSource,
@@ -48,6 +48,7 @@ from articles.models.engine import (
 from articles.models.images import ArticleImage, ImageStatus
 from articles.models.keys import ApiKey, ApiKeyQuerySet
 from articles.models.outbox import OutboxStatus, RepresentativeOutbox
+from articles.models.states import ArticleStatus, DocStatus
 
 __all__ = [
     "ApiKey", "ApiKeyQuerySet", "Article", "ArticleImage", "ArticleQuerySet",

@@ -7,14 +7,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from articles.fields import UnsignedBigIntegerField
-from articles.models.docs import Doc, DocStatus
+from articles.models.docs import Doc
 from articles.models.keys import ApiKey
-
-
-class ArticleStatus(models.TextChoices):
-    QUEUED = "queued", _("queued")
-    DONE = "done", _("done")
-    FAILED = "failed", _("failed")
+from articles.models.states import ArticleStatus, DocStatus
 
 
 class MatchedBy(models.TextChoices):

@@ -4,13 +4,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from articles.models.states import ArticleStatus, DocStatus
 from fingerprints.rule.ids import unused_doc_id
-
-
-class DocStatus(models.TextChoices):
-    AUTO = "auto", _("auto")
-    NEEDS_REVIEW = "needs_review", _("needs review")
-    CONFIRMED = "confirmed", _("confirmed")
 
 
 class DocQuerySet(models.QuerySet["Doc"]):
@@ -68,3 +63,13 @@ class Doc(models.Model):
 
     def __str__(self) -> str:
         return self.doc_id
+
+    def lose_member(self, article_pk: int) -> None:
+        """One member leaves (not saved): the size drops, and when it was the anchor the
+        earliest remaining done member (by arrival) becomes the anchor, or none is left.
+        The one place the anchor is re-elected (the write path's detach, the editors'
+        split and move)."""
+        self.size = max(self.size - 1, 0)
+        if self.anchor_id == article_pk:
+            self.anchor = (self.members.filter(status=ArticleStatus.DONE)
+                           .exclude(pk=article_pk).order_by("received_at", "id").first())

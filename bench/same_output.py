@@ -46,10 +46,18 @@ def main() -> int:
             other_labels = sum(labels[d.id] != old_labels[d.id] for d in docs)
             differ |= bool(other_bytes or other_labels)
             print(f"{corpus}: {len(docs):,} articles, {len(set(labels.values())):,} docIds; "
-                  f"features differing {other_bytes}, docIds differing {other_labels}",
-                  flush=True)
+                  f"features differing {other_bytes}, docIds differing {other_labels}; "
+                  f"sha1 of id->docId here {_mapping_sha1(docs, labels)}, "
+                  f"at {args.rev} {_mapping_sha1(docs, old_labels)}", flush=True)
     print("identical" if not differ else "DIFFERENT")
     return 1 if differ else 0
+
+
+def _mapping_sha1(docs: list, labels: dict) -> str:
+    """A digest of the whole clustering: each article's id and the id of the article
+    that founded its docId, in id order (the docId is named after its founder)."""
+    lines = "".join(f"{d.id}\t{labels[d.id]}\n" for d in sorted(docs, key=lambda d: d.id))
+    return hashlib.sha1(lines.encode()).hexdigest()[:16]
 
 
 if __name__ == "__main__":

@@ -126,13 +126,17 @@ def _empty_cache():
 @pytest.fixture(autouse=True)
 def _local_representative_store(settings, tmp_path_factory):
     """Keep the default (local) representative store out of the checkout's var/; start
-    every test without remembered API keys."""
+    every test without remembered API keys, engine state or boilerplate clauses."""
     from articles.models import ApiKey
     from articles.representatives import election, outbox
+    from articles.tuning import boilerplate
     from articles.tuning.state import forget_state
 
     ApiKey.forget_cached()
     forget_state()
+    # the active clauses are reused for STATE_CACHE_MS: a test that loaded the shipped
+    # list (rolled back since) must not lend it to the next one
+    boilerplate.forget()
     # burst workers in tests run without the RQ scheduler: pushes are enqueued at once
     # (test_representatives.py covers the delayed path)
     settings.PUSH_DELAY_MS = 0

@@ -42,11 +42,11 @@ NUMBER_MASK = 0x7FFF
 WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 # With the C segmenter, the kernel reads the body's tokens in the body by their offsets
 # (kernel.fingerprint_spans) instead of taking a list of str: the same bytes
-# (tests/fingerprints/test_kernel_spans.py), no str per token. False: the list of str.
+# (tests/fingerprints/rule/test_kernel_spans.py), no str per token. False: the list of str.
 SPAN_PATH = True
 # ... and finds a token's vocabulary id through its node in the segmenter's trie once
 # that node was seen (kernel.fingerprint_nodes), not through the vocabulary's hash
-# table: the same bytes (tests/fingerprints/test_kernel_spans.py). False: by hashing.
+# table: the same bytes (tests/fingerprints/rule/test_kernel_spans.py). False: by hashing.
 NODE_PATH = True
 
 

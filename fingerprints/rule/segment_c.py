@@ -2,7 +2,7 @@
 
 The tokens are exactly those of ``jieba.Tokenizer().cut(text, HMM=False)``, which are
 also rjieba's with ``hmm=False`` (the engine's default backend,
-:mod:`fingerprints.rule.tokenize`); ``tests/fingerprints/test_segment_c.py`` and
+:mod:`fingerprints.rule.tokenize`); ``tests/fingerprints/rule/test_segment_c.py`` and
 ``bench/segment.py`` check the three agree. Beside ``cut(text) -> list[str]`` the C
 segmenter has ``cut_ids(text)``: the tokens as (start, end) code-point offsets, a flat
 ``array('I')``, with no Python string made per token.

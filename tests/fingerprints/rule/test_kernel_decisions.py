@@ -14,7 +14,7 @@ import pytest
 from fingerprints.rule import boilerplate, extract_many, normalize, sketch
 from fingerprints.rule.kernel import kernel
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+BENCH = Path(__file__).resolve().parents[3] / "bench"
 sys.path.insert(0, str(BENCH))
 
 from common import load_docs, run_engine  # noqa: E402

@@ -7,7 +7,7 @@ also rjieba's with ``hmm=False`` (the engine's default backend,
 segmenter has ``cut_ids(text)``: the tokens as (start, end) code-point offsets, a flat
 ``array('I')``, with no Python string made per token.
 
-The engine cuts with it (issue 36): :class:`fingerprints.rule.tokenize.Segmenter` uses the
+The engine cuts with it: :class:`fingerprints.rule.tokenize.Segmenter` uses the
 shared segmenter (:func:`get`) for the default spec (backend "rjieba", HMM off, no user
 words) and rjieba otherwise, or everywhere with ``DEDUP_C_SEGMENTER=0``.
 

@@ -1,4 +1,5 @@
-"""docs/engine.md is the method: short, undated, and every test it cites exists."""
+"""docs/engine.md is the method: short, undated, and every test it cites exists; every
+page of measured figures in docs/results/ is in that folder's index."""
 
 from __future__ import annotations
 
@@ -29,3 +30,10 @@ def test_every_test_the_decision_table_cites_exists() -> None:
         assert current is not None, ref
         source = (ROOT / current).read_text(encoding="utf-8")
         assert re.search(rf"^def {name}\(", source, re.M), f"{current}::{name} is not a test"
+
+
+def test_every_results_page_is_in_the_index() -> None:
+    results = ROOT / "docs" / "results"
+    index = (results / "README.md").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in results.glob("*.md") if p.name != "README.md")
+    assert [page for page in pages if f"]({page})" not in index] == []

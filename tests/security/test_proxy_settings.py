@@ -1,4 +1,4 @@
-"""X-Forwarded-Proto is believed only behind a trusted proxy (issue 35, item 8)."""
+"""X-Forwarded-Proto is believed only behind a trusted proxy."""
 
 from __future__ import annotations
 

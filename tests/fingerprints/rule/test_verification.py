@@ -1,51 +1,13 @@
+"""A candidate pair checked on the sketches (fingerprints/rule/verification.py): copies,
+partial copies, short texts, title-only pages and the templates ``verify`` refuses."""
+
 import random
-from dataclasses import replace
 
-import pytest
+from fingerprints.rule import EngineConfig, extract, verify
 
-from fingerprints.rule import (
-    Candidate,
-    EngineConfig,
-    Features,
-    decide,
-    extract,
-    extract_many,
-    verify,
-)
-from fingerprints.rule.headline import split_title
-from fingerprints.rule.normalize import normalize
-
-from .texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
+from ..texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 
 CONFIG = EngineConfig()
-
-
-@pytest.mark.parametrize("k", [-1, 9])
-def test_it_rejects_k_outside_0_to_8(k: int) -> None:
-    with pytest.raises(ValueError, match="k must be"):
-        EngineConfig(k=k)
-    with pytest.raises(ValueError, match="title_k must be"):
-        EngineConfig(title_k=k)
-
-
-def test_features_round_trip_through_bytes() -> None:
-    features = extract("统计局：工业生产稳中有升", STORY)
-    data = features.to_bytes()
-    assert isinstance(data, bytes)
-    assert Features.from_bytes(data) == features
-    assert Features.from_bytes(memoryview(data)) == features
-
-
-def test_extraction_is_deterministic_and_batchable() -> None:
-    one = extract("标题", STORY)
-    assert extract("标题", STORY) == one
-    assert extract_many([("标题", STORY), ("", OTHER)]) == [one, extract("", OTHER)]
-
-
-def test_html_and_full_width_forms_do_not_change_the_fingerprint() -> None:
-    plain = extract("", "国家统计局发布数据，工业增加值增长6.8%。")
-    marked = extract("", "<p>国家统计局发布数据，工业增加值增长６．８％。</p>&nbsp;")
-    assert plain.content_fp == marked.content_fp
 
 
 def test_a_repost_with_new_header_and_footer_verifies() -> None:
@@ -75,115 +37,12 @@ def test_empty_texts_never_match() -> None:
     assert not verify(extract("", ""), extract("", ""), CONFIG).ok
 
 
-def _candidate(article_id: int, doc: str, title: str, text: str, anchor: bool) -> Candidate:
-    return Candidate(article_id, doc, extract(title, text), anchor)
-
-
-def test_decide_prefers_the_title_rule_confirmed_by_content() -> None:
-    new = extract("统计局：前两月工业生产稳中有升", STORY_REPOST)
-    candidates = [
-        _candidate(1, "doc-a", "统计局：前两月工业生产稳中有升", STORY, True),
-        _candidate(2, "doc-b", "教育局部署开学工作", OTHER, True),
-    ]
-    decision = decide(new, candidates, CONFIG)
-    assert decision is not None
-    assert (decision.doc_key, decision.matched_by, decision.article_id) == ("doc-a", "title", 1)
-    assert decision.similarity > 0.5
-
-
-def test_decide_does_not_merge_a_shared_headline_with_different_content() -> None:
-    new = extract("统计局发布最新数据", OTHER)
-    candidates = [_candidate(1, "doc-a", "统计局发布最新数据", STORY, True)]
-    assert decide(new, candidates, CONFIG) is None
-
-
-def test_decide_breaks_ties_towards_the_oldest_doc_and_respects_cannot_link() -> None:
-    new = extract("", STORY)
-    candidates = [
-        _candidate(9, "doc-new", "", STORY, True),
-        _candidate(3, "doc-old", "", STORY, True),
-    ]
-    decision = decide(new, candidates, CONFIG)
-    assert decision is not None and decision.doc_key == "doc-old"
-    decision = decide(new, candidates, CONFIG, forbidden_docs=frozenset({"doc-old"}))
-    assert decision is not None and decision.doc_key == "doc-new"
-
-
-def test_decide_requires_similarity_to_the_anchor_not_just_a_member() -> None:
-    # the member matches the new article, but the doc's anchor is a different story:
-    # joining would chain two unrelated stories together.
-    new = extract("", STORY)
-    candidates = [
-        _candidate(1, "doc-a", "", OTHER, True),
-        _candidate(2, "doc-a", "", STORY, False),
-    ]
-    assert decide(new, candidates, CONFIG) is None
-
-
-def test_decide_without_the_anchor_row_needs_the_anchorless_threshold() -> None:
-    # the star rule cannot be checked without the doc's anchor row: the member found
-    # must itself reach anchorless_threshold (0.99), whatever the language or level
-    new = extract("", STORY)
-    copy = _candidate(2, "doc-a", "", STORY, False)
-    copy_p = verify(new, copy.features, CONFIG).probability
-    assert copy_p >= CONFIG.anchorless_threshold
-    assert decide(new, [copy], CONFIG) is not None
-    # a title-only match (no bodies, one headline) reaches ~0.97: enough through the
-    # doc's anchor, not without it
-    title = "统计局：十月份工业生产稳中有升，同比增长百分之六"
-    headline = extract(title, "")
-    p = verify(headline, extract(title, ""), CONFIG).probability
-    assert CONFIG.match_threshold <= p < CONFIG.anchorless_threshold
-    assert decide(headline, [_candidate(3, "doc-b", title, "", True)], CONFIG) is not None
-    alone = [_candidate(3, "doc-b", title, "", False)]
-    assert decide(headline, alone, CONFIG) is None
-    # the knob governs: at the pair's probability it admits, just above the copy's
-    # it refuses the copy, and it never lowers the match threshold
-    assert decide(headline, alone, replace(CONFIG, anchorless_threshold=p)) is not None
-    above = replace(CONFIG, anchorless_threshold=min(1.0, copy_p + 1e-9))
-    assert decide(new, [copy], above) is None
-    assert decide(headline, alone, replace(CONFIG, anchorless_threshold=0.0,
-                                           match_threshold=min(1.0, p + 1e-9))) is None
-
-
-def test_batch_and_single_extraction_give_identical_features() -> None:
-    items = [("标题一", STORY), ("", OTHER), ("", ""), ("Council", ENGLISH), ("x", "短"),
-             ("", BULLETIN_1), ("（国际）标题", STORY_REPOST)]
-    assert extract_many(items, batch=3) == [extract(t, c) for t, c in items]
-
-
-def test_features_of_an_empty_article_are_empty() -> None:
-    features = extract("", "")
-    assert (features.title_fp, features.content_fp, features.token_count) == (0, 0, 0)
-
-
-def test_a_leading_column_tag_does_not_change_the_title_fingerprint() -> None:
-    plain = extract("突尼斯选出太极迷 中国功夫走红北非", STORY)
-    tagged = extract("（海外涉华）突尼斯选出太极迷 中国功夫走红北非", STORY)
-    assert plain.title_fp == tagged.title_fp != 0
-
-
-def test_stopwords_and_punctuation_do_not_move_the_fingerprint() -> None:
-    base = extract("", "国家统计局发布工业增加值数据 高技术制造业增长较快")
-    noisy = extract("", "国家统计局，发布了工业增加值的数据！高技术制造业增长较快。")
-    assert base.content_fp == noisy.content_fp
-
-
-def test_extra_stopwords_change_the_weights() -> None:
-    config = EngineConfig(extra_stopwords=frozenset({"统计局", "工业"}))
-    assert extract("", STORY, config).content_fp != extract("", STORY).content_fp
-
-
 def test_short_texts_need_near_identical_shingles() -> None:
     a = extract("", "今日股市收盘上涨")
     b = extract("", "今日股市收盘下跌")
     result = verify(a, b, CONFIG)
     assert not result.ok and result.reason == "short-text"
     assert verify(a, extract("", "今日股市收盘上涨。"), CONFIG).ok
-
-
-def test_features_stay_compact() -> None:
-    assert len(extract("统计局：工业生产稳中有升", STORY * 4).to_bytes()) < 1200
 
 
 def test_a_story_reissued_the_next_day_is_not_vetoed_by_its_dateline() -> None:
@@ -344,23 +203,6 @@ def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
     assert loose.ok and loose.reason == "contained-strict"
 
 
-@pytest.mark.parametrize("value", [-0.1, 1.5])
-def test_cjk_strict_jaccard_must_be_a_share(value: float) -> None:
-    with pytest.raises(ValueError, match="cjk_strict_jaccard must be between 0 and 1"):
-        EngineConfig().with_bounds(cjk_strict_jaccard=value)
-
-
-@pytest.mark.parametrize("value", [-1, 1.5, True])
-def test_off_title_max_shingles_must_be_a_count(value: object) -> None:
-    with pytest.raises(ValueError, match="off_title_max_shingles must be"):
-        EngineConfig().with_bounds(off_title_max_shingles=value)  # type: ignore[arg-type]
-
-
-def test_cjk_strict_containment_must_be_a_share() -> None:
-    with pytest.raises(ValueError, match="cjk_strict_containment must be between 0 and 1"):
-        EngineConfig().with_bounds(cjk_strict_containment=-0.1)
-
-
 def _english_words(start: int, count: int) -> str:
     """``count`` distinct made-up English words (one shingle unit each)."""
     return " ".join(f"wordform{i}" for i in range(start, start + count))
@@ -385,11 +227,6 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
     assert not refused.ok and refused.similarity < 0.6
 
 
-def test_word_jaccard_must_be_a_share() -> None:
-    with pytest.raises(ValueError, match="word_jaccard must be between 0 and 1"):
-        EngineConfig().with_bounds(word_jaccard=1.5)
-
-
 def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -> None:
     story = _english_words(0, 150)
     first = extract("", story + ". " + _english_words(5000, 40))
@@ -399,31 +236,6 @@ def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
     assert not verify(first, later, EngineConfig().with_bounds(word_containment=0.9)).ok
-
-
-def test_word_containment_must_be_a_share() -> None:
-    with pytest.raises(ValueError, match="word_containment must be between 0 and 1"):
-        EngineConfig().with_bounds(word_containment=-0.5)
-
-
-@pytest.mark.parametrize(("title", "head", "site"), [
-    ("不好意思，你不配做深圳人!_搜狐汽车_搜狐网", "不好意思,你不配做深圳人!", "搜狐汽车 搜狐网"),
-    ("中国文艺网_书法志愿服务走进北京最美的乡村", "书法志愿服务走进北京最美的乡村", "中国文艺网"),
-    ("我国刑事诉讼证人出庭作证制度浅析 - 渭南市中级人民法院网",
-     "我国刑事诉讼证人出庭作证制度浅析", "渭南市中级人民法院网"),
-    # a site's name longer than a short headline is not taken for it
-    ("刘翔退役_凤凰网体育频道", "刘翔退役", "凤凰网体育频道"),
-    ("【视频】刘翔_凤凰网体育频道", "【视频】刘翔", "凤凰网体育频道"),
-    # a column's name in front of a headline twice its length
-    ("百姓声音_陕西镇安县扶贫局干部打人致伤无人处理_海角社区",
-     "陕西镇安县扶贫局干部打人致伤无人处理", "百姓声音 海角社区"),
-    ("2018年公务员考试职位表", "2018年公务员考试职位表", ""),  # no separator
-    ("2017-2019年脱贫攻坚公路工程", "2017-2019年脱贫攻坚公路工程", ""),  # a dash in it
-    ("choose hope over fear - kennedy", "choose hope over fear - kennedy", ""),  # English
-    ("___", "___", ""),
-])
-def test_a_crawled_title_is_cut_to_its_headline(title: str, head: str, site: str) -> None:
-    assert split_title(normalize(title)) == (head, site)
 
 
 def test_two_sites_copies_of_a_story_share_a_title_and_two_stories_of_one_site_do_not() -> None:
@@ -477,12 +289,6 @@ def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
     assert verify(day1, day2, lenient).reason == "template: 1/1 numbers differ"
 
 
-@pytest.mark.parametrize("value", [-0.1, 1.5])
-def test_title_jaccard_must_be_a_share(value: float) -> None:
-    with pytest.raises(ValueError, match="title_jaccard must be between 0 and 1"):
-        EngineConfig().with_bounds(title_jaccard=value)
-
-
 def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
     # a short report inside a digest five times its length, whose copy of it gives one
     # figure otherwise (a date written out, a number brought up to date)
@@ -504,38 +310,66 @@ def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
     assert refused.reason.startswith("template")
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, True])
-def test_the_part_guards_conflict_count_must_be_a_positive_integer(value: object) -> None:
-    with pytest.raises(ValueError,
-                       match="guard_part_min_conflicts must be an integer of 1 or more"):
-        EngineConfig().with_bounds(guard_part_min_conflicts=value)  # type: ignore[arg-type]
+def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None:
+    config = EngineConfig()
+    title = "协查通告，奖励3000元！"
+    notice = ("2018年12月12日12时37分，在淮河路赤壁路路口发生一起两辆电动车碰撞的交通事故，"
+              "事故发生后有一方电动车驾驶人驾车逃逸。望知情者与交警二大队事故中队联系，"
+              "如查属实奖励人民币叁仟元，另正告肇事者看到通告后主动到公安机关自首。")
+    stub = extract(title, "来源：市公安局交警支队二大队事故中队")  # a source line only
+    full = extract(title + "_交警二大队", notice)
+    assert stub.off_title and stub.sketch.shingles < config.bounds.short_shingles
+    result = verify(stub, full, config)
+    assert result.ok and result.reason == "title-only"
+    # under another title the stub says nothing: two items
+    assert not verify(stub, extract("寻物启事，奖励500元", notice), config).ok
+    # the title test of title-only pages holds: another number in the title
+    other = verify(extract("协查通告，奖励5000元！", "来源：市公安局交警支队二大队事故中队"),
+                   full, config)
+    assert not other.ok and other.reason.startswith("template")
+    # a short body about its title is a short text, not a stub: the body rules decide
+    flash = extract(title, "交警二大队协查通告：知情者奖励3000元。")
+    assert not flash.off_title
+    assert verify(flash, full, config).reason == "short-text"
+    # a stub against a short text under the same title, whichever is the smaller
+    for words in ("来源：二大队", "来源：市公安局交警支队二大队事故中队值班室供稿"):
+        side = extract(title, words)
+        assert side.off_title
+        assert verify(side, flash, config).reason == "title-only"
+    # off_title_max_shingles=0 turns the off-title rules off, this one too
+    assert verify(stub, full, config.with_bounds(off_title_max_shingles=0)).reason == "short-text"
 
 
-def test_guard_part_jaccard_must_be_a_share() -> None:
-    with pytest.raises(ValueError, match="guard_part_jaccard must be between 0 and 1"):
-        EngineConfig().with_bounds(guard_part_jaccard=1.5)
+def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
+    config = EngineConfig()
+    a = extract("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
+    b = extract("计算机应用和软件2",
+                "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
+    assert verify(a, b, config).reason == "short-edit"
+    bulletin = "北京今日最高气温30度，空气质量良。"
+    for other in ("上海今日最高气温30度，空气质量良。", "北京今日最高气温31度，空气质量良。"):
+        result = verify(extract("天气", bulletin), extract("天气", other), config)
+        assert not result.ok and result.reason.startswith("template")
 
 
-@pytest.mark.parametrize("radius, joined", [(8, True), (5, True), (4, False), (3, False)])
-def test_the_candidate_radius_decides_how_far_a_shared_block_reaches(radius, joined) -> None:
-    """A copy whose content fingerprint differs in 5 bits, all in one block of four
-    (k = 3): the other three blocks are shared, so the index returns it; it is verified
-    only when within candidate_radius (no probes, no title or key lookups here)."""
-    from fingerprints.batch.replay import Item, Replayer
-
-    config = EngineConfig(candidate_radius=radius, probe_bits=0)
-    first = replace(extract("", STORY, config), keys=b"", title_fp=0)
-    copy = replace(first, content_fp=first.content_fp ^ (0b11111 << 48))
-    replayer = Replayer(config)
-    replayer.add(Item(seq=1, nid="a", features=first))
-    found = replayer.add(Item(seq=2, nid="b", features=copy))
-    assert (found.anchor == 1) is joined
-    if joined:
-        assert (found.matched_by, found.distance) == ("content", 5)
+TENDER = (
+    "{c}市公共资源交易中心发布中标结果公告。项目名称：{c}市城区道路绿化提升工程施工项目，"
+    "建设地点位于{c}市主城区。招标人为{c}市园林绿化管理局，招标代理机构为{c}市建设工程咨询"
+    "有限公司。本项目采用公开招标方式，共有六家单位参与投标，经评标委员会评审，确定第一中标"
+    "候选人。项目工期为一百八十日历天，质量要求为合格。公示期为三个工作日，投标人或者其他"
+    "利害关系人对评标结果有异议的，应当在公示期内向{c}市公共资源交易中心提出。"
+)
 
 
-def test_title_min_tokens_decides_which_titles_have_a_fingerprint() -> None:
-    title = "北京"  # one word that weighs
-    assert extract(title, STORY, EngineConfig()).title_fp == 0
-    assert extract(title, STORY, EngineConfig(title_min_tokens=1)).title_fp != 0
-    assert extract("北京 上海", STORY, EngineConfig()).title_fp != 0
+def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
+    config = EngineConfig()
+    nanjing = extract("中标结果公告", TENDER.format(c="南京"))
+    hangzhou = extract("中标结果公告", TENDER.format(c="杭州"))
+    result = verify(nanjing, hangzhou, config)
+    assert not result.ok and "names differ" in result.reason
+    # the same notice reposted with a header is still a copy
+    repost = extract("转发：中标结果公告", "来源：网络。" + TENDER.format(c="南京"))
+    assert verify(nanjing, repost, config).ok
+    # the guard counts: with it off (min conflicts above what differs) they would match
+    loose = EngineConfig().with_bounds(name_guard_min_conflicts=50)
+    assert verify(nanjing, hangzhou, loose).ok

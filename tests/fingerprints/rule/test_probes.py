@@ -18,7 +18,7 @@ from fingerprints.rule.blocks import block_layout
 from fingerprints.rule.simhash import hamming
 from fingerprints.stores.block_index import MemoryBlockIndex
 
-from .texts import BULLETIN_1, BULLETIN_2, OTHER, STORY
+from ..texts import BULLETIN_1, BULLETIN_2, OTHER, STORY
 
 CONFIG = EngineConfig()
 OLD_REACH = EngineConfig(probe_bits=0)  # the index lookups before multi-probe

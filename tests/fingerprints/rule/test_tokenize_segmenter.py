@@ -13,12 +13,12 @@ import rjieba
 from fingerprints.rule import EngineConfig, extract_many, segment_c, tokenize
 from fingerprints.rule.tokenize import Segmenter, SegmenterSpec, c_segmenter_enabled
 
+from ..texts import SAMPLE_SENTENCES
 from .test_kernel import EDGE_CASES
 from .test_segment_c import EDGE_CASES as SEGMENT_EDGE_CASES
 from .test_segment_c import _fuzz
-from .texts import SAMPLE_SENTENCES
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = {
     "xinhua_uhgeval_zh": 1500,
     "bdci2019_inews_zh_train": 1500,

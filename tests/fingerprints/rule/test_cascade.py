@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fingerprints.rule import URL_MATCH, Candidate, EngineConfig, cascade, extract, with_anchors
 
-from .texts import OTHER, STORY, STORY_REPOST
+from ..texts import OTHER, STORY, STORY_REPOST
 
 CONFIG = EngineConfig()
 

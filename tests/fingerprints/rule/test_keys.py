@@ -1,16 +1,16 @@
-"""The key index (fingerprints/stores/key_index.py): keys of bodies, in memory and in Redis."""
+"""The keys of a body (fingerprints/rule/keys.py): what a repost shares with its
+original, and how short bodies are keyed."""
 
 from __future__ import annotations
 
-import random
-
 from fingerprints.rule import extract
 from fingerprints.rule.keys import QUERY_KEYS, STORED_KEYS, query_keys, stored_keys
-from fingerprints.stores.key_index import MemoryKeyIndex, RedisKeyIndex
 
 STORY = ("市图书馆从下月起推出夜间借阅服务，工作日开放时间延长至晚上十点。图书馆馆长表示，"
          "过去一年读者问卷显示超过七成受访者希望在下班后也能借书。此外图书馆还将每月举办两场"
          "晚间读书会，邀请本地作家和学者与读者交流。馆方提醒夜间时段仅开放一至三层阅览区。")
+
+
 HEADER = "点击上方蓝字关注我们，每天获取城市生活资讯。夏季家装节火热进行中全场家具五折起。"
 
 
@@ -41,24 +41,3 @@ def test_short_bodies_are_keyed_by_their_head_and_tail_and_their_clauses() -> No
     assert short.short_text and not longer.short_text
     assert set(query_keys(short.keys)) & set(stored_keys(longer.keys))
     assert set(query_keys(longer.keys)) & set(stored_keys(short.keys))
-
-
-def test_redis_and_memory_key_indexes_agree(redis_client) -> None:
-    rng = random.Random(3)
-    memory, shared = MemoryKeyIndex(), RedisKeyIndex(redis_client, namespace="test:x")
-    pool = [rng.getrandbits(32) for _ in range(300)]
-    items = [(i, rng.sample(pool, 4)) for i in range(200)]
-    for item_id, keys in items[:100]:
-        memory.add(item_id, keys)
-    shared.add_many(items[:100])
-    for item_id, keys in items[100:]:
-        memory.add(item_id, keys)
-    assert shared.bulk_load(items[100:]) == 400
-    groups = [rng.sample(pool, 8) for _ in range(50)]
-    assert shared.query_many(groups) == [memory.query(g) for g in groups]
-    for item_id, keys in items[::3]:
-        memory.remove(item_id, keys)
-        shared.remove(item_id, keys)
-    assert shared.query_many(groups) == [memory.query(g) for g in groups]
-    shared.clear()
-    assert shared.query_many(groups) == [set() for _ in groups]

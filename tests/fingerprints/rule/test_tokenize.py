@@ -6,9 +6,9 @@ import rjieba
 
 from fingerprints.rule.tokenize import Segmenter, SegmenterSpec, segment
 
-from .texts import SAMPLE_SENTENCES
+from ..texts import SAMPLE_SENTENCES
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 
 
 def _jieba_precise(text: str) -> list[str]:

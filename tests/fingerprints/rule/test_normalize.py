@@ -34,6 +34,6 @@ def test_features_are_identical_in_a_process_with_another_hash_seed() -> None:
     expected = extract("统计局：工业生产稳中有升", "国家统计局今天发布数据，工业增加值增长6.8%。")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        env={"PYTHONHASHSEED": "987", "PATH": ""}, cwd=str(Path(__file__).parents[2]),
+        env={"PYTHONHASHSEED": "987", "PATH": ""}, cwd=str(Path(__file__).parents[3]),
     ).stdout.strip()
     assert out == expected.to_bytes().hex()

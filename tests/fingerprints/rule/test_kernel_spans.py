@@ -1,6 +1,6 @@
 """The kernel reading the body's tokens in the body by their offsets
 (``kernel.fingerprint_spans`` over the C segmenter's ``cut_ids``) gives the bytes of the
-list-of-str path (``kernel.fingerprint`` over ``cut``), as test_segment_backend.py proves
+list-of-str path (``kernel.fingerprint`` over ``cut``), as test_tokenize_segmenter.py proves
 the C segmenter against rjieba."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .test_kernel import EDGE_CASES
 from .test_segment_c import EDGE_CASES as SEGMENT_EDGE_CASES
 from .test_segment_c import _fuzz
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = {
     "xinhua_uhgeval_zh": 1000,
     "bdci2019_inews_zh_train": 1000,

@@ -1,23 +1,17 @@
+"""The block index (fingerprints/stores/block_index.py): items within k bits of a
+fingerprint, in memory and in Redis."""
+
 import random
 
 import numpy as np
 import pytest
 
-from fingerprints.rule.blocks import block_keys, block_layout
 from fingerprints.stores.block_index import (
     MemoryBlockIndex,
     RedisBlockIndex,
     near_pairs_by_block,
     near_sharing_block,
 )
-
-
-def test_it_splits_64_bits_into_k_plus_1_blocks() -> None:
-    for k in range(9):
-        layout = block_layout(k)
-        assert len(layout) == k + 1
-        assert sum(width for _, width in layout) == 64
-    assert block_keys(0xFFFF_0000_0000_0001, 3) == [(0, 0xFFFF), (1, 0), (2, 0), (3, 1)]
 
 
 @pytest.mark.parametrize("k", [-1, 9, 3.0, True])

@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+BENCH = Path(__file__).resolve().parents[3] / "bench"
 sys.path.insert(0, str(BENCH))
 
 from common import Doc, load_docs, run_engine  # noqa: E402

@@ -1,4 +1,6 @@
-"""Boilerplate learned from the stream, short texts and title-only articles (engine side)."""
+"""Boilerplate learned from the stream (fingerprints/rule/boilerplate.py): clauses,
+the counters that promote them, and bodies stripped of them alike in Python and in the
+kernel."""
 
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ from fingerprints.rule.boilerplate import (
     strip,
 )
 from fingerprints.rule.normalize import normalize
-from fingerprints.rule.shorttext import compare_short
 
 DISCLAIMER = "特别声明：以上文章内容仅代表作者本人观点，不代表新浪看点观点或立场。"
+
+
 STORIES = [
     "南京市鼓楼区今天开展了为期三天的社区消防演练，数百名居民在消防员指导下学习使用灭火器和逃生技巧。",
     "受持续强降雨影响，长江中游多个水文站水位超过警戒线，防汛部门已启动三级应急响应并加强巡堤查险。",
@@ -130,78 +133,6 @@ def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
     assert not verify(extract("吴卓林欠房租事件第4集", ""), other_issue, config).ok
     # a generic short title is not enough
     assert not verify(extract("视频", ""), extract("视频", ""), config).ok
-
-
-def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None:
-    config = EngineConfig()
-    title = "协查通告，奖励3000元！"
-    notice = ("2018年12月12日12时37分，在淮河路赤壁路路口发生一起两辆电动车碰撞的交通事故，"
-              "事故发生后有一方电动车驾驶人驾车逃逸。望知情者与交警二大队事故中队联系，"
-              "如查属实奖励人民币叁仟元，另正告肇事者看到通告后主动到公安机关自首。")
-    stub = extract(title, "来源：市公安局交警支队二大队事故中队")  # a source line only
-    full = extract(title + "_交警二大队", notice)
-    assert stub.off_title and stub.sketch.shingles < config.bounds.short_shingles
-    result = verify(stub, full, config)
-    assert result.ok and result.reason == "title-only"
-    # under another title the stub says nothing: two items
-    assert not verify(stub, extract("寻物启事，奖励500元", notice), config).ok
-    # the title test of title-only pages holds: another number in the title
-    other = verify(extract("协查通告，奖励5000元！", "来源：市公安局交警支队二大队事故中队"),
-                   full, config)
-    assert not other.ok and other.reason.startswith("template")
-    # a short body about its title is a short text, not a stub: the body rules decide
-    flash = extract(title, "交警二大队协查通告：知情者奖励3000元。")
-    assert not flash.off_title
-    assert verify(flash, full, config).reason == "short-text"
-    # a stub against a short text under the same title, whichever is the smaller
-    for words in ("来源：二大队", "来源：市公安局交警支队二大队事故中队值班室供稿"):
-        side = extract(title, words)
-        assert side.off_title
-        assert verify(side, flash, config).reason == "title-only"
-    # off_title_max_shingles=0 turns the off-title rules off, this one too
-    assert verify(stub, full, config.with_bounds(off_title_max_shingles=0)).reason == "short-text"
-
-
-def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
-    config = EngineConfig()
-    a = extract("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
-    b = extract("计算机应用和软件2",
-                "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
-    assert verify(a, b, config).reason == "short-edit"
-    bulletin = "北京今日最高气温30度，空气质量良。"
-    for other in ("上海今日最高气温30度，空气质量良。", "北京今日最高气温31度，空气质量良。"):
-        result = verify(extract("天气", bulletin), extract("天气", other), config)
-        assert not result.ok and result.reason.startswith("template")
-
-
-def test_compare_short_tells_edits_from_other_names_and_numbers() -> None:
-    assert compare_short("这是一段测试文本", "这是一段相似的测试文本").conflict == ""
-    assert compare_short("被告人李某犯盗窃罪", "被告人王某犯盗窃罪").conflict == "name"
-    assert compare_short("第3期开奖结果", "第4期开奖结果").conflict == "number"
-    assert compare_short("", "x").similarity == 0.0
-
-
-TENDER = (
-    "{c}市公共资源交易中心发布中标结果公告。项目名称：{c}市城区道路绿化提升工程施工项目，"
-    "建设地点位于{c}市主城区。招标人为{c}市园林绿化管理局，招标代理机构为{c}市建设工程咨询"
-    "有限公司。本项目采用公开招标方式，共有六家单位参与投标，经评标委员会评审，确定第一中标"
-    "候选人。项目工期为一百八十日历天，质量要求为合格。公示期为三个工作日，投标人或者其他"
-    "利害关系人对评标结果有异议的，应当在公示期内向{c}市公共资源交易中心提出。"
-)
-
-
-def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
-    config = EngineConfig()
-    nanjing = extract("中标结果公告", TENDER.format(c="南京"))
-    hangzhou = extract("中标结果公告", TENDER.format(c="杭州"))
-    result = verify(nanjing, hangzhou, config)
-    assert not result.ok and "names differ" in result.reason
-    # the same notice reposted with a header is still a copy
-    repost = extract("转发：中标结果公告", "来源：网络。" + TENDER.format(c="南京"))
-    assert verify(nanjing, repost, config).ok
-    # the guard counts: with it off (min conflicts above what differs) they would match
-    loose = EngineConfig().with_bounds(name_guard_min_conflicts=50)
-    assert verify(nanjing, hangzhou, loose).ok
 
 
 def test_the_python_count_matches_the_kernel_count(monkeypatch) -> None:

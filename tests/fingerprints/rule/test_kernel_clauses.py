@@ -20,7 +20,7 @@ from fingerprints.rule.sketch import Sketch, compare, compare_py, sketch_one
 from .test_kernel import EDGE_CASES
 from .test_segment_c import EDGE_CASES as SEGMENT_EDGE_CASES
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = {
     "xinhua_uhgeval_zh": 1000,
     "bdci2019_inews_zh_train": 1500,

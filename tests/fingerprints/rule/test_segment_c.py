@@ -21,9 +21,9 @@ import rjieba
 
 from fingerprints.rule import segment_c
 
-from .texts import SAMPLE_SENTENCES
+from ..texts import SAMPLE_SENTENCES
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = {
     "xinhua_uhgeval_zh": 500,
     "bdci2019_inews_zh_train": 400,

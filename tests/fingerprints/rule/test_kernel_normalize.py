@@ -14,7 +14,7 @@ import pytest
 from fingerprints.rule import normalize as normalization
 from fingerprints.rule.kernel import kernel
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = ["xinhua_uhgeval_zh", "bdci2019_inews_zh_train", "thucnews_cnews_sample_zh",
            "bbc_news_en", "cnndm_halueval_en"]
 

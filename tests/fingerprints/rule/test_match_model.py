@@ -12,7 +12,7 @@ import pytest
 from fingerprints.rule import EngineConfig, extract, extract_many, verify
 from fingerprints.rule.match_model import LEVELS, MatchModel, probability, starting_model
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 STORY = ("江城滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
          "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步，较去年同期增长近六成。"

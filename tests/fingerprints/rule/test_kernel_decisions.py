@@ -1,4 +1,4 @@
-"""The online rule decides alike whether the issue-36 kernel paths (``normalize``,
+"""The online rule decides alike whether the kernel paths (``normalize``,
 ``clause_keys``, ``overlap``) run or their Python references do: the same features
 bytes and the same docIds on a sample of the crawled and the Xinhua corpora.
 bench/same_output.py checks all five corpora against an older commit."""
@@ -14,7 +14,7 @@ import pytest
 from fingerprints.rule import boilerplate, extract_many, normalize, sketch
 from fingerprints.rule.kernel import kernel
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+BENCH = Path(__file__).resolve().parents[3] / "bench"
 sys.path.insert(0, str(BENCH))
 
 from common import load_docs, run_engine  # noqa: E402
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(kernel is None, reason="needs the C kernel")
 
 
 def _python_references(patch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Every issue-36 kernel path replaced by its reference; returns the references'
+    """Every one of these kernel paths replaced by its reference; returns the references'
     call counts."""
     calls = {"normalize_py": 0, "compare_py": 0, "clause_keys_py": 0}
 

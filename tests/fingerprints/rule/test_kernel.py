@@ -13,7 +13,7 @@ from fingerprints.rule import EngineConfig, extract, extract_many, extraction, v
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.sketch import _KEEP, Sketch, char_shingled, sketch_many, sketch_one
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CORPORA = {
     "xinhua_uhgeval_zh": 1500,
     "thucnews_cnews_sample_zh": 800,
@@ -174,11 +174,11 @@ def test_dedup_kernel_0_turns_it_off() -> None:
     code = "from fingerprints.rule.kernel import kernel; print(kernel is None)"
     off = subprocess.run(
         [sys.executable, "-c", code], env={"DEDUP_KERNEL": "0", "PATH": ""},
-        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3],
     )
     on = subprocess.run(
         [sys.executable, "-c", code], env={"PATH": ""},
-        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3],
     )
     assert (off.stdout.strip(), on.stdout.strip()) == ("True", "False")
 

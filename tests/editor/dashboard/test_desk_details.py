@@ -1,5 +1,6 @@
-"""Smaller things of the desk's second round: a refused action keeps the editor's note,
-/favicon.ico, times with their offset, the merge form naming the target's version."""
+"""The desk's smaller behaviours: a refused action keeps the editor's note, /favicon.ico,
+claim times with their offset, the merge form naming the target's version, the history
+offering only the undos that will pass, and an editor's desk narrowing the queue."""
 
 from __future__ import annotations
 

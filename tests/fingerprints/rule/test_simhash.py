@@ -27,6 +27,6 @@ def test_fingerprints_are_the_same_in_another_process() -> None:
             "print(simhash({'统计局': 2.0, 'x': 1.0}))")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=str(Path(__file__).parents[2]),
+        env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=str(Path(__file__).parents[3]),
     ).stdout
     assert int(out) == simhash({"统计局": 2.0, "x": 1.0})

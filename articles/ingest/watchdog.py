@@ -6,8 +6,9 @@ Redis of its own, or a node of a Redis Cluster, by its markers: articles/index/m
 run), (3) re-triggers delivery of pending representative pushes, (4) takes a step
 of the index window's expiry pass, (5) clears a few batches of old bodies, when
 the window and body retention are on, and (6) records the review queue's size every
-QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them), and (7)
-queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS). Several
+QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them), (7)
+queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), and (8) drops
+the change log's rows older than the admin's ``change_log_days``. Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -28,9 +29,10 @@ log = logging.getLogger(__name__)
 
 
 def tick() -> dict[str, int]:
+    from articles.changes import log as changes
     from articles.index import markers, reindex, window
     from articles.ingest.intake import requeue_stale
-    from articles.models import OutboxStatus, RepresentativeOutbox
+    from articles.models import EngineSettings, OutboxStatus, RepresentativeOutbox
     from articles.representatives import outbox, retention
     from dedupsite import redis_store
 
@@ -63,6 +65,10 @@ def tick() -> dict[str, int]:
         report["expired"] = sum(n for name, n in dropped.items() if name != "pass_complete")
     # Body retention, a few small batches a tick (articles/representatives/retention.py).
     report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
+    # The change log's retention (articles/changes/log.py), the admin's days.
+    days = EngineSettings.objects.filter(pk=1).values_list("change_log_days", flat=True).first()
+    report["changes_dropped"] = changes.expire(
+        days if days is not None else EngineSettings._meta.get_field("change_log_days").default)
     report["queue_sampled"] = int(sample_queue())
     report["bulk_resumed"] = resume_bulk_actions()
     if report["rebuilt"] or report["requeued"] or report["pushes"] or report["bulk_resumed"]:

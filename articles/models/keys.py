@@ -39,6 +39,11 @@ class ApiKey(models.Model):
             "May re-post, or change the hotness of, articles first posted with another key "
             "(otherwise such a request is refused with 409).")
     )
+    may_read_others = models.BooleanField(
+        default=False, help_text=_(
+            "May read the changes of articles first posted with another key "
+            "(GET /api/v1/changes; otherwise a key reads the changes of its own articles).")
+    )
 
     objects = ApiKeyQuerySet.as_manager()
 

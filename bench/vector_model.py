@@ -173,7 +173,7 @@ def main() -> int:
     print(f"\nThe in-sample model ({whole.version}: {whole.description}): prior "
           f"{whole.prior:+.2f} bits, calibration {whole.scale:g} x w {whole.offset:+g}")
     print(table(["comparison", "direction", "present", "steps (bits)"],
-                [[s.name, f"{s.direction:+d}", f"{s.present:+.2f}",
+                [[s.key, f"{s.direction:+d}", f"{s.present:+.2f}",
                   " ".join(f"{w:+.1f}" for w in s.steps)] for s in whole.specs]))
     if args.write:
         args.write.write_text(whole.to_json(), encoding="utf-8")

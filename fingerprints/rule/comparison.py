@@ -45,31 +45,39 @@ def context_counts(a: Features, b: Features, *, names: bool = False) -> Contexts
     """:class:`Contexts` of the numbers in context (``names=True``: of the names). A
     context is the word before a number; the same context with another number is the
     mark of a template, a context one side lacks says nothing."""
+    return both_contexts(a, b)[int(names)]
+
+
+def both_contexts(a: Features, b: Features) -> tuple[Contexts, Contexts]:
+    """(numbers, names) :class:`Contexts` of a pair, in one pass over the two lists."""
     va = np.frombuffer(a.numbers, dtype="<u4")
     vb = np.frombuffer(b.numbers, dtype="<u4")
     if len(va) == 0 or len(vb) == 0:
-        return Contexts(0, 0, 0, 0)
+        return _NONE, _NONE
     # each side keeps its smallest values; compare only below the common cut, where
     # both lists are complete
-    full = np.uint32(0xFFFFFFFF)
-    cut = min(va[-1] if a.number_count > len(va) else full,
-              vb[-1] if b.number_count > len(vb) else full)
-    if cut != full:
-        # a truncated context may have lost some of its numbers: keep whole contexts only
-        below = np.uint32((int(cut) >> 16) << 16)
-        va, vb = va[va < below], vb[vb < below]
-    flag = np.uint32(NAME_FLAG)
-    va = va[((va & flag) != 0) == names]
-    vb = vb[((vb & flag) != 0) == names]
-    by_a: dict[int, set[int]] = {}
-    for value in va.tolist():
-        by_a.setdefault(value >> 16, set()).add(value & 0xFFFF)
-    by_b: dict[int, set[int]] = {}
-    for value in vb.tolist():
-        by_b.setdefault(value >> 16, set()).add(value & 0xFFFF)
-    shared = by_a.keys() & by_b.keys()
-    conflicts = sum(1 for ctx in shared if not by_a[ctx] & by_b[ctx])
-    return Contexts(len(by_a), len(by_b), len(shared), conflicts)
+    full = 0xFFFFFFFF
+    cut = min(int(va[-1]) if a.number_count > len(va) else full,
+              int(vb[-1]) if b.number_count > len(vb) else full)
+    # a truncated context may have lost some of its numbers: keep whole contexts only
+    below = full + 1 if cut == full else (cut >> 16) << 16
+    sides: list[list[dict[int, set[int]]]] = []
+    for values in (va, vb):
+        kinds: list[dict[int, set[int]]] = [{}, {}]  # numbers, names
+        for value in values.tolist():
+            if value >= below:
+                continue
+            kinds[(value & NAME_FLAG) != 0].setdefault(value >> 16, set()).add(value & 0xFFFF)
+        sides.append(kinds)
+    out = []
+    for by_a, by_b in zip(sides[0], sides[1], strict=True):
+        shared = by_a.keys() & by_b.keys()
+        conflicts = sum(1 for ctx in shared if not by_a[ctx] & by_b[ctx])
+        out.append(Contexts(len(by_a), len(by_b), len(shared), conflicts))
+    return out[0], out[1]
+
+
+_NONE = Contexts(0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -135,8 +143,7 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
     bodies = na > 0 and nb > 0
     jaccard = shared / (na + nb - shared) if bodies else None
     containment = shared / min(na, nb) if bodies else None
-    numbers = context_counts(a, b)
-    names = context_counts(a, b, names=True)
+    numbers, names = both_contexts(a, b)
     title, title_conflict = _short(a.title_key, b.title_key)
     short, short_conflict = _short(a.short_text, b.short_text)
     return ComparisonVector(

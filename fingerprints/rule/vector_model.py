@@ -29,10 +29,12 @@ The model is data: versioned JSON (``kind: "vector"``), the shipped one in
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
+from itertools import accumulate
 from typing import Any
 
 from fingerprints.rule.comparison import COMPARISONS, ComparisonVector
@@ -66,7 +68,7 @@ class Spec:
         """The level of ``value``: how many cuts it reaches; None when missing."""
         if value is None:
             return None
-        return sum(1 for cut in self.cuts if value >= cut)
+        return bisect_right(self.cuts, value)
 
     def label(self, level: int | None) -> str:
         if level is None:
@@ -158,7 +160,9 @@ class VectorModel:
     # the regimes: cut points on the smaller body's shingles (regime k: at least
     # regime_cuts[k-1], below regime_cuts[k]); () one regime
     regime_cuts: tuple[float, ...] = ()
-    _table: tuple[tuple[int, int, int, tuple[int, ...]], ...] = field(
+    # per spec: (the measure's place in the vector, its regime, its cuts, the centibits
+    # of each level: present, present + steps[0], ...)
+    _table: tuple[tuple[int, int, tuple[float, ...], tuple[int, ...]], ...] = field(
         default=(), compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -183,26 +187,33 @@ class VectorModel:
                 raise ValueError(f"{s.name}: weights of at most 1000 bits")
         if not self.scale > 0:
             raise ValueError("the calibration's scale must be positive")
-        table = tuple((COMPARISONS.index(s.name), s.direction, _centi(s.present),
-                       tuple(_centi(w) for w in s.steps)) for s in self.specs)
+        table = tuple((COMPARISONS.index(s.name), s.regime, s.cuts,
+                       tuple(accumulate((_centi(w) for w in s.steps), initial=_centi(s.present))))
+                      for s in self.specs)
         object.__setattr__(self, "_table", table)
 
     # --- scoring ---------------------------------------------------------------------
 
     def levels(self, vector: ComparisonVector) -> tuple[int | None, ...]:
-        """Each spec's level on ``vector`` (None: missing)."""
+        """Each spec's level on ``vector`` (None: missing, or another regime's)."""
         values = vector.values()
-        regime = sum(1 for cut in self.regime_cuts if vector.smaller_shingles >= cut)
-        return tuple(s.level(values[COMPARISONS.index(s.name)])
-                     if s.regime in (-1, regime) else None for s in self.specs)
+        regime = bisect_right(self.regime_cuts, vector.smaller_shingles)
+        out: list[int | None] = []
+        for i, r, cuts, _sums in self._table:
+            value = values[i]
+            out.append(None if value is None or r not in (-1, regime)
+                       else bisect_right(cuts, value))
+        return tuple(out)
 
     def centibits(self, vector: ComparisonVector) -> int:
         """The match weight in centibits: an integer sum (the same on every machine)."""
+        return self._centibits(self.levels(vector))
+
+    def _centibits(self, levels: tuple[int | None, ...]) -> int:
         total = _centi(self.prior)
-        for (_i, _d, present, steps), level in zip(self._table, self.levels(vector),
-                                                   strict=True):
+        for (_i, _r, _c, sums), level in zip(self._table, levels, strict=True):
             if level is not None:
-                total += present + sum(steps[:level])
+                total += sums[level]
         return total
 
     def calibrated(self, centibits: int) -> float:
@@ -211,13 +222,13 @@ class VectorModel:
 
     def score(self, vector: ComparisonVector) -> VectorScore:
         """The match weight, probability and every comparison's contribution."""
-        parts = []
-        for (_i, _d, present, steps), spec, level in zip(
-                self._table, self.specs, self.levels(vector), strict=True):
-            weight = 0 if level is None else present + sum(steps[:level])
-            parts.append(Contribution(spec.key, spec.label(level), weight / CENTIBITS))
-        total = self.centibits(vector)
-        return VectorScore(self.version, total, self.calibrated(total), self.prior, tuple(parts))
+        levels = self.levels(vector)
+        parts = tuple(Contribution(spec.key, spec.label(level),
+                                   0.0 if level is None else sums[level] / CENTIBITS)
+                      for (_i, _r, _c, sums), spec, level in zip(self._table, self.specs, levels,
+                                                                 strict=True))
+        total = self._centibits(levels)
+        return VectorScore(self.version, total, self.calibrated(total), self.prior, parts)
 
     def cut(self, threshold: float) -> int:
         """The smallest match weight (centibits) whose calibrated probability is at

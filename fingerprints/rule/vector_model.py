@@ -233,7 +233,10 @@ class VectorModel:
     def cut(self, threshold: float) -> int:
         """The smallest match weight (centibits) whose calibrated probability is at
         least ``threshold``: a pair matches when its weight reaches it (an integer
-        comparison, exact everywhere, and the same as comparing the probability)."""
+        comparison, the same as comparing the probability). Computed once per model and
+        threshold by bisection with :meth:`calibrated`; two processes could disagree
+        only if their C libraries' ``pow`` differed in the last bit exactly at a
+        threshold a weight's probability equals, which one build does not allow."""
         return _cut(self, threshold)
 
     def matches(self, vector: ComparisonVector, threshold: float) -> bool:

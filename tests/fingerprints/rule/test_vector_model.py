@@ -188,3 +188,39 @@ def test_grouped_folds_keep_a_group_whole_and_are_deterministic() -> None:
         assert all(sum(1 for i in f if groups[i] == g) == groups.count(g) for g in members)
     assert folds == grouped_folds(list(groups), 5)
     assert max(len(f) for f in folds) == 7
+
+
+SCRIPT = """
+import json, sys
+from fingerprints.rule import extract
+from fingerprints.rule.comparison import compare_pair
+from fingerprints.rule.vector_model import shipped_vector_model
+texts = json.loads(sys.argv[1])
+features = [extract(title, body) for title, body in texts]
+model = shipped_vector_model()
+print(json.dumps([model.centibits(compare_pair(a, b)) for a in features for b in features]
+                 + [model.cut(t / 10) for t in range(1, 10)]))
+"""
+
+
+def test_another_process_with_another_hash_seed_scores_every_pair_the_same() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from fingerprints.rule import extract
+    from fingerprints.rule.comparison import compare_pair
+
+    from ..texts import BULLETIN_1, BULLETIN_2, OTHER, STORY, STORY_CUT, STORY_REPOST
+
+    texts = [("工业数据", STORY), ("工业增加值", STORY_REPOST), ("工业数据", STORY_CUT),
+             ("开学", OTHER), ("收盘", BULLETIN_1), ("收盘", BULLETIN_2), ("只有标题", "")]
+    model = shipped_vector_model()
+    features = [extract(title, body) for title, body in texts]
+    here = [model.centibits(compare_pair(a, b)) for a in features for b in features]
+    here += [model.cut(t / 10) for t in range(1, 10)]
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(texts)], check=True,
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert json.loads(done.stdout) == here

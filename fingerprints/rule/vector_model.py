@@ -274,7 +274,12 @@ class VectorModel:
             raise ValueError(f"not a vector model: {exc}") from exc
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=1, ensure_ascii=False) + "\n"
+        """:meth:`as_dict` as JSON, one comparison a line."""
+        data = self.as_dict()
+        comparisons = data.pop("comparisons")
+        head = json.dumps(data, indent=1, ensure_ascii=False)[:-2]  # without "\n}"
+        rows = ",\n  ".join(json.dumps(c, ensure_ascii=False) for c in comparisons)
+        return f'{head},\n "comparisons": [\n  {rows}\n ]\n}}\n'
 
 
 @lru_cache(maxsize=256)

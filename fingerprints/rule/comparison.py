@@ -20,11 +20,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from fingerprints.rule.extraction import NAME_FLAG
 from fingerprints.rule.features import Features
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import compare_short
 from fingerprints.rule.sketch import overlap_counts
+from fingerprints.rule.vocabulary import NAME_FLAG
 
 PICTURE_BITS = 10  # EngineConfig.picture_bits's default: hashes this close are one picture
 

@@ -69,7 +69,6 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
-from fingerprints.rule.vocabulary import NAME_FLAG
 
 
 @dataclass(frozen=True)

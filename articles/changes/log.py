@@ -29,12 +29,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.db.models import F, Max
+from django.dispatch import Signal
 from django.utils import timezone
 
 from articles.models import ApiKey, Change, ChangeCursor, ChangeKind
 
 MAX_LIMIT = 1000
+
+#: Sent once a transaction that logged changes has committed (downstream delivery
+#: listens: articles/downstream/, connected in articles/apps.py).
+committed = Signal()
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ def record(changes: Sequence[Pending]) -> None:
                status=c.status, reason=(c.reason or reason)[:32], actor=actor[:160],
                api_key_id=c.api_key_id, at=now)
         for n, c in enumerate(changes)])
+    transaction.on_commit(lambda: committed.send(sender=Change))
 
 
 def membership(nid: str, doc_id: str, previous_doc_id: str, api_key_id: int | None,

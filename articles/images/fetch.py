@@ -67,14 +67,16 @@ def _allowed(address: str) -> bool:
                 or ip.is_reserved or ip.is_unspecified)
 
 
-def resolve(host: str, port: int) -> str:
-    """The first address of ``host`` that may be fetched; Refused when none may."""
+def resolve(host: str, port: int, *, allow_private: bool | None = None) -> str:
+    """The first address of ``host`` that may be reached; Refused when none may.
+    ``allow_private``: lift the rule (default: ``IMAGE_FETCH_ALLOW_PRIVATE``; the webhooks
+    pass ``WEBHOOK_ALLOW_PRIVATE``)."""
     try:
         answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise Refused("dns_failed", str(exc)) from None
     addresses = [str(info[4][0]) for info in answers]
-    if settings.IMAGE_FETCH_ALLOW_PRIVATE:
+    if settings.IMAGE_FETCH_ALLOW_PRIVATE if allow_private is None else allow_private:
         return addresses[0]
     for address in addresses:
         if _allowed(address):

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 def tick() -> dict[str, int]:
     from articles.changes import log as changes
+    from articles.downstream.delivery import enqueue_delivery
     from articles.index import markers, reindex, window
     from articles.ingest.intake import requeue_stale
     from articles.models import EngineSettings, OutboxStatus, RepresentativeOutbox
@@ -69,6 +70,8 @@ def tick() -> dict[str, int]:
     days = EngineSettings.objects.filter(pk=1).values_list("change_log_days", flat=True).first()
     report["changes_dropped"] = changes.expire(
         days if days is not None else EngineSettings._meta.get_field("change_log_days").default)
+    # Downstream deliveries that came due (back-offs), or whose job was lost with Redis.
+    enqueue_delivery()
     report["queue_sampled"] = int(sample_queue())
     report["bulk_resumed"] = resume_bulk_actions()
     if report["rebuilt"] or report["requeued"] or report["pushes"] or report["bulk_resumed"]:

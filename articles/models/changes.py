@@ -48,3 +48,38 @@ class Change(models.Model):
             # retention: the rows older than the admin's days
             models.Index(fields=["at"], name="articles_change_at"),
         ]
+
+
+class WebhookStatus(models.TextChoices):
+    ACTIVE = "active", _("active")
+    DEAD = "dead", _("dead (deliveries stopped; redeliver in the admin)")
+
+
+class Webhook(models.Model):
+    """A downstream receiver of the change log: batches of changes POSTed in cursor order,
+    signed with its secret (articles/downstream/webhooks.py)."""
+
+    url = models.URLField(_("URL"), max_length=500)
+    # the HMAC key, shown once when the webhook is made (it must be kept: it signs)
+    secret = models.CharField(max_length=64, editable=False)
+    # the changes it receives: those this key may read (GET /api/v1/changes's rule);
+    # none: every change
+    api_key = models.ForeignKey("articles.ApiKey", null=True, blank=True,
+                                on_delete=models.CASCADE, related_name="+",
+                                verbose_name=_("API key"))
+    delivered = models.PositiveBigIntegerField(
+        _("delivered up to cursor"), default=0,
+        help_text=_("The last cursor the receiver acknowledged (a 2xx answer)."))
+    status = models.CharField(max_length=8, choices=WebhookStatus.choices,
+                              default=WebhookStatus.ACTIVE)
+    attempts = models.PositiveIntegerField(default=0, editable=False)
+    next_attempt_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_error = models.TextField(blank=True, default="", editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("webhook")
+        verbose_name_plural = _("webhooks")
+
+    def __str__(self) -> str:
+        return self.url

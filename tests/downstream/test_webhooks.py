@@ -160,3 +160,19 @@ def test_the_stream_holds_the_log_in_order_and_is_fed_again_after_a_loss(setting
     redis_client.delete("dd:test-changes")  # lost with Redis
     delivery.deliver()
     assert redis_client.xlen("dd:test-changes") == len(logged)
+
+
+def test_the_documented_receiver_refuses_a_wrong_secret_and_reads_a_right_one():
+    """docs/api.md's receiver example, run as written against a real delivery's body."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    example = page.split("A receiver checks the signature", 1)[1].split("```python", 1)[1]
+    namespace: dict = {}
+    exec(example.split("```", 1)[0], namespace)  # noqa: S102 (our own documentation)
+    body = b'{"changes": [{"cursor": "7", "nid": "a"}], "next": "7"}'
+    signature = webhooks.sign("the secret", body)
+    assert namespace["changes_of"](body, signature, "the secret") == [{"cursor": "7",
+                                                                      "nid": "a"}]
+    with pytest.raises(PermissionError):
+        namespace["changes_of"](body, signature, "another secret")

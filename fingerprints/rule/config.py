@@ -9,6 +9,7 @@ fields are the page's descriptions; docs/results/log.md has the runs that chose 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
@@ -16,6 +17,10 @@ from fingerprints.rule.blocks import MAX_K
 from fingerprints.rule.bounds import Bounds
 from fingerprints.rule.match_model import MatchModel, starting_model
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
+from fingerprints.rule.vector_model import KIND as VECTOR_KIND
+from fingerprints.rule.vector_model import VectorModel
+
+DEFAULT_BOUNDS = Bounds()
 
 # The picture index's largest pigeonhole k: every picture within this many bits is
 # found; farther ones (up to picture_bits) when they share a block. A larger k reads
@@ -91,8 +96,10 @@ class EngineConfig:
     anchorless_threshold: float = 0.99
     # the weights of the comparisons' levels and the bounds where the levels begin
     # (fingerprints/rule/bounds.py; data: data/match_model.json or a model fitted by
-    # train_matcher). Applies to the next lookup.
-    model: MatchModel = field(default_factory=starting_model)
+    # train_matcher), or a model on the comparison vector (engine v4:
+    # fingerprints/rule/vector_model.py; data/vector_model.json). Applies to the next
+    # lookup.
+    model: MatchModel | VectorModel = field(default_factory=starting_model)
 
     def __post_init__(self) -> None:
         for name, top in (("k", MAX_K), ("title_k", MAX_K), ("picture_bits", 32)):
@@ -132,12 +139,22 @@ class EngineConfig:
         return min(self.picture_bits, PICTURE_INDEX_K)
 
     @property
+    def vector(self) -> VectorModel | None:
+        """The model when it is one on the comparison vector (engine v4), else None."""
+        return self.model if isinstance(self.model, VectorModel) else None
+
+    @property
     def bounds(self) -> Bounds:
-        """Where the model's levels begin: ``model.bounds``."""
+        """Where the model's levels begin: ``model.bounds`` (a vector model has cut
+        points of its own: the rule's defaults, which only the rule reads)."""
+        if isinstance(self.model, VectorModel):
+            return DEFAULT_BOUNDS
         return self.model.bounds
 
     def with_bounds(self, **values: Any) -> EngineConfig:
         """This configuration with some of its model's level bounds moved."""
+        if isinstance(self.model, VectorModel):
+            raise ValueError("a vector model has no level bounds: its cut points are data")
         model = replace(self.model, bounds=replace(self.model.bounds, **values))
         return replace(self, model=model)
 
@@ -151,6 +168,14 @@ class EngineConfig:
         reindex between them (articles/tuning/state.py: ``needs_reindex``)."""
         return (*(getattr(self, f.name) for f in fields(self) if kind_of(f.name) != DECISION),
                 self.picture_k)
+
+
+def model_from_dict(data: Mapping[str, Any]) -> MatchModel | VectorModel:
+    """A match model from its JSON: a model on the comparison vector (``"kind":
+    "vector"``, engine v4) or weights of the rule's levels (engine v3)."""
+    if data.get("kind") == VECTOR_KIND:
+        return VectorModel.from_dict(data)
+    return MatchModel.from_dict(data)
 
 
 def kind_of(name: str) -> str:

@@ -29,7 +29,7 @@ from articles.models import (
 )
 from fingerprints.batch.replay import run
 from fingerprints.rule import EngineConfig
-from fingerprints.rule.picture import decode, phash, phashes
+from fingerprints.rule.picture import decode, phash, picture_hashes
 from tests.browser.conftest import editor  # noqa: F401  (a fixture)
 from tests.images.test_pictures import photo
 from tests.picture_host import serve
@@ -72,9 +72,10 @@ def _mirrored(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def _hashes(path: str) -> tuple[int, int]:
-    """A served picture's hashes as the engine stores them: its own and its mirror's."""
-    return phashes(decode(PICTURES[path]))
+def _hashes(path: str) -> tuple[int, ...]:
+    """A served picture's hashes as the engine stores them: its own, its mirror's and
+    its parts'."""
+    return picture_hashes(decode(PICTURES[path])).all()
 
 
 def _nearest(one: str, other: str) -> int:

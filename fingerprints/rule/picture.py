@@ -163,8 +163,8 @@ def _thumbnail(image: Image.Image, trim: bool) -> np.ndarray:
     return _small(grey)
 
 
-def _small(grey: Image.Image) -> np.ndarray:
-    small = grey.resize((_SIDE, _SIDE), Image.Resampling.LANCZOS)
+def _small(grey: Image.Image, reducing_gap: float | None = None) -> np.ndarray:
+    small = grey.resize((_SIDE, _SIDE), Image.Resampling.LANCZOS, reducing_gap=reducing_gap)
     return np.asarray(small, dtype=np.float64)
 
 
@@ -189,6 +189,11 @@ def phashes(image: Image.Image, trim: bool = True) -> tuple[int, int]:
     return _hash(pixels), _hash(pixels[:, ::-1])
 
 
+#: the regions are first reduced by whole factors (a box filter) to at least this many
+#: times 32 pixels, then resampled as the whole picture is: four times faster than
+#: resampling each region from full size, and the hashes differ from those by 0 bits for
+#: 93 of the bench's 112 regions, 2 for 17, 4 for 2 (docs/results/images.md)
+_REGION_REDUCING_GAP = 3.0
 #: the parts of a picture hashed beside the whole, as (left, top, right, bottom) shares of
 #: its trimmed box: the top 85 % (a caption strip, a ticker or a logo over the bottom), the
 #: bottom 85 % (a logo or a stamp over the top), the centre 90 % and 95 % (the picture a
@@ -228,7 +233,8 @@ def picture_hashes(image: Image.Image) -> PictureHashes:
     regions = tuple(
         _hash(_small(grey.crop((round(left * width), round(top * height),
                                 max(round(left * width) + 1, round(right * width)),
-                                max(round(top * height) + 1, round(bottom * height))))))
+                                max(round(top * height) + 1, round(bottom * height)))),
+                     reducing_gap=_REGION_REDUCING_GAP))
         for left, top, right, bottom in REGIONS.values())
     return PictureHashes(_hash(pixels), _hash(pixels[:, ::-1]), regions)
 

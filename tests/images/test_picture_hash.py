@@ -248,7 +248,8 @@ def test_the_picture_hashes_are_the_whole_the_mirror_and_each_region():
     assert (hashes.phash, hashes.mirror_phash) == phashes(picture)
     assert len(hashes.regions) == len(REGIONS) and len(hashes.all()) == 2 + len(REGIONS)
     top = picture.crop((0, 0, picture.width, round(picture.height * 0.85)))
-    assert hashes.regions[list(REGIONS).index("top")] == phash(top, trim=False)
+    # resampled through a box-filtered copy: within a few bits of the crop's own pHash
+    assert hamming(hashes.regions[list(REGIONS).index("top")], phash(top, trim=False)) <= 4
 
 
 @pytest.mark.parametrize("seed", range(4))

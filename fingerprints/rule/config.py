@@ -26,7 +26,7 @@ DEFAULT_BOUNDS = Bounds()
 # found; farther ones (up to picture_bits) when they share a block. A larger k reads
 # far more records per lookup (k + 1 blocks of 64 / (k + 1) bits):
 # docs/results/images.md, "Index reach", chose it.
-PICTURE_INDEX_K = 5
+PICTURE_INDEX_K = 4
 
 FINGERPRINT: Final = "fingerprint"  # stored features depend on it: rebuild_index --recompute
 LAYOUT: Final = "layout"  # the index's block layout depends on it: a new index generation
@@ -76,14 +76,15 @@ class EngineConfig:
     # Stored features keep the boilerplate known when they were made: no reindex.
     boilerplate_min_docs: int = 5
     # --- pictures (Features.pictures: 64-bit perceptual hashes; docs/engine.md) ---
-    # two pictures are one when their hashes differ in at most this many bits
-    # (docs/results/images.md chose it). The picture index finds every picture within
-    # picture_k bits, and those within picture_bits that share one of its blocks.
-    # 0: only identical hashes. A picture seen in
-    # boilerplate_min_docs stories (docIds) or more is stock (a logo, a banner, a default
-    # thumbnail): no evidence for or against any pair. A change that moves picture_k
-    # (below PICTURE_INDEX_K bits) changes the picture index's layout: a reindex.
-    picture_bits: int = 10
+    # two pictures are one when a hash of one (of the picture, its mirror image or a part
+    # of it: fingerprints/rule/picture.py, REGIONS) differs from a hash of the other in at
+    # most this many bits (docs/results/images.md chose it). The picture index finds
+    # every picture within picture_k bits, and those within picture_bits that share one of
+    # its blocks. 0: only identical hashes. A picture seen in boilerplate_min_docs
+    # stories (docIds) or more is stock (a logo, a banner, a default thumbnail): no
+    # evidence for or against any pair. A change that moves picture_k (below
+    # PICTURE_INDEX_K bits) changes the picture index's layout: a reindex.
+    picture_bits: int = 8
     # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
     # a pair matches when its match probability under ``model`` is at least this, in
     # every language: raising it never adds a match, lowering it never removes one.

@@ -28,7 +28,8 @@ from fingerprints.rule.vector_training import (
 SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
           "long_containment", "keys", "title", "title_conflict", "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
-          "names_conflict"}
+          "names_conflict", "main_containment", "codes_shared", "codes_conflict",
+          "template_share", "chrome_shorter", "chrome_longer"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
           "pictures": 1, "off_title": 2, "char_bodies": 2}
 ALWAYS = {"smaller_shingles", "off_title", "char_bodies"}  # never missing

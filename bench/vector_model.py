@@ -3,13 +3,14 @@
     .venv/bin/python bench/vector_model.py [--folds 5] [--strength 0.2] [--write PATH]
 
 Every human-labelled pair of the crawled corpus (``bench/labels/``, both samples: 766
-pairs; features with the shipped boilerplate list) gets its comparison vector
-(``fingerprints.rule.comparison``). Folds are *grouped*: the label graph's connected
-components (articles joined by any labelled pair) are kept whole, so no article is on
-both sides of a fold (``vector_training.grouped_folds``).
+pairs; features with the shipped boilerplate list, version 6: codes, chrome and the
+main body measured) gets its comparison vector (``fingerprints.rule.comparison``).
+Folds are *grouped*: the label graph's connected components (articles joined by any
+labelled pair) are kept whole, so no article is on both sides of a fold
+(``vector_training.grouped_folds``).
 
 * ``vector`` grouped CV: for each fold, the whole procedure (``vector_training.train``
-  from the blank model: weights, then Platt's calibration on inner grouped folds) is
+  from ``vector-0``, the hand prior: weights, then Platt's calibration on inner grouped folds) is
   run on the other folds and scores the held-out one; every figure is of those scores.
 * ``vector`` in-sample: the same procedure on all 766, scoring them (optimistic).
 * ``labels-1`` (the shipped rule model) on the same pairs: in-sample for it (it was
@@ -161,7 +162,7 @@ def main() -> int:
         for i in held:
             cv[i] = (model.score(examples[i].vector).probability, examples[i].match)
             cv_rule[i] = rule_scores(rule, [rule_examples[i]])[0]
-    whole = fitted(range(len(examples)), "vector-1",
+    whole = fitted(range(len(examples)), "vector-2",
                    f"bench/vector_model.py: from {start.version} to the {len(examples)} labelled "
                    "crawled pairs, the prior's strength chosen by grouped out-of-fold log-loss")
     insample: Scored = [(whole.score(e.vector).probability, e.match) for e in examples]

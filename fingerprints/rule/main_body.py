@@ -48,6 +48,7 @@ MAX_CHROME_SHARE = 0.5  # lead and tail chrome never take more than half of a bo
 SHORT_BODY = 60  # ... unless the body is this short: a stub can be chrome through
 MAX_CHROME_CLAUSE = 60  # a longer clause is the article, whatever it mentions
 LABEL_CHARS = 8  # a clause this short next to a chrome clause is its label or value
+REACH = LABEL_CHARS + MAX_CHROME_CLAUSE  # the first chrome clause ends within this
 
 CHROME_WINDOW = 600  # characters read at each end of a body for its lead and tail chrome
 
@@ -61,6 +62,7 @@ _DATE = re.compile(r"(?:19|20)\d\d[01]\d[0-3]\d(?:[0-2]\d[0-5]\d(?:[0-5]\d)?)?")
 _MARKER = re.compile("|".join(re.escape(marker) for marker in CHROME_MARKERS))
 _MARKER_REVERSED = re.compile("|".join(re.escape(marker[::-1]) for marker in CHROME_MARKERS))
 _RUN = re.compile(r"[a-z0-9][a-z0-9=\- ]{3,}")
+_LETTER = re.compile(r"[a-z]")
 # clauses end at a sentence's or a phrase's punctuation, white space or a "\n" left
 # as two characters in crawled text
 # a clause: letters and the like up to a sentence's or a phrase's punctuation, white
@@ -85,7 +87,10 @@ def codes_in_context(body: str) -> bytes:
     """The body's codes in context, packed and sorted (see the module's docstring)."""
     values = set()
     for run in _RUN.finditer(body):  # a cheap scan first: most bodies have few runs
-        for found in _CODE.finditer(run.group()):
+        text = run.group()
+        if len(text) < MIN_CODE_DIGITS and _LETTER.search(text) is None:
+            continue  # a short number (a year, a count): no code in it
+        for found in _CODE.finditer(text):
             if found.lastgroup == "digits":
                 code = _SEPARATORS.sub("", found.group())
                 if _DATE.fullmatch(code):
@@ -121,7 +126,11 @@ def main_span(body: str) -> tuple[int, int]:
     if not n:
         return 0, 0
     budget = n if n <= SHORT_BODY else MAX_CHROME_SHARE * n
-    start = _chrome_run(body[:CHROME_WINDOW], _CLAUSE, _MARKER, budget)
+    # no marker where the first chrome clause would have one: no lead (the common case)
+    start = (_chrome_run(body[:CHROME_WINDOW], _CLAUSE, _MARKER, budget)
+             if _MARKER.search(body, 0, REACH) else 0)
+    if not _MARKER.search(body, max(start, n - REACH)):
+        return start, n
     tail = body[max(start, n - CHROME_WINDOW) :][::-1]
     end = n - _chrome_run(tail, _CLAUSE_REVERSED, _MARKER_REVERSED, budget - start)
     return start, max(start, end)

@@ -86,8 +86,8 @@ _METRICS = (
            ("kind",)),
     Metric("dedupsite_images_fetched_total", "counter",
            "Article pictures handled by the image jobs, by outcome: read, known (the same "
-           "URL read before), or the refusal (private_address, too_large, not_an_image, "
-           "decompression_bomb, http_status, unreachable...).", ("outcome",)),
+           "URL read before), or the refusal (unreachable, timeout, too_large, not_an_image, "
+           "decompression_bomb, http_status, job_failed...).", ("outcome",)),
     Metric("dedupsite_http_requests_total", "counter",
            "HTTP requests answered, by area (api, seed, desk, admin, metrics, other) and "
            "status class (2xx, 3xx, 4xx, 5xx).", ("area", "status")),

@@ -12,6 +12,7 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from articles.api import lookalikes
+from articles.images import fetch
 from articles.ingest.intake import ArticleInput
 from fingerprints.rule.normalize import has_text
 
@@ -119,6 +120,11 @@ class ArticleIn(BaseModel):
     def _url(cls, value: str) -> str:
         if not re.match(r"^https?://[^\s/]+", value, re.IGNORECASE):
             raise ValueError("must be an absolute http(s) URL")
+        try:  # the picture fetcher's rule: a host, a port from 1 to 65535
+            fetch.parse(value)
+        except fetch.Refused:
+            raise ValueError("must be an absolute http(s) URL with a host and a port "
+                             "from 1 to 65535") from None
         if re.search(r"[\t\n\r]", value):  # a URL has no line breaks (header injection)
             raise ValueError("must not contain tabs or line breaks")
         return value
@@ -166,7 +172,7 @@ class ArticleBatchIn(BaseModel):
 class ImageResult(BaseModel):
     url: str
     status: Literal["queued", "read", "failed"]
-    reason: str | None = Field(None, description="why it failed (private_address, "
+    reason: str | None = Field(None, description="why it failed (unreachable, timeout, "
                                "too_large, not_an_image, decompression_bomb, ...)")
     width: int | None = None
     height: int | None = None

@@ -494,6 +494,9 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
         report["redis"] = {"ok": True}
         report["queue"] = {"ok": True, "depth": queue.count,
                            "failedJobs": queue.failed_job_registry.count}
+        pictures = redis_store.queue("images")  # a picture job out of retries shows here
+        report["pictureQueue"] = {"ok": True, "depth": pictures.count,
+                                  "failedJobs": pictures.failed_job_registry.count}
     except redis.RedisError as exc:
         report["redis"] = down(exc)
     if redis_store.index_is_separate():  # INDEX_REDIS_URL: the indexes' own Redis or cluster

@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -273,7 +273,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
     def activate_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         if request.method != "POST" or not self.has_change_permission(request):
             raise PermissionDenied
-        version = MatchModelVersion.objects.get(pk=pk)
+        version = get_object_or_404(MatchModelVersion, pk=pk)
         apply_settings(matcher.activate(version))
         self.message_user(request, _("%(version)s is the engine's match model from the next "
                                      "article on.") % {"version": version.version})

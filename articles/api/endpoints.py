@@ -441,6 +441,12 @@ def similar_pictures(request: HttpRequest, url: str = "") -> Any:
     return lookup.pictures_like(value)
 
 
+#: the largest picture POST /v1/images/similar decodes: a 12-megapixel photo (4000 x 3000);
+#: a request's picture costs CPU and memory in the web server (pictures the workers
+#: fetch may have up to fingerprints.rule.picture.MAX_PIXELS)
+SIMILAR_MAX_PIXELS = 12_000_000
+
+
 @api.post("/v1/images/similar", response={200: PicturesOut, **ERRORS},
           summary="The docIds showing a picture, by its bytes (the request body)")
 def similar_pictures_upload(request: HttpRequest) -> Any:
@@ -452,7 +458,7 @@ def similar_pictures_upload(request: HttpRequest) -> Any:
     if len(data) > limit:
         raise ApiError(413, "too_large", f"a picture is at most {limit} bytes")
     try:
-        value = phash(decode(data))
+        value = phash(decode(data, max_pixels=SIMILAR_MAX_PIXELS))
     except NotAPicture as exc:
         raise ApiError(422, "invalid", "the body is not a picture this service reads",
                        {"body": [exc.reason]}) from None

@@ -133,7 +133,7 @@ class ThrottledModelBackend(ModelBackend):
                                         **kwargs)
         pair, address = _pair(username, request), _address(request)  # one user lookup
         if _seconds_left(pair, request):
-            raise PermissionDenied("temporarily locked after too many failed logins")
+            _refuse(request)
         window = settings.LOGIN_LOCKOUT_SECONDS
         tries = counters.hit(*pair, expire_s=window, sliding=False)
         guesses = counters.hit(*address, expire_s=window, sliding=False)
@@ -143,13 +143,24 @@ class ThrottledModelBackend(ModelBackend):
             # lost the race to tries already being checked: not checked, not counted
             counters.take_back(*pair)
             counters.take_back(*address)
-            raise PermissionDenied("temporarily locked after too many failed logins")
+            _refuse(request)
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None:
             counters.take_back(*address)
         elif guesses >= settings.LOGIN_ADDRESS_LIMIT:
             counters.hold(*_wait(request), expire_s=address_delay(guesses))
         return user
+
+
+#: set on a request whose sign-in the backend refused unchecked (Django's authenticate()
+#: turns the PermissionDenied into "no user"; the form tells the two apart by this)
+REFUSED_ATTRIBUTE = "dedupsite_login_refused"
+
+
+def _refuse(request: HttpRequest | None) -> None:
+    if request is not None:
+        setattr(request, REFUSED_ATTRIBUTE, True)
+    raise PermissionDenied("temporarily locked after too many failed logins")
 
 
 @receiver(user_logged_in)
@@ -159,17 +170,27 @@ def _reset_failures(sender: Any, request: HttpRequest | None, user: Any, **kwarg
 
 class LockoutAwareAuthenticationForm(AuthenticationForm):
     """The login form, saying "temporarily locked" (and for how long) during a lock
-    instead of "wrong password"."""
+    instead of "wrong password" — also to a try that lost the race to the tries being
+    checked (the backend refused it unchecked): only a checked password is ever called
+    wrong."""
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
-        seconds = lockout_seconds(username, self.request)
-        if seconds:
-            minutes = max(1, -(-seconds // 60))
-            raise ValidationError(
-                _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
-                  "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
-        return super().clean()
+        if lockout_seconds(username, self.request):
+            raise self._locked(username)
+        try:
+            return super().clean()
+        except ValidationError:
+            if getattr(self.request, REFUSED_ATTRIBUTE, False):
+                raise self._locked(username) from None
+            raise
+
+    def _locked(self, username: str) -> ValidationError:
+        # a lost race may end before the lock begins: "1 minute" then
+        minutes = max(1, -(-lockout_seconds(username, self.request) // 60))
+        return ValidationError(
+            _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
+              "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
 
 
 class LockoutAwareAdminAuthenticationForm(LockoutAwareAuthenticationForm,

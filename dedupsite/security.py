@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -39,20 +40,49 @@ class SecurityHeadersMiddleware:
         return response
 
 
+def from_trusted_proxy(address: str) -> bool:
+    """Whether ``address`` (a REMOTE_ADDR, or an X-Forwarded-For entry further in) is
+    one of TRUSTED_PROXY_IPS."""
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return False
+    return any(ip in network for network in settings.TRUSTED_PROXY_IPS)
+
+
 def client_ip(request: HttpRequest | None) -> str:
     """The client's address: REMOTE_ADDR, or with TRUSTED_PROXIES = N (the number of
     proxies in front of the web server, each appending to X-Forwarded-For) the address
-    the outermost trusted proxy saw. Entries a client adds itself stand further left
-    and are never read."""
+    the outermost trusted proxy saw — read from the right, one entry per proxy, and
+    only while the address at hand is one of TRUSTED_PROXY_IPS: a caller that reaches
+    the web server without the proxy is its own REMOTE_ADDR whatever it sends. Entries
+    a client adds itself stand further left and are never read."""
     if request is None:
         return "-"
-    proxies = settings.TRUSTED_PROXIES
-    if proxies > 0:
-        chain = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
-                 if part.strip()]
-        if len(chain) >= proxies:
-            return chain[-proxies][:64]
-    return str(request.META.get("REMOTE_ADDR", "-"))
+    address = str(request.META.get("REMOTE_ADDR", "-"))
+    chain = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+             if part.strip()]
+    for _proxy in range(settings.TRUSTED_PROXIES):
+        if not chain or not from_trusted_proxy(address):
+            break
+        address = chain.pop()[:64]
+    return address
+
+
+class UntrustedProxyHeadersMiddleware:
+    """Drops X-Forwarded-For and X-Forwarded-Proto from a request that did not come from
+    one of TRUSTED_PROXY_IPS (with TRUSTED_PROXIES set): nobody else says which address
+    the client has or that it came over HTTPS (SECURE_PROXY_SSL_HEADER)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.TRUSTED_PROXIES > 0 and not from_trusted_proxy(
+                str(request.META.get("REMOTE_ADDR", ""))):
+            for header in ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_FORWARDED"):
+                request.META.pop(header, None)
+        return self.get_response(request)
 
 
 def account_name(username: str) -> str:

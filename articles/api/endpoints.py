@@ -43,6 +43,7 @@ from articles.ingest.assign import assign
 from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
 from articles.ingest.lookup import find_similar
+from articles.lib.conflicts import lock_conflict
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters, metrics
 from fingerprints.rule.normalize import has_text
@@ -312,6 +313,9 @@ ARTICLE_BODY = {
 }
 
 
+#: times a batch is stored again after a lock conflict (a deadlock with a worker that
+#: processes one of its articles) before the 503
+INTAKE_LOCK_RETRIES = 1
 NOT_OWNER = ("this nid was first posted with another API key, which this key may not "
              "change (an admin can allow it per key)")
 
@@ -334,20 +338,31 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     # re-enqueues anything a crashed web process left queued).
     inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
     key = _key_of(request)
-    accepted = Accepted()
-    try:
-        # ?atomic=true: all or nothing, conflicts included (rolled back together)
-        with transaction.atomic() if atomic else contextlib.nullcontext():
-            stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
-                                     accepted=accepted, key=key)
-            if atomic and accepted.refused:
-                raise _AtomicConflict
-    except _AtomicConflict:
-        raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
-                       {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}) from None
-    except DatabaseError:  # answered 503 by _database_down: counted for the operator
-        metrics.inc("dedupsite_article_failures_total", len(items), stage="intake")
-        raise
+    for attempt in range(1 + INTAKE_LOCK_RETRIES):
+        accepted = Accepted()
+        try:
+            # ?atomic=true: all or nothing, conflicts included (rolled back together)
+            with transaction.atomic() if atomic else contextlib.nullcontext():
+                stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
+                                         accepted=accepted, key=key)
+                if atomic and accepted.refused:
+                    raise _AtomicConflict
+            break
+        except _AtomicConflict:
+            raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
+                           {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}
+                           ) from None
+        except DatabaseError as exc:  # answered 503 by _database_down
+            # A deadlock with a worker processing one of these articles: the server
+            # rolled this transaction back, so running it again is safe (once).
+            again = lock_conflict(exc) and attempt < INTAKE_LOCK_RETRIES
+            log.warning("storing %d article(s)%s: %s: %s; %s", len(items),
+                        " (atomic)" if atomic else "", type(exc).__name__, exc,
+                        "storing them again" if again else "answered 503")
+            if again:
+                continue
+            metrics.inc("dedupsite_article_failures_total", len(items), stage="intake")
+            raise
     refused = set(accepted.refused)
     if refused and not parsed.batch:
         raise ApiError(409, "not_owner", NOT_OWNER)

@@ -55,6 +55,7 @@ from articles.editor.forms import (
 from articles.editor.params import parse_whole_number, whole_number, whole_numbers
 from articles.index.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
+from articles.lib.conflicts import lock_conflict
 from articles.models import (
     Article,
     ArticleStatus,
@@ -621,7 +622,7 @@ def _action(form_class: type[NoteForm],
                 messages.warning(request, _conflict_message(exc.doc_id))
                 _keep_note(request, doc, form.cleaned_data["note"])
             except OperationalError as exc:
-                if not actions.lock_conflict(exc):
+                if not lock_conflict(exc):
                     raise
                 messages.warning(request, _busy_message())
                 _keep_note(request, doc, form.cleaned_data["note"])
@@ -746,7 +747,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     except actions.UndoRefused as exc:
         messages.error(request, _undo_refused_message(exc))
     except OperationalError as exc:
-        if not actions.lock_conflict(exc):
+        if not lock_conflict(exc):
             raise
         messages.warning(request, _busy_message())
     except actions.EditError as exc:

@@ -120,11 +120,6 @@ class ArticleIn(BaseModel):
     def _url(cls, value: str) -> str:
         if not re.match(r"^https?://[^\s/]+", value, re.IGNORECASE):
             raise ValueError("must be an absolute http(s) URL")
-        try:  # the picture fetcher's rule: a host, a port from 1 to 65535
-            fetch.parse(value)
-        except fetch.Refused:
-            raise ValueError("must be an absolute http(s) URL with a host and a port "
-                             "from 1 to 65535") from None
         if re.search(r"[\t\n\r]", value):  # a URL has no line breaks (header injection)
             raise ValueError("must not contain tabs or line breaks")
         return value
@@ -140,6 +135,11 @@ class ArticleIn(BaseModel):
             if len(url) > 2048:
                 raise ValueError("an image URL is longer than 2048 characters")
             cls._url(url)
+            try:  # what the picture fetcher can fetch: a host, a port from 1 to 65535
+                fetch.parse(url)
+            except fetch.Refused:
+                raise ValueError("an image URL needs a host and a port from 1 to "
+                                 "65535") from None
             _no_format_characters(url)
             lookalikes.check_url(url)
         return list(dict.fromkeys(value))  # the same picture twice is one

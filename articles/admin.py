@@ -35,10 +35,10 @@ from dedupsite import redis_store
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "prefix", "created_at", "last_used_at", "revoked_at",
-                    "rate_limit_per_minute", "may_change_others"]
+                    "rate_limit_per_minute", "may_change_others", "may_read_others"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
-    fields = ["name", "rate_limit_per_minute", "may_change_others", "revoked_at", "prefix",
-              "created_at", "last_used_at"]
+    fields = ["name", "rate_limit_per_minute", "may_change_others", "may_read_others",
+              "revoked_at", "prefix", "created_at", "last_used_at"]
     actions = ["revoke"]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
@@ -46,7 +46,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         key, plaintext = ApiKey.issue(obj.name, rate_limit_per_minute=obj.rate_limit_per_minute,
-                                      may_change_others=obj.may_change_others)
+                                      may_change_others=obj.may_change_others,
+                                      may_read_others=obj.may_read_others)
         obj.pk, obj.prefix = key.pk, key.prefix
         self.message_user(
             request, f"The new key (shown only once): {plaintext}", level=messages.WARNING

@@ -391,7 +391,7 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
     pictures = (results.images_of(stored) if any(item.images for item in items) else {})
-    out: list[Any] = [results.article_result(a, pictures.get(a.nid)) for a in stored]
+    out: list[Any] = [results.article_result(a, pictures.get(a.nid), key) for a in stored]
     if not parsed.batch:
         return status, out[0]
     # every item in the request's order: the stored ones and the refused ones
@@ -414,10 +414,11 @@ def _wait_for(nids: list[str], seconds: int) -> list[Article]:
 # `path:` so that a nid with a slash (the schema allows one) can be read and patched.
 @api.get("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS})
 def get_article(request: HttpRequest, nid: str) -> Any:
+    key = _key_of(request)
     rows = results.load_articles([nid])
-    if not rows:
+    if not rows or not key.reads(rows[0].api_key_id):  # another key's: as if not there
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
-    return results.article_result(rows[0], results.images_of(rows).get(nid))
+    return results.article_result(rows[0], results.images_of(rows).get(nid), key)
 
 
 @api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},
@@ -430,7 +431,7 @@ def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
         raise ApiError(409, "not_owner", NOT_OWNER) from exc
     if article is None:
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
-    return results.article_result(article)
+    return results.article_result(article, reader=key)
 
 
 @api.post("/v1/similar", response={200: SimilarOut, **ERRORS},
@@ -439,7 +440,7 @@ def similar(request: HttpRequest, payload: SimilarIn) -> Any:
     if not has_text(payload.content):
         raise ApiError(422, "invalid", "content is empty after normalization",
                        {"content": ["is empty after removing markup and white space"]})
-    return find_similar(payload.title, payload.content, payload.url)
+    return find_similar(payload.title, payload.content, payload.url, reader=_key_of(request))
 
 
 @api.get("/v1/images/similar", response={200: PicturesOut, **ERRORS},
@@ -453,7 +454,7 @@ def similar_pictures(request: HttpRequest, url: str = "") -> Any:
     if value is None:
         raise ApiError(404, "not_found", "no picture was read at this URL; POST the "
                        "picture's bytes to this address instead")
-    return lookup.pictures_like(value)
+    return lookup.pictures_like(value, reader=_key_of(request))
 
 
 #: the largest picture POST /v1/images/similar decodes: a 12-megapixel photo (4000 x 3000);
@@ -477,15 +478,16 @@ def similar_pictures_upload(request: HttpRequest) -> Any:
     except NotAPicture as exc:
         raise ApiError(422, "invalid", "the body is not a picture this service reads",
                        {"body": [exc.reason]}) from None
-    return lookup.pictures_like(value)
+    return lookup.pictures_like(value, reader=_key_of(request))
 
 
 @api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})
 def get_doc(request: HttpRequest, doc_id: str) -> Any:
     doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
-    if doc is None:
+    found = results.doc_result(doc, _key_of(request)) if doc is not None else None
+    if found is None:  # none of its articles is this key's to read: as if not there
         raise ApiError(404, "not_found", f"no docId {doc_id!r}")
-    return results.doc_result(doc)
+    return found
 
 
 @api.get("/v1/health", auth=None, response={200: dict, 503: dict})

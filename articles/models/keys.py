@@ -39,6 +39,12 @@ class ApiKey(models.Model):
             "May re-post, or change the hotness of, articles first posted with another key "
             "(otherwise such a request is refused with 409).")
     )
+    may_read_others = models.BooleanField(
+        default=False, help_text=_(
+            "May read articles first posted with another key: their results, and their "
+            "nids, URLs and titles in docIds and lookups (otherwise only the docIds, "
+            "which every key sees, and a 404 for such an article).")
+    )
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -48,6 +54,12 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    def reads(self, owner_id: int | None) -> bool:
+        """Whether this key may read an article first posted with key ``owner_id``
+        (None: loaded by a command, no key's). The one rule of every read: docs/api.md,
+        "Which articles a key reads"."""
+        return self.may_read_others or owner_id == self.pk
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         super().save(*args, **kwargs)

@@ -25,6 +25,7 @@ from articles.models import (
     IndexState,
     MatchModelVersion,
     MediaWeight,
+    Webhook,
 )
 from articles.tuning import matcher, preview
 from articles.tuning.boilerplate import add_clause
@@ -143,7 +144,8 @@ class EngineSettingsAdmin(admin.ModelAdmin):
         (_("Pictures"), {"fields": ["picture_bits"]}),
         (_("Review queue"), {"fields": ["review_distance", "review_similarity",
                                         "review_cluster_size"]}),
-        (_("Window and retention"), {"fields": ["index_window_days", "retention_days"]}),
+        (_("Window and retention"), {"fields": ["index_window_days", "retention_days",
+                                                "change_log_days"]}),
         (_("State"), {"fields": ["version", "updated_at", "index_state"]}),
     ]
 
@@ -411,3 +413,58 @@ class BoilerplateClauseAdmin(admin.ModelAdmin):
             clause.active = True
             clause.save(update_fields=["active", "updated_at"])
         forget_boilerplate()
+
+
+class WebhookForm(forms.ModelForm):
+    class Meta:
+        model = Webhook
+        fields = ["url", "api_key"]
+
+    def clean_url(self) -> str:
+        from articles.downstream import webhooks
+
+        url = str(self.cleaned_data["url"])
+        try:
+            webhooks.check_url(url)
+        except webhooks.BadWebhook as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return url
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    """Receivers of the change log: registered here (the secret shown once) or with
+    ``manage.py create_webhook``; a dead one (too many failures) is redelivered from
+    where it stopped."""
+
+    form = WebhookForm
+    list_display = ["url", "api_key", "status", "delivered", "attempts", "next_attempt_at",
+                    "last_error"]
+    list_filter = ["status"]
+    readonly_fields = ["delivered", "status", "attempts", "next_attempt_at", "last_error",
+                       "created_at"]
+    actions = ["redeliver"]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ["url", "api_key", *(self.readonly_fields if obj is not None else [])]
+
+    def save_model(self, request: HttpRequest, obj: Webhook, form: Any, change: bool) -> None:
+        from articles.downstream import webhooks
+
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        hook = webhooks.create(obj.url, obj.api_key)
+        obj.pk, obj.secret = hook.pk, hook.secret
+        self.message_user(request, _("The webhook's signing secret (shown only once): "
+                                     "%(secret)s") % {"secret": hook.secret},
+                          level=messages.WARNING)
+
+    @admin.action(description=_("Redeliver: start the selected webhooks again"))
+    def redeliver(self, request: HttpRequest, queryset: Any) -> None:
+        from articles.downstream import delivery, webhooks
+
+        count = webhooks.redeliver(queryset)
+        delivery.enqueue_delivery()
+        self.message_user(request, _("%(n)d webhook(s) will be delivered to again.")
+                          % {"n": count})

@@ -16,6 +16,11 @@ class ArticlesConfig(AppConfig):
 
     def ready(self) -> None:
         import dedupsite.security  # noqa: F401  (login-failure signal receivers)
+        from articles.changes.log import committed
+        from articles.downstream.delivery import on_changes_committed
+
+        # the change log's downstream (webhooks, the stream) hears of every logging commit
+        committed.connect(on_changes_committed, dispatch_uid="downstream-delivery")
 
         if len(sys.argv) > 1 and sys.argv[1] in SERVER_COMMANDS:
             from dedupsite import redis_store

@@ -32,8 +32,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 GOAL_MS = 150.0
-#: The pages held to the goal: the list, the 50-member cluster, and the pages issue 19
-#: added to or changed (the statistics with the desk, the polls every open page makes).
+#: The pages held to the goal: the list, the 50-member cluster, the statistics with the
+#: desk and the polls every open page makes.
 GOAL_PAGES = ("/clusters/", "/clusters/<50 members>/", "/stats/", "/clusters/news/ (poll)",
               "/nav/counts/ (poll)", "bulk progress (poll)")
 BIG_DOC_SIZE = 50

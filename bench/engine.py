@@ -9,7 +9,7 @@
    process has never seen, what production sees) and a second pass over the same
    texts (warm), reported separately. Methods: the engine's features alone
    (``extract_many``), the same with rjieba cutting (``DEDUP_C_SEGMENTER=0``: the
-   engine's segmenter before issue 36, its fallback), the engine's segmentation of the
+   engine's segmenter before the C segmenter, now its fallback), the engine's segmentation of the
    normalized titles and bodies alone (the C segmenter: the part of the features no rule
    change can remove), rjieba's segmentation of the same texts, the engine's full online
    rule
@@ -24,7 +24,7 @@
    older commit (its own tree and kernel in a temporary git worktree, timed the same way
    in a fresh process: bench/older_engine.py), and a line with the current rule's cold
    speed-up over it (the median of the rounds' ratios). Every row also has its cold and
-   warm ratios to rjieba's segmentation alone (issue 36's yardstick: the full online rule
+   warm ratios to rjieba's segmentation alone (the speed yardstick: the full online rule
    within 2x of it, 0.5x).
 2. Redis: a RedisBlockIndex (k=3) loaded with N random fingerprints; p50/p99 of
    ``query`` (one MGET round trip + decoding), memory per article from INFO; p50/p99 of
@@ -101,7 +101,7 @@ CASES = {
     "simhash + jieba": "simhash",
 }
 BASELINE = "rensa MinHash-LSH"
-# issue 36's yardstick: the full online rule against segmentation alone with rjieba
+# the speed yardstick: the full online rule against segmentation alone with rjieba
 SEGMENTATION = "rjieba segmentation alone (DEDUP_C_SEGMENTER=0)"
 ONLINE = "engine: full online rule"
 
@@ -158,7 +158,7 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
 def throughput(corpora: list[str], rounds: int = 1, engine_at: Sequence[str] = (),
                notes: list[str] | None = None) -> list[list[object]]:
     """Each method over each corpus in a fresh process, ``rounds`` times, the methods
-    taking turns (round 1: every method, round 2: every method...), so that a slow
+    taking turns (every method once, then every method again...), so that a slow
     minute of the shared machine falls on every method alike. A figure is the median of
     the rounds; a ratio is the median of the rounds' ratios, with their range. ``notes``
     receives a line per corpus and ``engine_at`` commit: the full online rule's cold

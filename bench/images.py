@@ -78,7 +78,7 @@ PRECISION = 0.99
 FIXED = [4, 6, 8, 10, 12, 14, 16]
 #: the default picture_bits chosen from this benchmark (docs/results/images.md)
 PICTURE_BITS = 10
-#: the issue's goals: recall at least this much on these transforms
+#: the goals a picture hash must meet: recall at least this much on these transforms
 GOALS = {"resize 50 %": 0.95, "JPEG quality 30": 0.95, "caption bar": 0.95,
          "watermark": 0.95, "brightness +30 %": 0.95, "contrast 70 %": 0.95,
          "crop 5 %": 0.80, "pad 10 %": 0.80}

@@ -1,6 +1,7 @@
 """End-to-end ingest benchmark: HTTP -> gunicorn (2 workers) -> MySQL -> RQ (2 workers) -> docId.
 
     .venv/bin/python bench/ingest.py [--batch 200] [--limit N] [--singles 300]
+    .venv/bin/python bench/ingest.py --webhook-cost [--limit N]
 
 Posts the Xinhua corpus (../shared/data/xinhua_uhgeval_zh/docs.jsonl) over
 HTTP in batches to a production-style server and measures articles/s until
@@ -12,6 +13,11 @@ datasketch's MinHashLSH with its Redis storage (128 permutations, threshold
 0.8, character 5-grams) inserting the same articles from one process, one per call
 (so the ratio is labelled: not the same processes or batching), in the configured
 Redis database under its own key prefix, which it deletes afterwards.
+
+``--webhook-cost``: the batch phase twice on emptied stores, the same articles, servers
+and workers, first without and then with a webhook (a receiver on loopback in this
+process, answering 200 at once): articles/s end to end of each, their ratio, and when the
+receiver held every change of the log.
 """
 
 from __future__ import annotations
@@ -101,6 +107,124 @@ def datasketch_baseline(docs: list[dict], redis_url: str) -> float:
             client.delete(key)
 
 
+class _Receiver:
+    """A webhook receiver on loopback: counts the changes it is sent."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.received = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.received += len(json.loads(body)["changes"])
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+
+def _empty_stores() -> None:
+    from articles.models import Article, Change, Doc, IndexState, RepresentativeOutbox, Webhook
+
+    for model in (Article, Doc, RepresentativeOutbox, IndexState, Change, Webhook):
+        model.objects.all().delete()
+    import redis
+
+    redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
+
+
+def _batch_phase(docs: list[dict], args: argparse.Namespace, base: str, key: str
+                 ) -> tuple[float, float]:
+    """Post every article in batches; (seconds until accepted, until every docId)."""
+    from articles.models import Article
+
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {key}"
+    batches = [docs[i:i + args.batch] for i in range(0, len(docs), args.batch)]
+    start = time.perf_counter()
+
+    def post(batch: list[dict]) -> float:
+        r = session.post(f"{base}/api/v1/articles", json={"articles": batch}, timeout=60)
+        r.raise_for_status()
+        return time.perf_counter()
+
+    with ThreadPoolExecutor(args.clients) as pool:
+        list(pool.map(post, batches))
+    accepted = time.perf_counter() - start
+    while Article.objects.queued().exists():
+        time.sleep(0.2)
+    return accepted, time.perf_counter() - start
+
+
+def webhook_cost(docs: list[dict], args: argparse.Namespace) -> None:
+    """The batch phase without, then with, a webhook (module docstring)."""
+    from articles.downstream import webhooks
+    from articles.models import Change
+
+    receiver = _Receiver()
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    for with_hook in (False, True, False, True):  # twice each, alternating
+        _empty_stores()
+        receiver.received = 0
+        if with_hook:
+            webhooks.create(receiver.url)
+        key = manage("create_api_key", "bench", "--rate-limit", "0").strip().splitlines()[-1]
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        procs = _start(port)
+        try:
+            _accepted, total = _batch_phase(docs, args, base, key)
+            rates[with_hook].append(len(docs) / total)
+            line = f"{'with' if with_hook else 'without'} a webhook: {total:.1f} s = " \
+                   f"{rates[with_hook][-1]:,.0f} articles/s end to end"
+            if with_hook:
+                logged = Change.objects.count()
+                start = time.perf_counter()
+                while receiver.received < logged and time.perf_counter() - start < 120:
+                    time.sleep(0.2)
+                line += (f"; the receiver held all {logged:,} changes "
+                         f"{time.perf_counter() - start:.1f} s after the last docId "
+                         f"({receiver.received:,} received)")
+            print(line, flush=True)
+        finally:
+            _stop(procs)
+    ratio = statistics.mean(rates[True]) / statistics.mean(rates[False])
+    print(f"with/without: {ratio:.2f}x, the mean of two runs each, alternating (the same "
+          f"{len(docs):,} articles, batches of {args.batch}, {args.clients} clients, "
+          "gunicorn 2 workers, 2 RQ workers, fresh stores each run)")
+
+
+def _start(port: int) -> list[subprocess.Popen]:
+    procs = [subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "dedupsite.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--log-level", "warning"], cwd=ROOT)]
+    procs += [subprocess.Popen([PY, "manage.py", "dedup_worker"], cwd=ROOT) for _ in range(2)]
+    wait_http(f"http://127.0.0.1:{port}/api/v1/health")
+    import django_rq
+    from rq import Worker
+
+    while len(Worker.all(connection=django_rq.get_connection("ingest"))) < 2:
+        time.sleep(0.2)  # both workers listening (and warmed up)
+    return procs
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.wait(timeout=20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", type=int, default=200)
@@ -108,6 +232,8 @@ def main() -> None:
     parser.add_argument("--singles", type=int, default=300)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--baseline", type=int, default=1000, help="articles for datasketch")
+    parser.add_argument("--webhook-cost", action="store_true",
+                        help="the batch phase without and with a webhook, and their ratio")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
         os.execv(PY, [PY, str(ROOT / "scripts" / "testenv.py"), "run", "--", PY, *sys.argv])
@@ -117,6 +243,7 @@ def main() -> None:
     os.environ["SECURE_SSL_REDIRECT"] = "false"
     os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost"
     os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ["WEBHOOK_ALLOW_PRIVATE"] = "true"  # --webhook-cost's receiver is on loopback
     manage("migrate", "--noinput")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedupsite.settings")
     sys.path.insert(0, str(ROOT))
@@ -124,6 +251,10 @@ def main() -> None:
 
     django.setup()
     from django.db.models import Max
+
+    if args.webhook_cost:
+        webhook_cost(load(args.limit), args)
+        return
 
     from articles.models import Article, Doc, IndexState, RepresentativeOutbox
 
@@ -138,17 +269,8 @@ def main() -> None:
     docs = load(args.limit)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    procs = [subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "dedupsite.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--log-level", "warning"], cwd=ROOT)]
-    procs += [subprocess.Popen([PY, "manage.py", "dedup_worker"], cwd=ROOT) for _ in range(2)]
+    procs = _start(port)
     try:
-        wait_http(f"{base}/api/v1/health")
-        import django_rq
-        from rq import Worker
-
-        while len(Worker.all(connection=django_rq.get_connection("ingest"))) < 2:
-            time.sleep(0.2)  # both workers listening (and warmed up)
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {key}"
         batches = [docs[i:i + args.batch] for i in range(0, len(docs), args.batch)]
@@ -203,10 +325,7 @@ def main() -> None:
               "like: the baseline is one process inserting one article per call, dedupsite "
               "2 web + 2 worker processes with batches)")
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=20)
+        _stop(procs)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ only: ``id_a,id_b,label,reason`` with the reasons of docs/results/log.md ("Label
 either file left out; B and C were labelled whole, so it takes what is left): every
 remaining pair of A, 80 of D (up to 30 with long bodies), 60 of E (up to 25 long), 30
 of F, every remaining same-title pair, and 40 pairs the engine gives one docId
-(``run_engine`` at the defaults) that no band holds. Round 1 (``--seed 20261125``,
-drawn before the validation file existed) and round 2 (``--seed 20261126``) are in the
-validation file; a round is scored before anything is changed because of it
+(``run_engine`` at the defaults) that no band holds. The first draw (``--seed 20261125``,
+drawn before the validation file existed) and the second (``--seed 20261126``) are in
+the validation file; a draw is scored before anything is changed because of it
 (docs/results/log.md, "The validation sample").
 
 ``--disagreements`` (xinhua, thucnews, bbc, cnndm) draws the pairs whose silver verdict

@@ -16,7 +16,7 @@ time, the load average, whether every accepted article got a docId and whether
 reposts share their story's docId (and stories stay apart). The
 figures go to stdout and to $DRILLS_DIR/load.json (default var/drills/; `--name`
 changes the name), which scripts/drills_report.py renders into
-docs/reliability.md. Exit status 1 when an accepted article has no docId, a
+docs/results/drills.md. Exit status 1 when an accepted article has no docId, a
 5xx was answered, the queue did not drain, or reposts did not share their
 story's docId.
 """

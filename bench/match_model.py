@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import load_docs, load_labels, table  # noqa: E402
 
 from fingerprints.batch.replay import Item, Replayer  # noqa: E402
-from fingerprints.rule import EngineConfig, extract_many  # noqa: E402
+from fingerprints.rule import EngineConfig, Features, extract_many  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.match_model import MatchModel, rule_model, starting_model  # noqa: E402
 from fingerprints.rule.match_training import (  # noqa: E402
@@ -55,11 +55,12 @@ from fingerprints.rule.match_training import (  # noqa: E402
     scores,
 )
 
+Labels = dict[tuple[str, str], tuple[int, str]]
 
-def labelled_pairs() -> tuple[list[PairOfFeatures], list[PairOfFeatures], list[int],
-                              list[int]]:
-    """(first sample, validation sample, and a stable hash per pair of each), each pair
-    with its two articles' features (the shipped boilerplate list)."""
+
+def labelled_articles() -> tuple[Labels, Labels, dict[str, Features]]:
+    """(first sample, validation sample, the features of every article either labels:
+    the shipped boilerplate list, the default configuration)."""
     first, validation = load_labels("bdci"), load_labels("bdci", validation=True)
     ids = sorted({i for pairs in (first, validation) for pair in pairs for i in pair})
     docs = {d.id: d for d in load_docs("bdci")}
@@ -67,12 +68,20 @@ def labelled_pairs() -> tuple[list[PairOfFeatures], list[PairOfFeatures], list[i
                                           EngineConfig(),
                                           boilerplate=frozenset(shipped_hashes())),
                         strict=True))
+    return first, validation, features
 
-    def pairs(labels: dict[tuple[str, str], tuple[int, str]]) -> list[PairOfFeatures]:
+
+def labelled_pairs() -> tuple[list[PairOfFeatures], list[PairOfFeatures], list[int],
+                              list[int]]:
+    """(first sample, validation sample, and a stable hash per pair of each), each pair
+    with its two articles' features (the shipped boilerplate list)."""
+    first, validation, features = labelled_articles()
+
+    def pairs(labels: Labels) -> list[PairOfFeatures]:
         return [PairOfFeatures(features[a], features[b], label == 1)
                 for (a, b), (label, _reason) in sorted(labels.items())]
 
-    def keys(labels: dict[tuple[str, str], tuple[int, str]]) -> list[int]:
+    def keys(labels: Labels) -> list[int]:
         return [mmh3.hash(f"{a}|{b}", signed=False) for a, b in sorted(labels)]
 
     return pairs(first), pairs(validation), keys(first), keys(validation)

@@ -6,7 +6,7 @@ Over the five corpora (all 19,126 articles by default), this tree's features
 (``extract_many``, each article's bytes as a SHA-256) and the online rule's labels
 (``common.run_engine``: which article founds each docId, boilerplate learned as it
 goes) against those of ``REV`` (its own tree and kernel in a temporary git worktree:
-bench/older_engine.py). A speed change must leave both identical (issue 36). Prints a
+bench/older_engine.py). A speed change must leave both identical. Prints a
 line per corpus; exits 1 when anything differs.
 """
 

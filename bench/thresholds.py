@@ -1,4 +1,4 @@
-"""How much each hand-set level boundary of verification decides (issue 31's groundwork).
+"""How much each hand-set level boundary of verification decides (the groundwork for fitting them).
 
     .venv/bin/python bench/thresholds.py
 

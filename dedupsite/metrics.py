@@ -88,6 +88,12 @@ _METRICS = (
            "Article pictures handled by the image jobs, by outcome: read, known (the same "
            "URL read before), or the refusal (unreachable, timeout, too_large, not_an_image, "
            "decompression_bomb, http_status, job_failed...).", ("outcome",)),
+    Metric("dedupsite_webhook_deliveries_total", "counter",
+           "Batches of changes POSTed to webhooks, by outcome: delivered (a 2xx answer), "
+           "failed (retried after a back-off), dead (out of tries: redeliver in the "
+           "admin).", ("outcome",)),
+    Metric("dedupsite_webhook_seconds", "histogram",
+           "Time a webhook took to answer a batch of changes (or to fail)."),
     Metric("dedupsite_http_requests_total", "counter",
            "HTTP requests answered, by area (api, seed, desk, admin, metrics, other) and "
            "status class (2xx, 3xx, 4xx, 5xx).", ("area", "status")),

@@ -211,6 +211,13 @@ METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 IMAGE_MAX_PER_ARTICLE = max(0, env_int("IMAGE_MAX_PER_ARTICLE", 8))
 IMAGE_MAX_BYTES = max(1, env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024))
 IMAGE_FETCH_ALLOW_PRIVATE = env_bool("IMAGE_FETCH_ALLOW_PRIVATE", default=False)
+# Downstream systems follow the change log (articles/downstream/): webhooks never reach
+# private, loopback or link-local addresses unless WEBHOOK_ALLOW_PRIVATE (development and
+# tests); CHANGES_STREAM names a Redis Stream (on REDIS_URL) fed the same changes, at most
+# CHANGES_STREAM_MAXLEN entries (approximately: XADD MAXLEN ~).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", default=False)
+CHANGES_STREAM = env_str("CHANGES_STREAM", "")
+CHANGES_STREAM_MAXLEN = max(1, env_int("CHANGES_STREAM_MAXLEN", 1_000_000))
 # Password reset by mail: the pages exist only with an SMTP host; an address may ask
 # PASSWORD_RESET_LIMIT times an hour (dedupsite/urls.py).
 EMAIL_HOST = env_str("EMAIL_HOST", "")

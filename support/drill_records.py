@@ -1,7 +1,7 @@
 """Each drill writes what it did and measured as one JSON record.
 
 The records go to $DRILLS_DIR (default var/drills/, not committed);
-scripts/drills_report.py renders them as the table in docs/reliability.md.
+scripts/drills_report.py renders them as the tables in docs/results/drills.md.
 """
 
 from __future__ import annotations

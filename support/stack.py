@@ -355,7 +355,7 @@ class Stack:
         """Empty the articles and docs (keeps the API key and settings) and Redis."""
         tables = ("articles_article", "articles_doc", "articles_representativeoutbox",
                   "articles_auditentry", "articles_editorlink", "articles_indexstate",
-                  "articles_pendingfeatures")
+                  "articles_pendingfeatures", "articles_change", "articles_webhook")
         self.sql("SET FOREIGN_KEY_CHECKS = 1", before=(
             "SET FOREIGN_KEY_CHECKS = 0", *(f"TRUNCATE TABLE {table}" for table in tables)))
         self.redis().flushall()

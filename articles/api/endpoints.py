@@ -28,6 +28,7 @@ from articles.api.schemas import (
     ArticleIn,
     ArticleResult,
     BatchResult,
+    ChangesOut,
     DocOut,
     ErrorDetail,
     ErrorOut,
@@ -488,6 +489,25 @@ def get_doc(request: HttpRequest, doc_id: str) -> Any:
     if found is None:  # none of its articles is this key's to read: as if not there
         raise ApiError(404, "not_found", f"no docId {doc_id!r}")
     return found
+
+
+@api.get("/v1/changes", response={200: ChangesOut, **ERRORS})
+def get_changes(request: HttpRequest, after: str = "0", limit: int = 100) -> Any:
+    """The change log after the cursor ``after``, in commit order: every change of the
+    docId of an article this key posted (all articles' with ``may_read_others``), and
+    of the representative or status of their docIds. Resume with ``next``."""
+    from articles.changes import log as changes
+
+    if not (after.isascii() and after.isdigit() and len(after) <= 20):
+        raise ApiError(400, "bad_cursor", "after must be a cursor this API returned")
+    if not 1 <= limit <= changes.MAX_LIMIT:
+        raise ApiError(400, "bad_limit", f"limit must be from 1 to {changes.MAX_LIMIT}")
+    page, following = changes.page_after(int(after), limit, _key_of(request))
+    return {"changes": [{
+        "cursor": str(c.cursor), "kind": c.kind, "nid": c.nid, "docId": c.doc_id,
+        "previousDocId": c.previous_doc_id, "representativeNid": c.representative_nid,
+        "status": c.status, "reason": c.reason, "at": c.at} for c in page],
+        "next": str(following)}
 
 
 @api.get("/v1/health", auth=None, response={200: dict, 503: dict})

@@ -254,6 +254,23 @@ class DocOut(Schema):
     members: list[DocMember]
 
 
+class ChangeOut(Schema):
+    cursor: str = Field(description="Its place in the log, in commit order: resume after it")
+    kind: str = Field(description="membership (an article's docId), representative, status")
+    nid: str = Field(description="The article whose docId changed (membership)")
+    docId: str
+    previousDocId: str = Field(description="Its docId before (empty: a new article)")
+    representativeNid: str = Field(description="The docId's new representative")
+    status: str = Field(description="The docId's new review status")
+    reason: str = Field(description="ingest, redecide, rebuild, hotness, editor:<action>")
+    at: datetime
+
+
+class ChangesOut(Schema):
+    changes: list[ChangeOut]
+    next: str = Field(description="Pass it as after= for the next page")
+
+
 class ErrorBody(Schema):
     code: str
     message: str

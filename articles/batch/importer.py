@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from articles.changes import log as changes
 from articles.models import (
     Article,
     ArticleStatus,
@@ -289,10 +290,11 @@ def import_result(
         now = timezone.now()
         ids: dict[str, int] = {n: s[0] for n, s in existing.items()}
         pending_matches: list[tuple[str, str]] = []
+        moves: list[tuple[str, str, str]] = []  # (nid, docId, previous docId)
         for rows in _batches(dataset):
             rows.sort(key=lambda r: r["seq"])
             created, updated = _write_articles(rows, target, why, existing, docs, now,
-                                               pending_matches)
+                                               pending_matches, moves)
             report.created += len(created)
             report.updated += updated
             ids.update((a.nid, a.pk) for a in created)
@@ -300,7 +302,10 @@ def import_result(
                 progress(len(rows))
         _link_matches(pending_matches, ids)
         touched = {d for d in set(target.values()) | previous if d is not None}
-        report.docs_touched, report.docs_emptied = _refresh_docs(touched, anchors)
+        elected: list[changes.Pending] = []
+        report.docs_touched, report.docs_emptied = _refresh_docs(touched, anchors, elected)
+        with changes.cause("rebuild", "spark_dedup --import"):
+            changes.record(_membership_changes(moves) + elected)
         AuditEntry.objects.create(
             actor_label="spark_dedup --import", action="batch_import",
             note=str(result_dir)[:2000], data=report.as_dict(),
@@ -340,6 +345,7 @@ def _write_articles(
     docs: dict[str, Doc],
     now: Any,
     pending_matches: list[tuple[str, str]],
+    moves: list[tuple[str, str, str]],
 ) -> tuple[list[Article], int]:
     new: list[Article] = []
     changed: list[Article] = []
@@ -369,6 +375,9 @@ def _write_articles(
         }
         if row["matchedNid"] and not moved:
             pending_matches.append((nid, row["matchedNid"]))
+        previous = (state[1] or "") if state is not None else ""
+        if previous != target[nid]:
+            moves.append((nid, target[nid], previous))
         if state is None:
             new.append(Article(nid=nid, received_at=now, **fields))
         else:
@@ -393,8 +402,19 @@ def _link_matches(pending: list[tuple[str, str]], ids: dict[str, int]) -> None:
     Article.objects.bulk_update(updates, ["matched_article"], batch_size=CHUNK)
 
 
-def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]:
-    """Size, anchor and representative of each doc from its members; outbox rows."""
+def _membership_changes(moves: list[tuple[str, str, str]]) -> list[changes.Pending]:
+    """The change log's rows of the articles whose docId the import changed."""
+    keys: dict[str, int | None] = {}
+    for chunk in _chunked([nid for nid, _d, _p in moves]):
+        keys.update(Article.objects.filter(nid__in=chunk).values_list("nid", "api_key"))
+    return [changes.membership(nid, doc_id, previous, keys.get(nid))
+            for nid, doc_id, previous in moves]
+
+
+def _refresh_docs(doc_ids: set[str], anchors: dict[str, str],
+                  elected: list[changes.Pending]) -> tuple[int, int]:
+    """Size, anchor and representative of each doc from its members; outbox rows; the
+    changes of representative appended to ``elected``."""
     emptied = 0
     touched = 0
     for chunk in _chunked(sorted(doc_ids)):
@@ -402,7 +422,8 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
         members: dict[int, list[Article]] = {}
         for article in (
             Article.objects.filter(doc__in=docs.values(), status=ArticleStatus.DONE)
-            .only("id", "nid", "doc", "hotness", "media", "received_at", "content_length")
+            .only("id", "nid", "doc", "hotness", "media", "received_at", "content_length",
+                  "api_key")
         ):
             members.setdefault(article.doc_pk, []).append(article)  # type: ignore[arg-type]
         weights = election.media_weights(
@@ -412,6 +433,7 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
         for doc in docs.values():
             group = members.get(doc.pk, [])
             touched += 1
+            was = doc.representative_id
             if not group:
                 emptied += doc.size > 0
                 doc.size, doc.anchor, doc.representative = 0, None, None
@@ -430,6 +452,9 @@ def _refresh_docs(doc_ids: set[str], anchors: dict[str, str]) -> tuple[int, int]
                         election.complete(group), key=lambda a: election.score(a, weights))
                 doc.size = len(group)
                 doc.first_seen = min(doc.first_seen, earliest.received_at)
+            if doc.representative is not None and doc.representative_id != was:
+                elected.append(changes.representative(
+                    doc.doc_id, doc.representative.nid, doc.representative.api_key_id))
             doc.rep_version += 1
             changed.append(doc)
             outbox.append(RepresentativeOutbox(doc_id=doc.doc_id, version=doc.rep_version))

@@ -23,6 +23,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from articles.changes import log as changes
 from articles.editor import review
 from articles.models import (
     Article,
@@ -137,11 +138,51 @@ def _decision(action: str, doc: Doc, user: Actor, before: _Before,
               changed: Iterable[Doc], bulk: BulkAction | None = None) -> Decision:
     _count_decision(action, bulk)
     changed = list(changed)
+    _log_changes(before.articles, before.docs, changed, f"editor:{action}", user)
     review.resolve_requests(d.pk for d in changed)  # a second opinion, given
     return Decision.objects.create(
         action=action, doc_id=doc.doc_id, actor=_signed_in(user), before=before.as_json(),
         versions={str(d.pk): d.version for d in changed}, bulk=bulk,
     )
+
+
+def _log_changes(articles: dict[int, dict[str, Any]], docs: dict[int, dict[str, Any]],
+                 changed: list[Doc], reason: str, user: Actor) -> None:
+    """Log what a decision (or its undo) changed, from the rows' states before it
+    (``articles``, ``docs``: pk -> state, as :class:`_Before` keeps them) and the docs as
+    they are now: each article whose docId changed, each doc whose representative or
+    status changed (articles/changes/log.py). After every row lock of the decision."""
+    now = {pk: (doc_pk, nid, key) for pk, doc_pk, nid, key in Article.objects.filter(
+        pk__in=list(articles)).values_list("pk", "doc", "nid", "api_key")}
+    doc_keys: dict[Any, str] = dict(Doc.objects.filter(
+        pk__in={s["doc_id"] for s in articles.values()} | {v[0] for v in now.values()}
+    ).values_list("pk", "doc_id"))
+    found = []
+    for pk, state in articles.items():
+        doc_pk, nid, key = now.get(pk, (None, "", None))
+        if doc_pk is not None and doc_pk != state["doc_id"]:
+            found.append(changes.membership(nid, doc_keys[doc_pk],
+                                            doc_keys.get(state["doc_id"], ""), key))
+    reps = dict(Article.objects.filter(pk__in={d.representative_id for d in changed}
+                                       ).values_list("pk", "nid"))
+    for doc in changed:
+        state = docs.get(doc.pk, {})
+        created = bool(state.get("created"))  # its state was taken once it existed
+        if doc.representative_id and (created or doc.representative_id
+                                      != state.get("representative_id")):
+            found.append(changes.representative(doc.doc_id, reps.get(doc.representative_id, ""),
+                                                _key_of(doc.representative_id)))
+        if created or doc.status != state.get("status"):
+            found.append(changes.status(doc.doc_id, doc.status, _key_of(doc.representative_id)))
+    with changes.cause(reason, changes.editor_actor(user)):
+        changes.record(found)
+
+
+def _key_of(article_pk: int | None) -> int | None:
+    """The key that posted an article (a doc's rows are read by its representative's)."""
+    if article_pk is None:
+        return None
+    return Article.objects.filter(pk=article_pk).values_list("api_key", flat=True).first()
 
 
 def _count_decision(kind: str, bulk: BulkAction | None) -> None:
@@ -280,8 +321,8 @@ def split_article(article: Article, user: Actor, note: str = "", *,
         article.save(update_fields=["distance", "similarity"])
         before.doc(new, created=True)
         _link(LinkKind.CANNOT, article.nid, others, user, before)
-        election.refresh(old)
-        election.refresh(new)
+        election.refresh(old, logged=False)
+        election.refresh(new, logged=False)
         decision = _decision("split", old, user, before, [old, new])
         _audit(user, "split", old, article.nid, note, to=new.doc_id, decision=decision.pk)
         _audit(user, "split", new, article.nid, note, decision=decision.pk,
@@ -311,8 +352,8 @@ def move_article(article: Article, target: Doc, user: Actor,
         target.save(update_fields=["size", "last_seen", "version", "updated_at"])
         _link(LinkKind.CANNOT, article.nid, others, user, before)
         _link(LinkKind.MUST, article.nid, _member_nids(target, exclude=article), user, before)
-        election.refresh(old)
-        election.refresh(target)
+        election.refresh(old, logged=False)
+        election.refresh(target, logged=False)
         decision = _decision("move", old, user, before, [old, target])
         _audit(user, "move", old, article.nid, note, to=target.doc_id, decision=decision.pk)
         _audit(user, "move", target, article.nid, note, decision=decision.pk,
@@ -365,12 +406,12 @@ def merge_docs(source: Doc, target: Doc, user: Actor, note: str = "", *,
         if moving and staying:
             for nid in moving:
                 _link(LinkKind.MUST, nid, [staying[0]], user, before)
-        election.refresh(source)
+        election.refresh(source, logged=False)
         if kept is not None:
             target.representative_id = kept
             target.representative_pinned = True
             target.save(update_fields=["representative", "representative_pinned"])
-        election.refresh(target)
+        election.refresh(target, logged=False)
         decision = _decision("merge", source, user, before, [source, target])
         moved_from: dict[str, Any] = {"from": source.doc_id, "moved": len(moving)}
         _audit(user, "merge", target, note=note, decision=decision.pk, **moved_from)
@@ -391,7 +432,7 @@ def choose_representative(article: Article, user: Actor,
         _bump(doc)
         doc.save(update_fields=["representative", "representative_pinned", "version",
                                 "updated_at"])
-        election.refresh(doc)
+        election.refresh(doc, logged=False)
         decision = _decision("representative", doc, user, before, [doc])
         _audit(user, "representative", doc, article.nid, note, decision=decision.pk)
     return doc
@@ -408,7 +449,7 @@ def release_representative(doc: Doc, user: Actor, note: str = "", *,
         doc.representative_pinned = False
         _bump(doc)
         doc.save(update_fields=["representative_pinned", "version", "updated_at"])
-        election.refresh(doc)
+        election.refresh(doc, logged=False)
         decision = _decision("representative_released", doc, user, before, [doc])
         _audit(user, "representative_released", doc, note=note, decision=decision.pk)
     return doc
@@ -425,6 +466,9 @@ def flag_for_review(doc_ids: Iterable[str], user: Actor, note: str = "") -> int:
             _bump(doc)
             doc.save(update_fields=["status", "version", "updated_at"])
             _audit(user, "flag_for_review", doc, note=note)
+        with changes.cause("editor:flag_for_review", changes.editor_actor(user)):
+            changes.record([changes.status(d.doc_id, d.status, _key_of(d.representative_id))
+                            for d in docs])
     return len(docs)
 
 
@@ -523,7 +567,7 @@ def _restore_doc(doc: Doc, state: dict[str, Any]) -> None:
                             "first_seen", "last_seen", "size", "version", "updated_at"])
     # Keeps the restored choice when it was an editor's, else elects as before the
     # decision (same members, same hotness); pushes the row to the representative store.
-    election.refresh(doc)
+    election.refresh(doc, logged=False)
 
 
 def undo(decision: Decision, user: Actor, note: str = "", *,
@@ -539,11 +583,18 @@ def undo(decision: Decision, user: Actor, note: str = "", *,
         docs = {d.pk: d for d in Doc.objects.select_for_update().filter(pk__in=keys)
                 .order_by("pk")}
         _check_undoable(decision, docs)
-        for key, state in decision.before.get("articles", {}).items():
-            Article.objects.filter(pk=int(key)).update(**state)
+        restored = {int(key): state for key, state in decision.before.get("articles", {}).items()}
+        now = _Before()  # what the undo changes, for the change log
+        now.articles_of(Article.objects.filter(pk__in=list(restored)))
+        for doc in docs.values():
+            now.doc(doc)
+        for pk, state in restored.items():
+            Article.objects.filter(pk=pk).update(**state)
         _restore_links(decision.before.get("links", []))
         for key, state in decision.before.get("docs", {}).items():
             _restore_doc(docs[int(key)], state)
+        _log_changes(now.articles, {pk: {**s, "created": False} for pk, s in now.docs.items()},
+                     list(docs.values()), "editor:undo", user)
         decision.undone_at = timezone.now()
         decision.undone_by = _signed_in(user)
         decision.save(update_fields=["undone_at", "undone_by"])

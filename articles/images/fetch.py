@@ -130,15 +130,17 @@ def parse(url: str) -> tuple[SplitResult, int]:
     return parts, port or (443 if parts.scheme == "https" else 80)
 
 
-def resolve(host: str, port: int) -> str:
-    """The first address of ``host`` that may be fetched; Refused("unreachable"), the
-    reason of a host that does not answer, when none may or the name does not resolve."""
+def resolve(host: str, port: int, *, allow_private: bool | None = None) -> str:
+    """The first address of ``host`` that may be reached; Refused("unreachable"), the
+    reason of a host that does not answer, when none may or the name does not resolve.
+    ``allow_private``: lift the rule (default: ``IMAGE_FETCH_ALLOW_PRIVATE``; the webhooks
+    pass ``WEBHOOK_ALLOW_PRIVATE``)."""
     try:
         answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:  # gaierror; a label IDNA cannot encode
         raise Refused("unreachable", f"{host[:100]} does not resolve: {exc}") from None
     addresses = [str(info[4][0]) for info in answers]
-    if settings.IMAGE_FETCH_ALLOW_PRIVATE:
+    if settings.IMAGE_FETCH_ALLOW_PRIVATE if allow_private is None else allow_private:
         return addresses[0]
     for address in addresses:
         if _allowed(address):

@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from articles.changes import log as changes
 from articles.images.hashes import read_pictures, stock_pictures
 from articles.index import markers, reindex
 from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
@@ -195,7 +196,7 @@ def _leave_old_docs(todo: list[tuple[Article, Features]]) -> dict[int, int]:
     for article, _f in todo:
         if article.doc_pk is not None:
             vacated[article.pk] = article.doc_pk
-            with transaction.atomic():
+            with transaction.atomic(), changes.cause("redecide"):
                 detach(article)
     return vacated
 
@@ -586,7 +587,26 @@ def _save_batch(todo: list[tuple[Article, Features]], matches: list[Match | None
             joined.setdefault(key, []).append(article)
         _update_articles([a for a, _f in todo], now, settings_version,
                          with_features=not features_written)
-        election.on_batch_join(docs, joined, now)
+        elected = election.on_batch_join(docs, joined, now)
+        # last: the change log's cursors are taken once every row lock is held
+        changes.record(_membership_changes(todo, vacated or {}) + elected)
+
+
+def _membership_changes(todo: list[tuple[Article, Features]], vacated: dict[int, int]
+                        ) -> list[changes.Pending]:
+    """The batch's changes of docId: every new article (reason ``ingest``), and every
+    article decided again (``redecide``) whose docId is not the one it left."""
+    left = dict(Doc.objects.filter(pk__in=set(vacated.values())).values_list("pk", "doc_id")
+                ) if vacated else {}
+    found = []
+    for article, _f in todo:
+        assert article.doc is not None
+        previous = left.get(vacated[article.pk], "") if article.pk in vacated else ""
+        if article.doc.doc_id != previous:
+            found.append(changes.membership(article.nid, article.doc.doc_id, previous,
+                                            article.api_key_id,
+                                            "redecide" if article.pk in vacated else "ingest"))
+    return found
 
 
 def _empty_docs_back(anchors: list[Article], vacated: dict[int, int]) -> dict[str, Doc]:

@@ -13,6 +13,7 @@ from typing import Any
 import mmh3
 from django.db import IntegrityError, connection, transaction
 
+from articles.changes import log as changes
 from articles.ingest.assign import url_hash
 from articles.ingest.jobs import enqueue_processing, pending_nids
 from articles.ingest.results import load_articles
@@ -228,7 +229,8 @@ def update_hotness(nid: str, hotness: float, actor_label: str = "",
         Article.objects.filter(pk=article.pk).update(hotness=hotness)
         if article.doc_pk is not None:
             doc = docs[article.doc_pk]
-            election.refresh(doc)
+            with changes.cause("hotness", f"key:{key.name}" if key is not None else ""):
+                election.refresh(doc)
             AuditEntry.objects.create(
                 actor_label=actor_label, action="hotness", doc_id=doc.doc_id, nid=nid,
                 data={"from": old, "to": hotness}, api_key=key,

@@ -7,8 +7,9 @@ run), (3) re-triggers delivery of pending representative pushes, (4) takes a ste
 of the index window's expiry pass, (5) clears a few batches of old bodies, when
 the window and body retention are on, and (6) records the review queue's size every
 QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them), (7)
-queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), and (8) queues
-again, once, the pictures whose job was lost, then fails them (articles/images/jobs.py:
+queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), (8) drops
+the change log's rows older than the admin's ``change_log_days``, and (9) queues again,
+once, the pictures whose job was lost, then fails them (articles/images/jobs.py:
 ``recover_lost``). Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
@@ -34,10 +35,12 @@ RECOVERIES = ("rebuilt", "requeued", "pushes", "bulk_resumed", "pictures")
 
 
 def tick() -> dict[str, int]:
+    from articles.changes import log as changes
+    from articles.downstream.delivery import enqueue_delivery
     from articles.images import jobs as pictures
     from articles.index import markers, reindex, window
     from articles.ingest.intake import requeue_stale
-    from articles.models import OutboxStatus, RepresentativeOutbox
+    from articles.models import EngineSettings, OutboxStatus, RepresentativeOutbox
     from articles.representatives import outbox, retention
     from dedupsite import redis_store
 
@@ -70,6 +73,12 @@ def tick() -> dict[str, int]:
         report["expired"] = sum(n for name, n in dropped.items() if name != "pass_complete")
     # Body retention, a few small batches a tick (articles/representatives/retention.py).
     report["bodies_cleared"] = retention.clear_old_bodies(batches=4).cleared
+    # The change log's retention (articles/changes/log.py), the admin's days.
+    days = EngineSettings.objects.filter(pk=1).values_list("change_log_days", flat=True).first()
+    report["changes_dropped"] = changes.expire(
+        days if days is not None else EngineSettings._meta.get_field("change_log_days").default)
+    # Downstream deliveries that came due (back-offs), or whose job was lost with Redis.
+    enqueue_delivery()
     report["queue_sampled"] = int(sample_queue())
     report["bulk_resumed"] = resume_bulk_actions()
     report["pictures"] = pictures.recover_lost()

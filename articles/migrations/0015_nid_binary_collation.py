@@ -3,7 +3,7 @@
 With the server's case- and accent-insensitive collation (``utf8mb4_general_ci``,
 ``utf8mb4_unicode_ci``), ``OWN-1`` or ``ówn-1`` equalled another crawler's ``own-1`` in
 the unique index but not in Python: the INSERT failed on the duplicate key, was
-retried and the whole batch answered 503, forever (issue 35). The nid columns become
+retried and the whole batch answered 503, forever. The nid columns become
 ``utf8mb4_bin``: a nid is exactly its characters everywhere. SQLite already compares
 with BINARY. No state change (Django's model of the fields is unchanged)."""
 

@@ -9,6 +9,7 @@
   (must- and cannot-links), ``ReviewClaim``, ``ReviewPass``, ``QueueSample``,
   ``AuditEntry``, ``DeskPreference``;
 - ``outbox``: ``RepresentativeOutbox`` (representatives on their way to the store);
+- ``changes``: ``Change`` (the change log of docIds), its ``ChangeCursor``, ``Webhook``;
 - ``engine``: the engine's settings and learned data: ``EngineSettings``,
   ``MatchModelVersion``, ``MediaWeight``, ``BoilerplateClause``, ``IndexState``;
 - ``images``: ``ArticleImage`` (an article's pictures and their hashes);
@@ -21,6 +22,13 @@ from articles.models.articles import (
     MatchedBy,
     PendingFeatures,
     ReviewRules,
+)
+from articles.models.changes import (
+    Change,
+    ChangeCursor,
+    ChangeKind,
+    Webhook,
+    WebhookStatus,
 )
 from articles.models.desk import (
     AuditEntry,
@@ -52,6 +60,7 @@ from articles.models.states import ArticleStatus, DocStatus
 
 __all__ = [
     "ApiKey", "ApiKeyQuerySet", "Article", "ArticleImage", "ArticleQuerySet",
+    "Change", "ChangeCursor", "ChangeKind", "Webhook", "WebhookStatus",
     "ArticleStatus", "AuditEntry", "BoilerplateClause", "BoilerplateSource", "BulkAction",
     "BulkStatus", "Decision", "DeskPreference", "Doc", "DocQuerySet", "DocStatus",
     "EditorLink", "EditorLinkQuerySet", "EngineSettings", "ImageStatus", "IndexState",

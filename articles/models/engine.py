@@ -204,6 +204,12 @@ class EngineSettings(models.Model):
                     "that are neither their docId's representative nor its founding article "
                     "are cleared (their fingerprints are kept)."),
     )
+    change_log_days = models.PositiveIntegerField(
+        _("keep the change log (days)"), default=30,
+        help_text=_("Changes of docIds (GET /api/v1/changes, webhooks) older than this are "
+                    "dropped from the log; 0 keeps every change. A reader further behind "
+                    "than this misses what was dropped."),
+    )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 

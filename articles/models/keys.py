@@ -41,9 +41,10 @@ class ApiKey(models.Model):
     )
     may_read_others = models.BooleanField(
         default=False, help_text=_(
-            "May read articles first posted with another key: their results, and their "
-            "nids, URLs and titles in docIds and lookups (otherwise only the docIds, "
-            "which every key sees, and a 404 for such an article).")
+            "May read articles first posted with another key: their results, their nids, "
+            "URLs and titles in docIds and lookups, and their changes (GET "
+            "/api/v1/changes). Otherwise a key reads its own articles only: another key's "
+            "is a 404, named in docIds and lookups by its docId alone.")
     )
 
     objects = ApiKeyQuerySet.as_manager()

@@ -98,7 +98,7 @@ class StateCollector:
         parts: list[tuple[str, Callable[[], Iterator[Metric]]]] = [
             ("redis", self._queues), ("database", self._articles),
             ("database", self._outbox), ("index_redis", self._index),
-            ("database", self._review),
+            ("database", self._review), ("database", self._webhooks),
         ]
         for store, part in parts:
             try:
@@ -163,6 +163,21 @@ class StateCollector:
         yield _gauge("dedupsite_outbox_oldest_age_seconds",
                      "Age of the oldest pending representative change (0 when none).",
                      lag["oldestSeconds"])
+
+    def _webhooks(self) -> Iterator[Metric]:
+        from articles.changes import log as changes
+        from articles.models import Webhook, WebhookStatus
+
+        newest = changes.last_cursor()
+        hooks = list(Webhook.objects.values_list("status", "delivered"))
+        yield _gauge("dedupsite_webhooks_dead",
+                     "Webhooks whose deliveries stopped after too many failures.",
+                     sum(status == WebhookStatus.DEAD for status, _d in hooks))
+        yield _gauge("dedupsite_webhook_lag_changes",
+                     "Changes of the log the furthest-behind active webhook has not "
+                     "acknowledged (0 when none).",
+                     max((newest - d for st, d in hooks if st == WebhookStatus.ACTIVE),
+                         default=0))
 
     def _index(self) -> Iterator[Metric]:
         from articles.index import reindex, window

@@ -18,6 +18,7 @@ from cachetools import TTLCache
 from django.db import transaction
 from django.db.models import F
 
+from articles.changes import log as changes
 from articles.lib.bulksql import insert_rows, prep, update_rows
 from articles.models import (
     Article,
@@ -66,7 +67,8 @@ def score(article: Article, weights: dict[str, float]) -> tuple[float, float, in
 def elect(doc: Doc) -> Article | None:
     members = list(
         Article.objects.filter(doc=doc, status=ArticleStatus.DONE).only(
-            "id", "nid", "hotness", "media", "received_at", "body_cleared_at", "content_length"
+            "id", "nid", "hotness", "media", "received_at", "body_cleared_at", "content_length",
+            "api_key",
         )
     )
     if not members:
@@ -91,8 +93,12 @@ def _surely_complete(best: Article, rep: Article, joined: list[Article]) -> bool
             and best.content_length >= COMPLETE_SHARE * longest_new)
 
 
-def refresh(doc: Doc) -> None:
-    """Re-elect and record the change for delivery. Call inside a transaction, doc locked."""
+def refresh(doc: Doc, *, logged: bool = True) -> None:
+    """Re-elect and record the change for delivery, and in the change log when the
+    representative is another article (``logged=False``: the caller logs its decision's
+    changes as a whole). Call inside a transaction, doc locked, after the transaction's
+    other row locks (articles/changes/log.py)."""
+    previous = doc.representative_id
     best = elect(doc)
     if best is None:
         doc.representative_pinned = False
@@ -102,13 +108,18 @@ def refresh(doc: Doc) -> None:
                             "updated_at"])
     doc.refresh_from_db(fields=["rep_version"])
     record_change(doc)
+    if logged and best is not None and best.pk != previous:
+        changes.record([changes.representative(doc.doc_id, best.nid, best.api_key_id)])
 
 
-def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: Any) -> None:
+def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: Any
+                  ) -> list[changes.Pending]:
     """Members joined (or founded) these docs in one batch: update sizes and elect.
 
-    `docs` are locked (or new) rows; in the caller's transaction.
+    `docs` are locked (or new) rows; in the caller's transaction. Returns the changes of
+    representative for the change log (the caller logs them with its own).
     """
+    elected: list[changes.Pending] = []
     medias = {a.media for members in joined.values() for a in members}
     medias |= {d.representative.media for d in docs.values()
                if d.representative_id and d.representative is not None}
@@ -129,6 +140,8 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
                 # the members not in this batch may be longer: elect among all of them
                 best = elect(doc) or best
         updates.append((doc.pk, (len(members), best.pk, 1)))
+        if rep is None or best.pk != rep.pk:
+            elected.append(changes.representative(doc.doc_id, best.nid, best.api_key_id))
         outbox.append((doc.doc_id, doc.rep_version + 1, RepresentativeOutbox.shard_of(doc.doc_id)))
         # the committed state, in memory too (the API answers from these objects)
         doc.size += len(members)
@@ -143,3 +156,4 @@ def on_batch_join(docs: dict[str, Doc], joined: dict[str, list[Article]], now: A
                 [(*row, OutboxStatus.PENDING.value, 0, "", stamp) for row in outbox])
     if outbox:
         transaction.on_commit(enqueue_push)
+    return elected

@@ -6,7 +6,7 @@
  *
  * Every function computes exactly what the NumPy code in fingerprints/rule/extraction.py and
  * fingerprints/rule/sketch.py computes (integer arithmetic throughout, the same hashes, the
- * same tie rules); tests/fingerprints/test_kernel.py compares the two byte for byte on
+ * same tie rules); tests/fingerprints/rule/test_kernel.py compares the two byte for byte on
  * the corpora and on edge cases. The NumPy code stays the reference and the fallback
  * when this module is not built (see fingerprints/rule/kernel.py).
  *

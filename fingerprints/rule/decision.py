@@ -15,7 +15,7 @@ from fingerprints.rule.features import Features
 from fingerprints.rule.keys import query_keys, stored_keys
 from fingerprints.rule.match_model import Score
 from fingerprints.rule.picture_evidence import nearest_picture
-from fingerprints.rule.probes import content_probes, content_reach
+from fingerprints.rule.probes import block_masks, content_probes, content_reach
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.verification import Verification, verify, verify_text
 
@@ -172,6 +172,25 @@ def _content_distance(
     ):
         return None
     return distance
+
+
+def proposes(new: Features, stored: Features, config: EngineConfig = EngineConfig()) -> bool:
+    """Would the candidate search find ``stored`` for ``new`` and ``decide`` weigh it:
+    a title within ``title_k``; a shared key; or the content fingerprint or one of its
+    probes within ``content_radius`` *and* equal on one of the ``k + 1`` blocks (what a
+    block index lookup returns)? A pair it would not weigh is never matched, whatever
+    its verification says."""
+    if _title_distance(new, Candidate(0, "", stored, True), config) is not None:
+        return True
+    if shares_key(new, stored):
+        return True
+    other = stored.content_fp
+    if not new.content_fp or not other:
+        return False
+    masks = block_masks(config.k)
+    return any(hamming(fp, other) <= config.content_radius
+               and any(fp & mask == other & mask for mask in masks)
+               for fp in (new.content_fp, *content_probes(new, config)))
 
 
 def shares_key(new: Features, stored: Features) -> bool:

@@ -9,7 +9,7 @@ multi-probe lookups (``probes``) and the template guard (``number_conflicts``), 
 giving what the Python it replaces gives (the Python stays as the fallback).
 ``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy path then runs
 everywhere); a checkout where it was not built falls back the same way.
-``tests/fingerprints/test_kernel.py`` checks that both paths give identical features.
+``tests/fingerprints/rule/test_kernel.py`` checks that both paths give identical features.
 """
 
 from __future__ import annotations

@@ -44,6 +44,11 @@ def _block_masks(k: int) -> tuple[int, ...]:
     return tuple(((1 << width) - 1) << shift for shift, width in block_layout(k))
 
 
+def block_masks(k: int) -> tuple[int, ...]:
+    """The bit masks of the ``k + 1`` pigeonhole blocks of a 64-bit fingerprint."""
+    return _block_masks(k)
+
+
 def content_probes(features: Features, config: EngineConfig = EngineConfig()) -> list[int]:
     """Extra fingerprints to look up in the *content* block index besides
     ``features.content_fp`` (possibly none): multi-probe queries.

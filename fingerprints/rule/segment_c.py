@@ -2,12 +2,12 @@
 
 The tokens are exactly those of ``jieba.Tokenizer().cut(text, HMM=False)``, which are
 also rjieba's with ``hmm=False`` (the engine's default backend,
-:mod:`fingerprints.rule.tokenize`); ``tests/fingerprints/test_segment_c.py`` and
+:mod:`fingerprints.rule.tokenize`); ``tests/fingerprints/rule/test_segment_c.py`` and
 ``bench/segment.py`` check the three agree. Beside ``cut(text) -> list[str]`` the C
 segmenter has ``cut_ids(text)``: the tokens as (start, end) code-point offsets, a flat
 ``array('I')``, with no Python string made per token.
 
-The engine cuts with it (issue 36): :class:`fingerprints.rule.tokenize.Segmenter` uses the
+The engine cuts with it: :class:`fingerprints.rule.tokenize.Segmenter` uses the
 shared segmenter (:func:`get`) for the default spec (backend "rjieba", HMM off, no user
 words) and rjieba otherwise, or everywhere with ``DEDUP_C_SEGMENTER=0``.
 

@@ -162,19 +162,27 @@ def compare(a: Sketch, b: Sketch) -> Overlap:
     """Estimate Jaccard and containment of two texts' shingle sets: through the C
     kernel when it is built (a merge of the two sorted samples, no arrays; identical
     results: tested), else :func:`compare_py`."""
-    if kernel is not None:
-        counts = kernel.overlap(a.samples, a.level, b.samples, b.level)
-        if counts is not None:
-            shared, na, nb = counts
-            if na == 0 or nb == 0:
-                return Overlap(0.0, 0.0, 0, min(na, nb))
-            return Overlap(shared / (na + nb - shared), shared / min(na, nb), shared,
-                           min(na, nb))
-    return compare_py(a, b)
+    return _overlap(*overlap_counts(a, b))
 
 
 def compare_py(a: Sketch, b: Sketch) -> Overlap:
     """:func:`compare` with NumPy (the reference; any samples, sorted or not)."""
+    return _overlap(*_overlap_counts_py(a, b))
+
+
+def overlap_counts(a: Sketch, b: Sketch) -> tuple[int, int, int]:
+    """(sampled shingles in common, samples of ``a``, samples of ``b``), both sides at
+    the larger of their two levels: what :func:`compare` estimates from, and what the
+    comparison vector reads the containment of the larger side from."""
+    if kernel is not None:
+        counts = kernel.overlap(a.samples, a.level, b.samples, b.level)
+        if counts is not None:
+            shared, na, nb = counts
+            return int(shared), int(na), int(nb)
+    return _overlap_counts_py(a, b)
+
+
+def _overlap_counts_py(a: Sketch, b: Sketch) -> tuple[int, int, int]:
     level = max(a.level, b.level)
     va, vb = a.values(), b.values()
     if level:
@@ -185,8 +193,13 @@ def compare_py(a: Sketch, b: Sketch) -> Overlap:
             vb = vb[vb < cut]
     na, nb = len(va), len(vb)
     if na == 0 or nb == 0:
+        return 0, na, nb
+    return len(np.intersect1d(va, vb, assume_unique=True)), na, nb
+
+
+def _overlap(shared: int, na: int, nb: int) -> Overlap:
+    if na == 0 or nb == 0:
         return Overlap(0.0, 0.0, 0, min(na, nb))
-    shared = len(np.intersect1d(va, vb, assume_unique=True))
     return Overlap(shared / (na + nb - shared), shared / min(na, nb), shared, min(na, nb))
 
 

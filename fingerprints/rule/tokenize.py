@@ -1,14 +1,14 @@
 """Word segmentation, pinned: jieba's precise mode, computed by the C segmenter or rjieba.
 
 With ``hmm=False`` rjieba (a Rust port of jieba) returns exactly jieba's precise-mode
-tokens (the test ``tests/fingerprints/test_tokenize.py`` checks this on real articles)
+tokens (the test ``tests/fingerprints/rule/test_tokenize.py`` checks this on real articles)
 about 20 times faster, so "rjieba" is the default backend. For that default with no
 user words, the segmenter cuts with the C segmenter (:mod:`fingerprints.rule.segment_c`),
 which gives the same tokens (0 mismatched documents on the five corpora,
 docs/results/segment.md) 1.4-2x faster; rjieba cuts when the extension is not built,
 when jieba's dictionary is not installed, with the HMM on, with user words (the two
 differ on a user word without a frequency), and everywhere with ``DEDUP_C_SEGMENTER=0``.
-The features are the same bytes either way (``tests/fingerprints/test_segment_backend.py``).
+The features are the same bytes either way (``tests/fingerprints/rule/test_tokenize_segmenter.py``).
 
 Fingerprints depend on the segmenter, its dictionary and its HMM flag: the three are
 part of :class:`SegmenterSpec` and must be the same wherever fingerprints are compared

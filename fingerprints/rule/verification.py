@@ -60,9 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-import numpy as np
-import numpy.typing as npt
-
+from fingerprints.rule.comparison import context_counts
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
@@ -71,7 +69,6 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
-from fingerprints.rule.vocabulary import NAME_FLAG
 
 
 @dataclass(frozen=True)
@@ -120,38 +117,8 @@ def number_conflicts(a: Features, b: Features, *, names: bool = False) -> tuple[
 
 def _number_conflicts_py(a: Features, b: Features, *, names: bool = False) -> tuple[int, int]:
     """:func:`number_conflicts` in NumPy and Python (the kernel's gives the same)."""
-    va = np.frombuffer(a.numbers, dtype="<u4")
-    vb = np.frombuffer(b.numbers, dtype="<u4")
-    if len(va) == 0 or len(vb) == 0:
-        return 0, 0
-    # Each side keeps its smallest values; compare only below the common cut, where
-    # both lists are complete.
-    full = np.uint32(0xFFFFFFFF)
-    cut = min(
-        va[-1] if a.number_count > len(va) else full,
-        vb[-1] if b.number_count > len(vb) else full,
-    )
-    if cut != full:
-        # a truncated context may have lost some of its numbers: keep whole contexts only
-        below = np.uint32((int(cut) >> 16) << 16)
-        va, vb = va[va < below], vb[vb < below]
-    va, vb = _split_kinds(va)[int(names)], _split_kinds(vb)[int(names)]
-    by_context_a: dict[int, set[int]] = {}
-    for value in va.tolist():
-        by_context_a.setdefault(value >> 16, set()).add(value & 0xFFFF)
-    by_context_b: dict[int, set[int]] = {}
-    for value in vb.tolist():
-        by_context_b.setdefault(value >> 16, set()).add(value & 0xFFFF)
-    shared = by_context_a.keys() & by_context_b.keys()
-    conflicts = sum(1 for ctx in shared if not by_context_a[ctx] & by_context_b[ctx])
-    return conflicts, len(shared)
-
-
-def _split_kinds(values: npt.NDArray[np.uint32]
-                 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
-    """(numbers, names) of a numbers-in-context array (names carry NAME_FLAG)."""
-    is_name = (values & np.uint32(NAME_FLAG)) != 0
-    return values[~is_name], values[is_name]
+    contexts = context_counts(a, b, names=names)
+    return contexts.conflicts, contexts.shared
 
 
 def verify(a: Features, b: Features, config: EngineConfig) -> Verification:

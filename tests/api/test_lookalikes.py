@@ -1,4 +1,4 @@
-"""Look-alike identifiers are refused (issue 35, item 6; Unicode TR 39)."""
+"""Look-alike identifiers are refused (Unicode TR 39's confusables and mixed scripts)."""
 
 from __future__ import annotations
 

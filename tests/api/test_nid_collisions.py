@@ -1,4 +1,4 @@
-"""Nids two crawlers post (issue 35, items 1 and 5).
+"""Nids two crawlers post.
 
 A nid is exactly its characters on every database: a case or accent variant of another
 key's nid is another nid, never a duplicate key that poisons a batch with 503s. And

@@ -142,7 +142,7 @@ def test_health_tells_anonymous_callers_only_up_or_down(client, auth, redis_clie
         assert "secret_table_name" not in anonymous.content.decode()
         known = client.get("/api/v1/health", **auth).json()
         assert known["hbase"]["ok"] is False and known["hbase"]["error"]
-        # anonymous: up or down per store, nothing else (issue 35, item 8)
+        # anonymous: up or down per store, nothing else (no versions, names or errors)
         assert all(part == {"ok": part["ok"]} for name, part in anonymous.json().items()
                    if name != "ok")
         assert "vendor" in known["database"] and "depth" in known["queue"]

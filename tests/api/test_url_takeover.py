@@ -1,4 +1,4 @@
-"""Another crawler cannot take over a story through its URL (issue 35, item 2): a URL
+"""Another crawler cannot take over a story through its URL: a URL
 match across API keys is not a match by itself; the article is verified like any
 content match, unless the admin lets its key change other keys' articles."""
 

@@ -4,7 +4,7 @@ Every drill is marked `drill`. The fast ones (seconds) run in `make test`; the
 slow ones (real servers restarted, workers killed) only with
 `--run-slow-drills` or RUN_SLOW_DRILLS=1. Each drill writes a JSON record to
 $DRILLS_DIR (default var/drills/); scripts/drills_report.py renders them into
-docs/reliability.md.
+docs/results/drills.md.
 """
 
 from __future__ import annotations

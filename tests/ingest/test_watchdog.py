@@ -37,7 +37,8 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     assert run_worker() == 0
     report = watchdog.tick()
     assert report == {"rebuilt": 1, "requeued": 1, "pushes": 0, "expired": 0,
-                      "bodies_cleared": 0, "queue_sampled": 1,  # the first sample
+                      "bodies_cleared": 0, "changes_dropped": 0,
+                      "queue_sampled": 1,  # the first sample
                       "bulk_resumed": 0, "pictures": 0}
     run_worker()
     a, b = Article.objects.get(nid="a"), Article.objects.get(nid="b")
@@ -46,7 +47,8 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     settings.WATCHDOG_SECONDS = 60
     _allow_a_tick(redis_client)
     assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0,
-                               "bodies_cleared": 0, "queue_sampled": 0,  # one a period
+                               "bodies_cleared": 0, "changes_dropped": 0,
+                               "queue_sampled": 0,  # one a period
                                "bulk_resumed": 0, "pictures": 0}
     assert watchdog.tick() == {}
 

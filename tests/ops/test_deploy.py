@@ -80,7 +80,7 @@ def test_the_grafana_dashboard_loads_and_graphs_only_exported_metrics():
             assert names, target["expr"]
             used |= {re.sub(r"_(bucket|sum|count)$", "", n) for n in names}
     assert used <= exported_names(), used - exported_names()
-    # the list: every one of them is on the dashboard
+    # the metrics an operator watches: every one of them is on the dashboard
     assert {"dedupsite_articles_received_total", "dedupsite_articles_processed_total",
             "dedupsite_article_failures_total", "dedupsite_processing_seconds",
             "dedupsite_queue_depth", "dedupsite_articles_oldest_queued_age_seconds",

@@ -1,4 +1,4 @@
-"""Login lockout under attack (issue 35, item 3): concurrent wrong passwords are counted
+"""Login lockout under attack: concurrent wrong passwords are counted
 before any is checked, and a username the database takes for another is that account."""
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ def settings_form(**overrides):
     data = {f: getattr(current, f) for f in (
         "k", "title_k", "candidate_radius", "probe_bits", "anchorless_threshold",
         "title_min_tokens", "extra_stopwords", "user_words", "review_distance", "review_similarity",
-        "review_cluster_size", "index_window_days", "retention_days", "boilerplate_min_docs",
+        "review_cluster_size", "index_window_days", "retention_days", "change_log_days",
+        "boilerplate_min_docs",
         "picture_bits", "match_threshold")}
     if current.hmm:
         data["hmm"] = "on"

@@ -1,5 +1,5 @@
-"""Every parameter of the editor pages is validated, never a 500 (issue 35, item 4: `²`
-is a digit to str.isdigit but not to int()). Ids, positions and versions: a 400 naming
+"""Every parameter of the editor pages is validated, never a 500 (`²` is a digit to
+str.isdigit but not to int()). Ids, positions and versions: a 400 naming
 the parameter. The /clusters/ filter form: the page with the field's error, as for
 every invalid filter."""
 

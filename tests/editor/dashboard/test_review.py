@@ -66,7 +66,7 @@ def test_the_review_item_position_is_kept_within_the_queue(client, corpus, edito
     assert re.search(r'class="review-item card selected"[^>]*\n\s*data-index="1"', html)
     html = client.get("/review/", {"pos": 99}).content.decode()
     assert re.search(r'class="review-item card selected"[^>]*\n\s*data-index="1"', html)
-    # a position that is not a whole number is refused, with a message (issue 35)
+    # a position that is not a whole number is refused, with a message, not a 500
     refused = client.get("/review/", {"pos": "x"})
     assert refused.status_code == 400 and b"pos must be a whole number" in refused.content
 

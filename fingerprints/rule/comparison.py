@@ -1,0 +1,200 @@
+"""The comparison vector: every comparison of a candidate pair, always made.
+
+The rule's walk (:mod:`fingerprints.rule.verification`) stops at its first exit, so a
+pair reaches one body level and, sometimes, a guard: a model fitted to those levels
+can only re-weight the rule's leaves. Here the same comparisons are made for *every*
+pair, whatever their outcome, each as a continuous measure read from what
+:class:`~fingerprints.rule.features.Features` holds; ``None`` only when the data is
+missing (no body, no number on one side, no pictures). The match model that learns from
+the vector (:mod:`fingerprints.rule.vector_model`) puts each measure at graded levels
+(its cut points are the model's data) and adds one weight per level reached.
+
+Every measure is a ratio of integer counts or an edit similarity of two strings, so it
+is the same float on every machine. Pure: no I/O, no state. docs/engine.md, "The
+comparison vector and the learned model", lists them and what each is for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from fingerprints.rule.features import Features
+from fingerprints.rule.picture_evidence import nearest_picture
+from fingerprints.rule.shorttext import compare_short
+from fingerprints.rule.sketch import overlap_counts
+from fingerprints.rule.vocabulary import NAME_FLAG
+
+PICTURE_BITS = 10  # EngineConfig.picture_bits's default: hashes this close are one picture
+
+
+@dataclass(frozen=True)
+class Contexts:
+    """Numbers (or names) in context of a pair: the contexts each side has (below the
+    common cut of the two stored lists, where both are complete), the contexts both
+    have, and how many of those carry other numbers (or names) on the two sides."""
+
+    a: int
+    b: int
+    shared: int
+    conflicts: int
+
+
+def context_counts(a: Features, b: Features, *, names: bool = False) -> Contexts:
+    """:class:`Contexts` of the numbers in context (``names=True``: of the names). A
+    context is the word before a number; the same context with another number is the
+    mark of a template, a context one side lacks says nothing."""
+    return both_contexts(a, b)[int(names)]
+
+
+def both_contexts(a: Features, b: Features) -> tuple[Contexts, Contexts]:
+    """(numbers, names) :class:`Contexts` of a pair, in one pass over the two lists."""
+    va = np.frombuffer(a.numbers, dtype="<u4")
+    vb = np.frombuffer(b.numbers, dtype="<u4")
+    if len(va) == 0 or len(vb) == 0:
+        return _NONE, _NONE
+    # each side keeps its smallest values; compare only below the common cut, where
+    # both lists are complete
+    full = 0xFFFFFFFF
+    cut = min(int(va[-1]) if a.number_count > len(va) else full,
+              int(vb[-1]) if b.number_count > len(vb) else full)
+    # a truncated context may have lost some of its numbers: keep whole contexts only
+    below = full + 1 if cut == full else (cut >> 16) << 16
+    sides: list[list[dict[int, set[int]]]] = []
+    for values in (va, vb):
+        kinds: list[dict[int, set[int]]] = [{}, {}]  # numbers, names
+        for value in values.tolist():
+            if value >= below:
+                continue
+            kinds[(value & NAME_FLAG) != 0].setdefault(value >> 16, set()).add(value & 0xFFFF)
+        sides.append(kinds)
+    out = []
+    for by_a, by_b in zip(sides[0], sides[1], strict=True):
+        shared = by_a.keys() & by_b.keys()
+        conflicts = sum(1 for ctx in shared if not by_a[ctx] & by_b[ctx])
+        out.append(Contexts(len(by_a), len(by_b), len(shared), conflicts))
+    return out[0], out[1]
+
+
+_NONE = Contexts(0, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class ComparisonVector:
+    """The measures of one candidate pair (symmetric: ``compare_pair(a, b)`` equals
+    ``compare_pair(b, a)``). ``None``: the data is missing on one side."""
+
+    # bodies (shingle sketches; missing when either body has no shingle)
+    jaccard: float | None  # shared / union of the sampled shingles
+    containment: float | None  # shared / the smaller side's: the shorter in the longer
+    containment_of_longer: float | None  # shared / the larger side's: the longer in the shorter
+    length_ratio: float | None  # smaller / larger shingle count (exact counts)
+    # the smaller body's size in shingles: how much the body measures can say; 0 when
+    # it has none, or is site chrome (off its title and under CHROME_SHINGLES: a
+    # disclaimer, a sign-in panel, a "video from Tieba" stub), which says nothing of
+    # which item the page is
+    smaller_shingles: float
+    # containment of the shorter when it has at least LONG_SHINGLES shingles, else
+    # missing: a partial copy of a real body, not a stub found inside a page
+    long_containment: float | None
+    # shared clause keys (the 16 smallest clause hashes of each body, a short body's
+    # head and tail): share of the smaller key list found in the other
+    keys: float | None
+    # titles (title keys: letters and digits, desk tag and site name cut off)
+    title: float | None  # edit similarity
+    # the edit similarity when a replaced stretch of the titles is a number or a name
+    # (one frame, another filling), else 0
+    title_conflict: float | None
+    # two short bodies kept whole (Features.short_text): edit similarity, and the same
+    # when a replaced stretch is a number or a name, else 0
+    short_text: float | None
+    short_conflict: float | None
+    # numbers in context (missing when either side has none): the share of the smaller
+    # side's contexts that both have with one number, with other numbers, and how many
+    # carry other numbers
+    numbers_agree: float | None
+    numbers_conflict: float | None
+    numbers_conflicts: float | None
+    # names in context (jieba's dictionary names), the same way
+    names_agree: float | None
+    names_conflict: float | None
+    names_conflicts: float | None
+    pictures: float | None  # 1 a shared picture, 0 none shared; missing without pictures
+    off_title: float  # sides whose body shares no word with its title (0, 1, 2)
+    char_bodies: float  # sides whose sketch is of character shingles (CJK), 0-2
+
+    def values(self) -> tuple[float | None, ...]:
+        return tuple(getattr(self, name) for name in COMPARISONS)
+
+
+COMPARISONS: tuple[str, ...] = tuple(f.name for f in fields(ComparisonVector))
+LONG_SHINGLES = 60  # the rule's containment_min_shingles
+CHROME_SHINGLES = 300  # the rule's off_title_max_shingles: chrome is a few hundred characters
+
+
+def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
+                 ) -> ComparisonVector:
+    """Every comparison of ``a`` and ``b`` (no short-circuit)."""
+    shared, na, nb = overlap_counts(a.sketch, b.sketch)
+    small, large = sorted((a.sketch.shingles, b.sketch.shingles))
+    chrome = any(side.off_title and side.sketch.shingles == small for side in (a, b)) \
+        and small < CHROME_SHINGLES
+    bodies = na > 0 and nb > 0
+    jaccard = shared / (na + nb - shared) if bodies else None
+    containment = shared / min(na, nb) if bodies else None
+    numbers, names = both_contexts(a, b)
+    title, title_conflict = _short(a.title_key, b.title_key)
+    short, short_conflict = _short(a.short_text, b.short_text)
+    return ComparisonVector(
+        jaccard=jaccard,
+        containment=containment,
+        containment_of_longer=shared / max(na, nb) if bodies else None,
+        length_ratio=small / large if small else None,
+        smaller_shingles=0.0 if chrome else float(small),
+        long_containment=containment if bodies and small >= LONG_SHINGLES else None,
+        keys=_shared_keys(a.keys, b.keys),
+        title=title,
+        title_conflict=title_conflict,
+        short_text=short,
+        short_conflict=short_conflict,
+        numbers_agree=_agree(numbers),
+        numbers_conflict=_conflict(numbers),
+        numbers_conflicts=float(numbers.conflicts) if numbers.a and numbers.b else None,
+        names_agree=_agree(names),
+        names_conflict=_conflict(names),
+        names_conflicts=float(names.conflicts) if names.a and names.b else None,
+        pictures=(None if not a.pictures or not b.pictures
+                  else float(nearest_picture(a, b, picture_bits) is not None)),
+        off_title=float(a.off_title + b.off_title),
+        char_bodies=float(a.char_shingles + b.char_shingles),
+    )
+
+
+def _short(a: str, b: str) -> tuple[float | None, float | None]:
+    """(edit similarity, the same when a replaced stretch is a number or name else 0)
+    of two keys; missing when either is empty."""
+    if not a or not b:
+        return None, None
+    found = compare_short(min(a, b), max(a, b))  # difflib's matching is not symmetric
+    return found.similarity, found.similarity if found.conflict else 0.0
+
+
+def _shared_keys(a: bytes, b: bytes) -> float | None:
+    if not a or not b:
+        return None
+    ka = set(np.frombuffer(a, dtype="<u4").tolist())
+    kb = set(np.frombuffer(b, dtype="<u4").tolist())
+    return len(ka & kb) / min(len(ka), len(kb))
+
+
+def _agree(contexts: Contexts) -> float | None:
+    if not contexts.a or not contexts.b:
+        return None
+    return (contexts.shared - contexts.conflicts) / min(contexts.a, contexts.b)
+
+
+def _conflict(contexts: Contexts) -> float | None:
+    if not contexts.a or not contexts.b:
+        return None
+    return contexts.conflicts / min(contexts.a, contexts.b)

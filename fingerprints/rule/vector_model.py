@@ -1,0 +1,363 @@
+"""The learned match model on the comparison vector (engine v4).
+
+A candidate pair's :class:`~fingerprints.rule.comparison.ComparisonVector` holds one
+continuous measure per comparison. The model puts each measure at a *level* by its cut
+points (``cuts``: level ``k`` is "at least ``cuts[k-1]``, below ``cuts[k]``") and adds,
+in bits as the rule's match model does:
+
+* the comparison's ``present`` weight when the measure exists (a missing measure —
+  no number on one side, no pictures — adds nothing: Splink's null level), and
+* one ``step`` per cut the measure reaches (the *cumulative* coding: level ``k`` adds
+  ``steps[0] + ... + steps[k-1]``).
+
+Each comparison declares the direction it may push (``direction``: +1 more of it never
+lowers the match weight, -1 never raises it, 0 free); a step against the direction is
+refused (:meth:`VectorModel.from_dict`) and never fitted (sign-constrained fit in
+:mod:`fingerprints.rule.vector_training`). So more containment never lowers a pair's
+probability and more conflicting names never raises it.
+
+Scoring is exact: every weight is a whole number of centibits (1/100 bit) and a pair's
+match weight is their integer sum, so online, batch and Spark compute the same number;
+the decision at a threshold is an integer comparison with the model's cut for that
+threshold (:meth:`VectorModel.cut`). The probability shown is calibrated: Platt's
+``scale * w + offset`` (bits) fitted on grouped folds, then ``1 / (1 + 2**-x)``.
+
+The model is data: versioned JSON (``kind: "vector"``), the shipped one in
+``data/vector_model.json`` (scripts: bench/vector_model.py ``--write``).
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from itertools import accumulate
+from typing import Any
+
+from fingerprints.rule.comparison import COMPARISONS, ComparisonVector
+from fingerprints.rule.match_model import probability
+
+KIND = "vector"
+SHIPPED = "vector_model.json"  # in fingerprints/rule/data/
+CENTIBITS = 100  # weights are whole numbers of 1/100 bit
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One comparison of the model: its declared direction, its cut points and weights
+    (bits)."""
+
+    name: str
+    direction: int  # +1, -1 or 0
+    cuts: tuple[float, ...]
+    present: float = 0.0
+    steps: tuple[float, ...] = ()
+    # the regime it applies in (VectorModel.regime_cuts: the smaller body's size), or
+    # -1 in every one: a title says another thing beside two long bodies than alone
+    regime: int = -1
+
+    @property
+    def key(self) -> str:
+        """``name`` or ``name@regime``: the spec's name in the JSON and the explanation."""
+        return self.name if self.regime < 0 else f"{self.name}@{self.regime}"
+
+    def level(self, value: float | None) -> int | None:
+        """The level of ``value``: how many cuts it reaches; None when missing."""
+        if value is None:
+            return None
+        return bisect_right(self.cuts, value)
+
+    def label(self, level: int | None) -> str:
+        if level is None:
+            return "missing"
+        if level == 0:
+            return f"< {self.cuts[0]:g}"
+        if level == len(self.cuts):
+            return f">= {self.cuts[-1]:g}"
+        return f"{self.cuts[level - 1]:g}-{self.cuts[level]:g}"
+
+
+# The schema a model starts from (bench/vector_model.py fits the shipped model on it).
+# Shares are cut finely where the rule's bounds lie; counts at the guards' counts.
+SHARES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+SIMILARITY = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+CONFLICT_SHARES = (0.01, 0.1, 0.2, 0.3, 0.5)
+DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("jaccard", 1, SHARES),
+    ("containment", 1, SHARES),
+    ("containment_of_longer", 1, SHARES),
+    ("length_ratio", 0, (0.1, 0.25, 0.5, 0.75, 0.9)),
+    ("smaller_shingles", 0, (1, 10, 30, 60, 120, 300)),
+    ("long_containment", 1, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
+    ("keys", 1, (0.05, 0.2, 0.4, 0.6, 0.8)),
+    ("title", 1, SIMILARITY),
+    ("title_conflict", -1, (0.5, 0.7, 0.8, 0.9)),
+    ("short_text", 1, (0.5, 0.7, 0.8, 0.9, 0.95)),
+    ("short_conflict", -1, (0.5, 0.7, 0.8, 0.9)),
+    ("numbers_agree", 1, (0.1, 0.25, 0.5, 0.75)),
+    ("numbers_conflict", -1, CONFLICT_SHARES),
+    ("numbers_conflicts", -1, (1, 2, 3, 5)),
+    ("names_agree", 1, (0.1, 0.25, 0.5, 0.75)),
+    ("names_conflict", -1, CONFLICT_SHARES),
+    ("names_conflicts", -1, (1, 2, 3, 5)),
+    ("pictures", 1, (1,)),
+    ("off_title", 0, (1, 2)),
+    ("char_bodies", 0, (1, 2)),
+)
+
+
+# no body, a short body, two long ones (the rule's short_shingles): what a title or a
+# shared number says differs between them
+REGIME_CUTS = (1, 30)
+
+
+@dataclass(frozen=True)
+class Contribution:
+    comparison: str
+    level: str  # the level's label ("0.6-0.7", "missing")
+    weight: float  # bits
+
+
+@dataclass(frozen=True)
+class VectorScore:
+    """A pair's match weight (exact, in centibits) and calibrated probability."""
+
+    model: str
+    centibits: int
+    probability: float
+    prior: float
+    weights: tuple[Contribution, ...]
+
+    @property
+    def match_weight(self) -> float:
+        return self.centibits / CENTIBITS
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form of the explanation (as ``Score.as_dict``, plus the probability)."""
+        return {"model": self.model, "prior": self.prior, "matchWeight": self.match_weight,
+                "probability": self.probability,
+                "weights": [{"comparison": w.comparison, "level": w.level, "weight": w.weight}
+                            for w in self.weights]}
+
+
+def _centi(value: float) -> int:
+    return int(round(value * CENTIBITS))
+
+
+@dataclass(frozen=True)
+class VectorModel:
+    """A versioned model on the comparison vector (hashable; JSON: :meth:`as_dict`)."""
+
+    version: str
+    prior: float
+    specs: tuple[Spec, ...]
+    scale: float = 1.0  # Platt calibration of the match weight: scale * w + offset, bits
+    offset: float = 0.0
+    description: str = ""
+    # the regimes: cut points on the smaller body's shingles (regime k: at least
+    # regime_cuts[k-1], below regime_cuts[k]); () one regime
+    regime_cuts: tuple[float, ...] = ()
+    # per spec: (the measure's place in the vector, its regime, its cuts, the centibits
+    # of each level: present, present + steps[0], ...)
+    _table: tuple[tuple[int, int, tuple[float, ...], tuple[int, ...]], ...] = field(
+        default=(), compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        unknown = sorted({s.name for s in self.specs} - set(COMPARISONS))
+        keys = [s.key for s in self.specs]
+        if unknown or len(set(keys)) != len(keys):
+            raise ValueError(f"unknown or repeated comparisons: {unknown or keys}")
+        if any(b <= a for a, b in zip(self.regime_cuts, self.regime_cuts[1:], strict=False)):
+            raise ValueError("regime cuts must be increasing")
+        if any(not -1 <= s.regime <= len(self.regime_cuts) for s in self.specs):
+            raise ValueError("a spec's regime must be -1 or one of the regimes")
+        for s in self.specs:
+            if s.direction not in (-1, 0, 1):
+                raise ValueError(f"{s.name}: direction must be -1, 0 or 1")
+            if not s.cuts or any(b <= a for a, b in zip(s.cuts, s.cuts[1:], strict=False)):
+                raise ValueError(f"{s.name}: cuts must be increasing")
+            if len(s.steps) != len(s.cuts):
+                raise ValueError(f"{s.name}: one step per cut")
+            if any(step * s.direction < 0 for step in s.steps):
+                raise ValueError(f"{s.name}: a step against the declared direction")
+            if any(abs(w) > 1000 for w in (s.present, *s.steps)):
+                raise ValueError(f"{s.name}: weights of at most 1000 bits")
+        if not self.scale > 0:
+            raise ValueError("the calibration's scale must be positive")
+        table = tuple((COMPARISONS.index(s.name), s.regime, s.cuts,
+                       tuple(accumulate((_centi(w) for w in s.steps), initial=_centi(s.present))))
+                      for s in self.specs)
+        object.__setattr__(self, "_table", table)
+
+    # --- scoring ---------------------------------------------------------------------
+
+    def levels(self, vector: ComparisonVector) -> tuple[int | None, ...]:
+        """Each spec's level on ``vector`` (None: missing, or another regime's)."""
+        values = vector.values()
+        regime = bisect_right(self.regime_cuts, vector.smaller_shingles)
+        out: list[int | None] = []
+        for i, r, cuts, _sums in self._table:
+            value = values[i]
+            out.append(None if value is None or r not in (-1, regime)
+                       else bisect_right(cuts, value))
+        return tuple(out)
+
+    def centibits(self, vector: ComparisonVector) -> int:
+        """The match weight in centibits: an integer sum (the same on every machine)."""
+        return self._centibits(self.levels(vector))
+
+    def _centibits(self, levels: tuple[int | None, ...]) -> int:
+        total = _centi(self.prior)
+        for (_i, _r, _c, sums), level in zip(self._table, levels, strict=True):
+            if level is not None:
+                total += sums[level]
+        return total
+
+    def calibrated(self, centibits: int) -> float:
+        """The calibrated probability of a match weight (centibits)."""
+        return probability(self.scale * centibits / CENTIBITS + self.offset)
+
+    def score(self, vector: ComparisonVector) -> VectorScore:
+        """The match weight, probability and every comparison's contribution."""
+        levels = self.levels(vector)
+        parts = tuple(Contribution(spec.key, spec.label(level),
+                                   0.0 if level is None else sums[level] / CENTIBITS)
+                      for (_i, _r, _c, sums), spec, level in zip(self._table, self.specs, levels,
+                                                                 strict=True))
+        total = self._centibits(levels)
+        return VectorScore(self.version, total, self.calibrated(total), self.prior, parts)
+
+    def cut(self, threshold: float) -> int:
+        """The smallest match weight (centibits) whose calibrated probability is at
+        least ``threshold``: a pair matches when its weight reaches it (an integer
+        comparison, the same as comparing the probability). Computed once per model and
+        threshold by bisection with :meth:`calibrated`; two processes could disagree
+        only if their C libraries' ``pow`` differed in the last bit exactly at a
+        threshold a weight's probability equals, which one build does not allow."""
+        return _cut(self, threshold)
+
+    def matches(self, vector: ComparisonVector, threshold: float) -> bool:
+        return self.centibits(vector) >= self.cut(threshold)
+
+    # --- data ------------------------------------------------------------------------
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": KIND, "version": self.version, "description": self.description,
+            "prior": self.prior,
+            "calibration": {"scale": self.scale, "offset": self.offset},
+            "regime_cuts": list(self.regime_cuts),
+            "comparisons": [{"name": s.name, "regime": s.regime, "direction": s.direction,
+                             "cuts": list(s.cuts), "present": s.present, "steps": list(s.steps)}
+                            for s in self.specs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> VectorModel:
+        try:
+            if data.get("kind") != KIND:
+                raise ValueError(f"not a {KIND} model: kind {data.get('kind')!r}")
+            specs = tuple(
+                Spec(str(c["name"]), int(c["direction"]), tuple(float(x) for x in c["cuts"]),
+                     float(c["present"]), tuple(float(x) for x in c["steps"]),
+                     int(c.get("regime", -1)))
+                for c in data["comparisons"])
+            calibration = data.get("calibration") or {}
+            return cls(str(data["version"]), float(data["prior"]), specs,
+                       float(calibration.get("scale", 1.0)),
+                       float(calibration.get("offset", 0.0)), str(data.get("description", "")),
+                       tuple(float(x) for x in data.get("regime_cuts", ())))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a vector model: {exc}") from exc
+
+    def to_json(self) -> str:
+        """:meth:`as_dict` as JSON, one comparison a line."""
+        data = self.as_dict()
+        comparisons = data.pop("comparisons")
+        head = json.dumps(data, indent=1, ensure_ascii=False)[:-2]  # without "\n}"
+        rows = ",\n  ".join(json.dumps(c, ensure_ascii=False) for c in comparisons)
+        return f'{head},\n "comparisons": [\n  {rows}\n ]\n}}\n'
+
+
+@lru_cache(maxsize=256)
+def _cut(model: VectorModel, threshold: float) -> int:
+    if threshold <= 0.0:
+        return -(1 << 62)
+    low, high = -(1 << 40), 1 << 40  # weights are at most 1000 bits a comparison
+    if model.calibrated(high) < threshold:
+        return high + 1
+    while low < high:  # the smallest s with calibrated(s) >= threshold (monotone in s)
+        mid = (low + high) // 2
+        if model.calibrated(mid) >= threshold:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def blank_model(version: str = "blank", schema: Sequence[tuple[str, int, tuple[float, ...]]]
+                = DEFAULT_SCHEMA, regime_cuts: Sequence[float] = REGIME_CUTS) -> VectorModel:
+    """Every weight 0 on ``schema``, each comparison once per regime: the prior of a
+    first fit."""
+    regimes = range(len(regime_cuts) + 1) if regime_cuts else (-1,)
+    return VectorModel(version, 0.0, tuple(
+        Spec(name, direction, tuple(float(c) for c in cuts), 0.0, (0.0,) * len(cuts), regime)
+        for regime in regimes for name, direction, cuts in schema),
+        regime_cuts=tuple(float(c) for c in regime_cuts))
+
+
+# vector-0: the engine-v2 rule's bounds written on the vector by hand, in bits (what
+# rule-1 is for the rule's levels): the prior the first fit is centred on, so that a
+# kind of pair the labels lack (two empty bodies under unrelated titles) is still
+# decided as the rule would. (regime, comparison) -> (present, {cut: step}); every other
+# weight 0. Regimes: 0 no body, 1 a short body, 2 two long ones.
+RULE_PRIOR = -10.0
+RULE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
+    # no body: the titles decide (title-only: >= 0.9 alike, no other number or name)
+    (0, "title"): (0.0, {0.9: 12.0}),
+    (0, "title_conflict"): (0.0, {0.9: -20.0}),
+    # a short body: near-identical shingles, or short texts >= 0.8 alike without another
+    # number or name (short-copy, short-edit)
+    (1, "jaccard"): (0.0, {0.9: 20.0}),
+    (1, "short_text"): (0.0, {0.8: 17.0}),
+    (1, "short_conflict"): (0.0, {0.8: -30.0}),
+    (1, "title"): (0.0, {0.9: 4.0}),
+    (1, "title_conflict"): (0.0, {0.8: -10.0}),
+    # two long bodies: copy (J >= 0.6 and C >= 0.8), contained (C >= 0.9), CJK
+    # partial copies (C >= 0.7; >= 0.6 without another number or name), under one
+    # headline less; the template guards
+    (2, "containment"): (0.0, {0.6: 9.0, 0.7: 3.0, 0.8: 4.0, 0.9: 4.0}),
+    (2, "jaccard"): (0.0, {0.3: 2.0, 0.6: 4.0}),
+    (2, "title"): (0.0, {0.9: 9.0}),
+    (2, "title_conflict"): (0.0, {0.8: -10.0}),
+    (2, "numbers_conflicts"): (0.0, {1: -3.0, 2: -10.0}),
+    (2, "names_conflicts"): (0.0, {1: -2.0, 2: -10.0}),
+    (1, "numbers_conflicts"): (0.0, {1: -10.0}),
+    (1, "names_conflicts"): (0.0, {1: -10.0}),
+}
+
+
+def rule_vector_model(version: str = "vector-0") -> VectorModel:
+    """vector-0: :data:`RULE_WEIGHTS` on the default schema and regimes."""
+    blank = blank_model(version)
+    specs = []
+    for s in blank.specs:
+        present, steps = RULE_WEIGHTS.get((s.regime, s.name), (0.0, {}))
+        unknown = set(steps) - set(s.cuts)
+        if unknown:
+            raise ValueError(f"{s.key}: {sorted(unknown)} is not a cut")
+        specs.append(replace(s, present=present,
+                             steps=tuple(steps.get(cut, 0.0) for cut in s.cuts)))
+    return replace(blank, prior=RULE_PRIOR, specs=tuple(specs),
+                   description="the engine-v2 rule's bounds on the vector, by hand")
+
+
+@lru_cache(maxsize=1)
+def shipped_vector_model() -> VectorModel:
+    """The model fitted to the project's labelled pairs (``data/vector_model.json``)."""
+    text = resources.files("fingerprints.rule").joinpath("data", SHIPPED).read_text(
+        encoding="utf-8")
+    return VectorModel.from_dict(json.loads(text))

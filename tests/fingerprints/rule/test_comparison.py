@@ -1,0 +1,126 @@
+"""The comparison vector: every comparison made for every pair, missing only where the
+data is, symmetric and the same from stored bytes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import combinations
+
+import pytest
+
+from fingerprints.rule import EngineConfig, Features, extract
+from fingerprints.rule.comparison import (
+    COMPARISONS,
+    ComparisonVector,
+    compare_pair,
+    context_counts,
+)
+from fingerprints.rule.decision import proposes
+from fingerprints.rule.sketch import _overlap_counts_py, overlap_counts
+from fingerprints.rule.verification import number_conflicts
+
+from ..texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
+
+ARTICLES = {
+    "story": ("国家统计局发布前两月工业数据", STORY),
+    "repost": ("前两月工业增加值增长6.8%", STORY_REPOST),
+    "cut": ("国家统计局发布前两月工业数据", STORY_CUT),
+    "other": ("市教育局部署春季开学工作", OTHER),
+    "bulletin-1": ("沪深两市3月5日收盘", BULLETIN_1),
+    "bulletin-2": ("沪深两市3月6日收盘", BULLETIN_2),
+    "english": ("Council expands bicycle lanes", ENGLISH),
+    "title-only": ("国家统计局发布前两月工业数据", ""),
+    "short": ("简讯", "本市今日气温回升。"),
+    "untitled": ("", "本市今日气温回升，市民外出踏青。"),
+}
+
+
+@pytest.fixture(scope="module")
+def features() -> dict[str, Features]:
+    out = {name: extract(title, body) for name, (title, body) in ARTICLES.items()}
+    out["pictured"] = replace(out["story"], pictures=(0x0123456789ABCDEF,))
+    out["pictured-too"] = replace(out["repost"], pictures=(0x0123456789ABCDEE,))
+    return out
+
+
+def _numbers(f: Features, names: bool = False) -> bool:
+    """Does ``f`` have numbers (names) in context?"""
+    return context_counts(f, f, names=names).a > 0
+
+
+def test_a_measure_is_missing_only_where_its_data_is(features: dict[str, Features]) -> None:
+    for (_na, a), (_nb, b) in combinations(features.items(), 2):
+        v = compare_pair(a, b)
+        bodies = a.sketch.shingles > 0 and b.sketch.shingles > 0
+        for name in ("jaccard", "containment", "containment_of_longer", "length_ratio"):
+            assert (getattr(v, name) is None) == (not bodies), (name, _na, _nb)
+        assert (v.title is None) == (not a.title_key or not b.title_key)
+        assert (v.title_conflict is None) == (v.title is None)
+        assert (v.short_text is None) == (not a.short_text or not b.short_text)
+        assert (v.keys is None) == (not a.keys or not b.keys)
+        for kind, names in (("numbers", False), ("names", True)):
+            present = _numbers(a, names) and _numbers(b, names)
+            for suffix in ("_agree", "_conflict", "_conflicts"):
+                assert (getattr(v, kind + suffix) is None) == (not present), (kind, _na, _nb)
+        assert (v.pictures is None) == (not a.pictures or not b.pictures)
+        assert v.smaller_shingles >= 0 and v.off_title in (0, 1, 2)
+        assert v.char_bodies in (0, 1, 2)
+        assert len(v.values()) == len(COMPARISONS)
+
+
+def test_every_comparison_is_made_whatever_the_others_say(features: dict[str, Features]
+                                                         ) -> None:
+    # a template the rule's walk would stop at (numbers differ) still has every measure
+    v = compare_pair(features["bulletin-1"], features["bulletin-2"])
+    assert v.numbers_conflicts is not None and v.numbers_conflicts > 0
+    assert v.numbers_conflict is not None and v.numbers_conflict > 0
+    assert None not in (v.jaccard, v.containment, v.title, v.keys)
+    # and two different stories too
+    other = compare_pair(features["story"], features["other"])
+    assert other.jaccard is not None and other.jaccard < 0.1
+    assert other.title is not None
+
+
+def test_the_measures_read_as_they_should(features: dict[str, Features]) -> None:
+    repost = compare_pair(features["story"], features["repost"])
+    assert repost.containment is not None and repost.containment > 0.9
+    assert repost.names_conflicts == 0 and repost.names_agree is not None
+    cut = compare_pair(features["cut"], features["story"])
+    assert cut.containment is not None and cut.containment > 0.95
+    assert cut.containment_of_longer is not None and cut.containment_of_longer < 0.85
+    assert cut.length_ratio is not None and cut.length_ratio < 0.85
+    assert cut.title == 1.0 and cut.title_conflict == 0.0
+    pictures = compare_pair(features["pictured"], features["pictured-too"])
+    assert pictures.pictures == 1.0
+    apart = compare_pair(features["pictured"],
+                         replace(features["repost"], pictures=(~0x0123456789ABCDEF & (2**64 - 1),)))
+    assert apart.pictures == 0.0
+
+
+def test_the_vector_is_symmetric_and_the_same_from_stored_bytes(
+        features: dict[str, Features]) -> None:
+    for a, b in combinations(features.values(), 2):
+        v = compare_pair(a, b)
+        assert v == compare_pair(b, a)
+        assert v == compare_pair(Features.from_bytes(a.to_bytes()),
+                                 Features.from_bytes(b.to_bytes()))
+
+
+def test_the_counts_are_the_kernels_and_the_references(features: dict[str, Features]) -> None:
+    for a, b in combinations(features.values(), 2):
+        assert overlap_counts(a.sketch, b.sketch) == _overlap_counts_py(a.sketch, b.sketch)
+        for names in (False, True):
+            contexts = context_counts(a, b, names=names)
+            assert (contexts.conflicts, contexts.shared) == number_conflicts(a, b, names=names)
+
+
+def test_the_candidate_search_proposes_a_repost_and_not_an_unrelated_story(
+        features: dict[str, Features]) -> None:
+    config = EngineConfig()
+    assert proposes(features["repost"], features["story"], config)
+    assert not proposes(features["english"], features["bulletin-1"], config)
+
+
+def test_a_vector_lists_its_fields_in_one_order() -> None:
+    assert COMPARISONS[0] == "jaccard" and "names_conflicts" in COMPARISONS
+    assert ComparisonVector.__dataclass_fields__.keys() == set(COMPARISONS)

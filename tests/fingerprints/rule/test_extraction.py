@@ -1,0 +1,77 @@
+"""Extraction (fingerprints/rule/extraction.py): (title, content) -> features; what moves
+a fingerprint and what does not, and how a crawled title is cut to its headline."""
+
+import pytest
+
+from fingerprints.rule import EngineConfig, extract, extract_many
+from fingerprints.rule.headline import split_title
+from fingerprints.rule.normalize import normalize
+
+from ..texts import BULLETIN_1, ENGLISH, OTHER, STORY, STORY_REPOST
+
+
+def test_extraction_is_deterministic_and_batchable() -> None:
+    one = extract("标题", STORY)
+    assert extract("标题", STORY) == one
+    assert extract_many([("标题", STORY), ("", OTHER)]) == [one, extract("", OTHER)]
+
+
+def test_html_and_full_width_forms_do_not_change_the_fingerprint() -> None:
+    plain = extract("", "国家统计局发布数据，工业增加值增长6.8%。")
+    marked = extract("", "<p>国家统计局发布数据，工业增加值增长６．８％。</p>&nbsp;")
+    assert plain.content_fp == marked.content_fp
+
+
+def test_batch_and_single_extraction_give_identical_features() -> None:
+    items = [("标题一", STORY), ("", OTHER), ("", ""), ("Council", ENGLISH), ("x", "短"),
+             ("", BULLETIN_1), ("（国际）标题", STORY_REPOST)]
+    assert extract_many(items, batch=3) == [extract(t, c) for t, c in items]
+
+
+def test_features_of_an_empty_article_are_empty() -> None:
+    features = extract("", "")
+    assert (features.title_fp, features.content_fp, features.token_count) == (0, 0, 0)
+
+
+def test_a_leading_column_tag_does_not_change_the_title_fingerprint() -> None:
+    plain = extract("突尼斯选出太极迷 中国功夫走红北非", STORY)
+    tagged = extract("（海外涉华）突尼斯选出太极迷 中国功夫走红北非", STORY)
+    assert plain.title_fp == tagged.title_fp != 0
+
+
+def test_stopwords_and_punctuation_do_not_move_the_fingerprint() -> None:
+    base = extract("", "国家统计局发布工业增加值数据 高技术制造业增长较快")
+    noisy = extract("", "国家统计局，发布了工业增加值的数据！高技术制造业增长较快。")
+    assert base.content_fp == noisy.content_fp
+
+
+def test_extra_stopwords_change_the_weights() -> None:
+    config = EngineConfig(extra_stopwords=frozenset({"统计局", "工业"}))
+    assert extract("", STORY, config).content_fp != extract("", STORY).content_fp
+
+
+@pytest.mark.parametrize(("title", "head", "site"), [
+    ("不好意思，你不配做深圳人!_搜狐汽车_搜狐网", "不好意思,你不配做深圳人!", "搜狐汽车 搜狐网"),
+    ("中国文艺网_书法志愿服务走进北京最美的乡村", "书法志愿服务走进北京最美的乡村", "中国文艺网"),
+    ("我国刑事诉讼证人出庭作证制度浅析 - 渭南市中级人民法院网",
+     "我国刑事诉讼证人出庭作证制度浅析", "渭南市中级人民法院网"),
+    # a site's name longer than a short headline is not taken for it
+    ("刘翔退役_凤凰网体育频道", "刘翔退役", "凤凰网体育频道"),
+    ("【视频】刘翔_凤凰网体育频道", "【视频】刘翔", "凤凰网体育频道"),
+    # a column's name in front of a headline twice its length
+    ("百姓声音_陕西镇安县扶贫局干部打人致伤无人处理_海角社区",
+     "陕西镇安县扶贫局干部打人致伤无人处理", "百姓声音 海角社区"),
+    ("2018年公务员考试职位表", "2018年公务员考试职位表", ""),  # no separator
+    ("2017-2019年脱贫攻坚公路工程", "2017-2019年脱贫攻坚公路工程", ""),  # a dash in it
+    ("choose hope over fear - kennedy", "choose hope over fear - kennedy", ""),  # English
+    ("___", "___", ""),
+])
+def test_a_crawled_title_is_cut_to_its_headline(title: str, head: str, site: str) -> None:
+    assert split_title(normalize(title)) == (head, site)
+
+
+def test_title_min_tokens_decides_which_titles_have_a_fingerprint() -> None:
+    title = "北京"  # one word that weighs
+    assert extract(title, STORY, EngineConfig()).title_fp == 0
+    assert extract(title, STORY, EngineConfig(title_min_tokens=1)).title_fp != 0
+    assert extract("北京 上海", STORY, EngineConfig()).title_fp != 0

@@ -304,6 +304,9 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                  [r["recall"] for r in report["proposed"]]),
             ], title=str(_("Held-out editors' decisions by match threshold")))
         if obj is not None:  # a version without a comparison (the upgrade's) shows these too
+            extra["editors"] = obj.report.get("editors") or []
+            extra["flags"] = obj.report.get("flags") or []
+            extra["without_editor"] = obj.report.get("withoutEditor")
             extra["weights"] = _weight_rows(obj)
             extra["bounds"] = _bound_rows(obj)
             extra["is_active"] = self.is_active(obj)

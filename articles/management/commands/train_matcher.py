@@ -64,6 +64,12 @@ class Command(BaseCommand):
         self.stdout.write("threshold  current P / R / F1     proposed P / R / F1")
         for cur, new in zip(report["current"], report["proposed"], strict=True):
             self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}")
+        for flag in report.get("flags", []):
+            self.stdout.write(f"Flagged: {flag}.")
+        if options["activate"] and report.get("flags"):
+            raise CommandError(f"{version.version} is flagged (one editor's decisions dominate "
+                               "it): check it in the admin and activate it there if it is "
+                               "right")
         if options["activate"]:
             apply_settings(activate(version))
             self.stdout.write(f"{version.version} is active.")

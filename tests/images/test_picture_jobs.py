@@ -3,9 +3,11 @@ waiting text jobs, and jobs that fail or are lost: their pictures never stay que
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
+from django.contrib.auth.models import User
 
 from articles.images import fetch as fetching
 from articles.images import jobs
@@ -69,6 +71,12 @@ def test_a_failing_picture_job_fails_its_pictures_and_shows_in_health(
         ("failed", "job_failed")] * 2
     health = client.get("/api/v1/health", **auth).json()
     assert health["pictureQueue"]["failedJobs"] == 1
+    client.force_login(User.objects.create_user("ops", password="pw-ops-123456",
+                                                is_staff=True))
+    ops = client.get("/ops/").content.decode()  # the images row: 1 failed
+    row = re.search(r'<th scope="row">images</th>(.*?)</tr>', ops, re.S)
+    assert row is not None
+    assert re.findall(r'<td class="num">([^<]*)</td>', row.group(1))[4] == "1"
 
 
 def test_pictures_of_a_lost_job_are_queued_again_once_then_failed(client, auth, redis_client,

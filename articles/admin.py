@@ -31,6 +31,8 @@ from articles.tuning import matcher, preview
 from articles.tuning.boilerplate import add_clause
 from articles.tuning.boilerplate import forget as forget_boilerplate
 from dedupsite import redis_store
+from fingerprints.rule.match_model import MatchModel
+from fingerprints.rule.vector_model import VectorModel
 
 
 @admin.register(ApiKey)
@@ -214,12 +216,12 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
 
     change_list_template = "admin/articles/matchmodelversion/change_list.html"
     change_form_template = "admin/articles/matchmodelversion/change_form.html"
-    list_display = ["version", "base", "trained_pairs", "held_out_pairs", "held_out_f1",
-                    "is_active", "created_at"]
-    readonly_fields = ["version", "how", "base", "trained_pairs", "held_out_pairs",
-                       "created_at", "created_by"]
-    fields = ("version", "how", "base", "trained_pairs", "held_out_pairs", "created_at",
-              "created_by")
+    list_display = ["version", "model_kind", "base", "trained_pairs", "held_out_pairs",
+                    "held_out_f1", "is_active", "created_at"]
+    readonly_fields = ["version", "model_kind", "how", "base", "trained_pairs",
+                       "held_out_pairs", "created_at", "created_by"]
+    fields = ("version", "model_kind", "how", "base", "trained_pairs", "held_out_pairs",
+              "created_at", "created_by")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -230,6 +232,11 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
         if at is None:
             return "—"
         return f"{at[0]['f1']:.3f} → {at[1]['f1']:.3f}"
+
+    @admin.display(description=_("kind"))
+    def model_kind(self, obj: MatchModelVersion) -> str:
+        return str(_("comparison vector (engine v4)") if obj.kind == "vector"
+                   else _("weights of the rule's levels (engine v3)"))
 
     @admin.display(description=_("how it was made"))
     def how(self, obj: MatchModelVersion) -> str:
@@ -261,7 +268,11 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                     "appears in this list when it is done (a few minutes for a few "
                     "thousand decisions)."))
                 return redirect(reverse("admin:articles_matchmodelversion_changelist"))
-            if request.POST.get("unlabelled"):
+            if request.POST.get("shipped_vector"):
+                version = matcher.shipped_vector_version()
+            elif request.POST.get("vector"):
+                version = matcher.train_vector(user=request.user)
+            elif request.POST.get("unlabelled"):
                 version = matcher.train_unlabelled(user=request.user)
             else:
                 version = matcher.train(user=request.user)
@@ -289,6 +300,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
         if obj is not None and obj.report.get("thresholds"):
             report = obj.report
             xs = [f"{t:g}" for t in report["thresholds"]]
+            extra["operating"] = all("merges" in row for row in report["current"])
             extra["comparison"] = [
                 {"threshold": t, "current": c, "proposed": p}
                 for t, c, p in zip(report["thresholds"], report["current"],
@@ -329,6 +341,8 @@ def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
 
     new = obj.model()
     base = active_config().model
+    if isinstance(new, VectorModel) or isinstance(base, VectorModel):
+        return _vector_weight_rows(new, base)
     return [{"comparison": c, "level": lvl, "base": base.weight(c, lvl), "new": w,
              "moved": abs(base.weight(c, lvl) - w) >= 0.5}
             for c, lvl, w in new.weights] + [
@@ -336,12 +350,40 @@ def _weight_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
          "moved": abs(base.prior - new.prior) >= 0.5}]
 
 
+def _vector_weight_rows(new: Any, base: Any) -> list[dict[str, Any]]:
+    """A vector version's weights, level by level (present plus the steps reached), and
+    the active model's for the same comparison, regime and cut points (else none)."""
+    def levels(model: Any) -> dict[tuple[str, str], float]:
+        if not isinstance(model, VectorModel):
+            return {}
+        out = {}
+        for spec in model.specs:
+            weight = spec.present
+            for level in range(len(spec.cuts) + 1):
+                out[(spec.key, spec.label(level))] = round(weight, 2)
+                if level < len(spec.cuts):
+                    weight += spec.steps[level]
+        return out
+
+    now, then = levels(new), levels(base)
+    rows = [{"comparison": key, "level": label, "base": then.get((key, label)), "new": w,
+             "moved": abs(then.get((key, label), w) - w) >= 0.5 or (key, label) not in then}
+            for (key, label), w in now.items()]
+    base_prior = base.prior if isinstance(base, VectorModel) else None
+    return rows + [{"comparison": "prior", "level": "", "base": base_prior, "new": new.prior,
+                    "moved": base_prior is None or abs(base_prior - new.prior) >= 0.5}]
+
+
 def _bound_rows(obj: MatchModelVersion) -> list[dict[str, Any]]:
-    """Each level bound in the active model and in this version."""
+    """Each level bound in the active model and in this version (a vector model has cut
+    points per comparison instead, in its weights)."""
     from articles.tuning.state import active_config
 
-    new = obj.model().bounds.as_dict()
-    base = active_config().model.bounds.as_dict()
+    model, active = obj.model(), active_config().model
+    if not isinstance(model, MatchModel) or not isinstance(active, MatchModel):
+        return []
+    new = model.bounds.as_dict()
+    base = active.bounds.as_dict()
     return [{"name": name, "base": base[name], "new": value, "moved": base[name] != value}
             for name, value in new.items()]
 

@@ -112,8 +112,18 @@ def run_plain_simhash(docs: Sequence[Doc]) -> dict[str, str]:
     return {doc.id: f"s{sets.find(i)}" for i, doc in enumerate(docs)}
 
 
+def run_engine_vector(docs: Sequence[Doc]) -> dict[str, str]:
+    """The engine deciding with the shipped model on the comparison vector (engine v4,
+    ``data/vector_model.json``) instead of the default rule-walk model."""
+    from fingerprints.rule import EngineConfig
+    from fingerprints.rule.vector_model import shipped_vector_model
+
+    return run_engine(docs, EngineConfig(model=shipped_vector_model()))
+
+
 METHODS = {
     "engine": run_engine,
+    "engine-vector": run_engine_vector,
     "minhash-lsh": run_minhash_lsh,
     "rensa-lsh": run_rensa_lsh,
     "simhash+jieba": run_plain_simhash,

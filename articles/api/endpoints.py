@@ -48,7 +48,7 @@ from articles.lib.conflicts import lock_conflict
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters, metrics
 from fingerprints.rule.normalize import has_text
-from fingerprints.rule.picture import NotAPicture, decode, phash
+from fingerprints.rule.picture import NotAPicture, decode, picture_hashes
 
 log = logging.getLogger(__name__)
 
@@ -451,11 +451,11 @@ def similar_pictures(request: HttpRequest, url: str = "") -> Any:
         ArticleIn._images([url])
     except ValueError as exc:
         raise ApiError(422, "invalid", f"url {exc}", {"url": [str(exc)]}) from None
-    value = lookup.read_picture_hash(url)
-    if value is None:
+    hashes = lookup.read_picture_hashes(url)
+    if not hashes:
         raise ApiError(404, "not_found", "no picture was read at this URL; POST the "
                        "picture's bytes to this address instead")
-    return lookup.pictures_like(value, reader=_key_of(request))
+    return lookup.pictures_like(hashes, reader=_key_of(request))
 
 
 #: the largest picture POST /v1/images/similar decodes: a 12-megapixel photo (4000 x 3000);
@@ -475,11 +475,11 @@ def similar_pictures_upload(request: HttpRequest) -> Any:
     if len(data) > limit:
         raise ApiError(413, "too_large", f"a picture is at most {limit} bytes")
     try:
-        value = phash(decode(data, max_pixels=SIMILAR_MAX_PIXELS))
+        hashes = picture_hashes(decode(data, max_pixels=SIMILAR_MAX_PIXELS)).all()
     except NotAPicture as exc:
         raise ApiError(422, "invalid", "the body is not a picture this service reads",
                        {"body": [exc.reason]}) from None
-    return lookup.pictures_like(value, reader=_key_of(request))
+    return lookup.pictures_like(hashes, reader=_key_of(request))
 
 
 @api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})

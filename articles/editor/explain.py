@@ -10,6 +10,11 @@ not styles), the labels are translated here.
 The JSON comes from the database: only known comparison and level names get a label;
 anything else is shown as its raw text (the template escapes it), and an explanation
 that is not the expected shape is no explanation.
+
+A model on the comparison vector (engine v4, ``"kind": "vector"``) explains *every*
+comparison of the vector: one step each, its level (the cut points the measure lies
+between, "missing" when one side has no data for it) and the measure itself; the
+probability is calibrated (the model's Platt scaling of the match weight).
 """
 
 from __future__ import annotations
@@ -58,6 +63,35 @@ LEVEL_LABELS: dict[tuple[str, str], Promise] = {
     ("pictures", "none-shared"): _("pictures: none shared"),
     ("pictures", "none-shared-short"): _("pictures: none shared (two short texts)"),
 }
+# The comparisons of the vector (fingerprints/rule/comparison.py: ComparisonVector); a
+# measure without a label here is shown by its field name.
+VECTOR_LABELS: dict[str, Promise] = {
+    "jaccard": _("body: shared text (Jaccard)"),
+    "containment": _("body: share of the shorter text inside the longer"),
+    "containment_of_longer": _("body: share of the longer text inside the shorter"),
+    "length_ratio": _("body: length ratio (shorter / longer)"),
+    "smaller_shingles": _("body: size of the shorter text (shingles; 0 for site chrome)"),
+    "long_containment": _("body: a real body inside the other (shorter one long enough)"),
+    "keys": _("shared clauses (share of the shorter's clause keys)"),
+    "title": _("title: similarity"),
+    "title_conflict": _("title: alike, but another number or name"),
+    "short_text": _("short texts: similarity"),
+    "short_conflict": _("short texts: alike, but another number or name"),
+    "numbers_agree": _("numbers in context: share agreeing"),
+    "numbers_conflict": _("numbers in context: share differing"),
+    "numbers_conflicts": _("numbers in context: how many differ"),
+    "names_agree": _("names in context: share agreeing"),
+    "names_conflict": _("names in context: share differing"),
+    "names_conflicts": _("names in context: how many differ"),
+    "pictures": _("pictures: a picture shared"),
+    "off_title": _("bodies that share no word with their title"),
+    "char_bodies": _("Chinese bodies (character shingles)"),
+}
+VECTOR_LEVELS: dict[str, Promise] = {
+    "missing": _("missing (no data on one side)"),
+    "unweighed": _("not weighed by this model"),
+}
+COMPARISON_AT_LEVEL = _("%(comparison)s: %(level)s")
 RULE_LABELS: dict[str, Promise] = {"url": _("same canonical URL (rule)")}
 PRIOR_LABEL = _("starting weight (before any comparison)")
 TOTAL_LABEL = _("match weight")
@@ -66,7 +100,9 @@ TOTAL_LABEL = _("match weight")
 # totals, PAD each side so that a bar at either end keeps its outline.
 BAR_WIDTH, PAD, BAR_HEIGHT = 200.0, 4.0, 14
 MIN_BAR = 2.0  # a weight of 0 still shows where its step stands
-MAX_STEPS = 20  # the model has five comparisons; more is not an explanation of ours
+# a vector model lists every comparison of the vector (twenty, and measures to come);
+# more is not an explanation of ours
+MAX_STEPS = 64
 
 
 @dataclass(frozen=True)
@@ -80,6 +116,7 @@ class Step:
     kind: str  # "prior", "up", "down", "zero" or "total": the bar's CSS class
     x: float  # the bar's left edge and width, SVG units
     width: float
+    measure: str = ""  # a vector comparison's measured value, as the page prints it
 
     @property
     def weight_text(self) -> str:
@@ -109,6 +146,7 @@ class Waterfall:
     ticks: tuple[Tick, ...]
     view_width: float = BAR_WIDTH + 2 * PAD
     bar_height: int = BAR_HEIGHT
+    calibrated: bool = False  # a vector model's: the probability is not 1 / (1 + 2**-w)
 
 
 @dataclass(frozen=True)
@@ -146,13 +184,30 @@ def level_label(comparison: str, level: str) -> str:
     return str(label) if label is not None else f"{comparison}: {level}"
 
 
+def vector_label(comparison: str, level: str) -> str:
+    """A vector comparison and its level in plain words (``containment: 0.6-0.7``);
+    unknown names as their raw text."""
+    name = VECTOR_LABELS.get(comparison)
+    shown = VECTOR_LEVELS.get(level)
+    return str(COMPARISON_AT_LEVEL % {"comparison": name if name is not None else comparison,
+                                      "level": shown if shown is not None else level})
+
+
+def measure_text(value: Any) -> str:
+    """A measure as the page prints it: three decimals, a count as a whole number."""
+    number = _number(value)
+    if number is None:
+        return ""
+    return f"{number:.0f}" if number.is_integer() and abs(number) >= 2 else f"{number:.3f}"
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
 
 
-def _levels(raw: Any) -> list[tuple[str, str, float]] | None:
+def _levels(raw: Any) -> list[tuple[str, str, float, str]] | None:
     if not isinstance(raw, list) or len(raw) > MAX_STEPS:
         return None
     levels = []
@@ -162,7 +217,8 @@ def _levels(raw: Any) -> list[tuple[str, str, float]] | None:
         weight = _number(item.get("weight"))
         if weight is None:
             return None
-        levels.append((str(item.get("comparison", "")), str(item.get("level", "")), weight))
+        levels.append((str(item.get("comparison", "")), str(item.get("level", "")), weight,
+                       measure_text(item.get("value"))))
     return levels
 
 
@@ -183,8 +239,9 @@ def explain(explanation: Any, stored_probability: float | None = None
     levels = _levels(explanation.get("weights"))
     if prior is None or levels is None:
         return None
+    vector = explanation.get("kind") == "vector"
     running = [0.0, prior]
-    for _comparison, _level, weight in levels:
+    for _comparison, _level, weight, _measure in levels:
         running.append(running[-1] + weight)
     total = running[-1]
     low, high = min(running), max(running)
@@ -193,22 +250,26 @@ def explain(explanation: Any, stored_probability: float | None = None
     def at(value: float) -> float:
         return round(PAD + (value - low) / span * BAR_WIDTH, 1)
 
-    def step(label: str, start: float, end: float, kind: str) -> Step:
+    def step(label: str, start: float, end: float, kind: str, measure: str = "") -> Step:
         left, right = sorted((at(start), at(end)))
         if right - left < MIN_BAR:
             left, right = left - MIN_BAR / 2, left + MIN_BAR / 2
-        return Step(label, end - start, start, end, kind, left, round(right - left, 1))
+        return Step(label, end - start, start, end, kind, left, round(right - left, 1),
+                    measure)
 
     def kind(weight: float) -> str:
         return "up" if weight > 0 else "down" if weight < 0 else "zero"
 
     steps = [step(str(PRIOR_LABEL), 0.0, prior, "prior")]
-    for (comparison, level, weight), start in zip(levels, running[1:], strict=False):
-        steps.append(step(level_label(comparison, level), start, start + weight, kind(weight)))
+    for (comparison, level, weight, measure), start in zip(levels, running[1:], strict=False):
+        words = vector_label(comparison, level) if vector else level_label(comparison, level)
+        steps.append(step(words, start, start + weight, kind(weight), measure))
     ticks = [Tick(at(low), bits(low), "start"), Tick(at(high), bits(high), "end")]
     if min(at(0.0) - at(low), at(high) - at(0.0)) >= 24:  # room for its label
         ticks.append(Tick(at(0.0), "0", "middle"))
-    shown = probability(total) if stored_probability is None else stored_probability
+    stated = _number(explanation.get("probability")) if vector else None
+    shown = (stored_probability if stored_probability is not None
+             else stated if stated is not None else probability(total))
     return Waterfall(
         model=str(explanation.get("model", "")),
         steps=tuple(steps),
@@ -216,4 +277,5 @@ def explain(explanation: Any, stored_probability: float | None = None
         probability=probability_text(shown),
         zero_x=at(0.0),
         ticks=tuple(ticks),
+        calibrated=vector,
     )

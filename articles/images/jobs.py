@@ -35,7 +35,7 @@ from articles.images import fetch
 from articles.images.thumbs import make_thumbnail
 from articles.models import Article, ArticleImage, ImageStatus
 from dedupsite import metrics, redis_store
-from fingerprints.rule.picture import NotAPicture, decode, phashes
+from fingerprints.rule.picture import NotAPicture, decode, picture_hashes
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def recover_lost(running_for_s: float = 2 * JOB_TIMEOUT_S, limit: int = 1000) ->
 def _read(image: ArticleImage, stop: Callable[[], bool]) -> str:
     known = ArticleImage.read_at(image.url).exclude(pk=image.pk).first()
     if known is not None:  # fetched for another article: the same picture
-        _done(image, known.final_url, known.content_hash, (known.phash, known.mirror_phash),
+        _done(image, known.final_url, known.content_hash, _hashes_of(known),
               known.width, known.height, bytes(known.thumbnail))
         return "known"
     try:
@@ -172,7 +172,7 @@ def _read(image: ArticleImage, stop: Callable[[], bool]) -> str:
         same = (ArticleImage.objects.filter(content_hash=digest, status=ImageStatus.READ)
                 .exclude(pk=image.pk).first())
         if same is not None:  # the same bytes under another URL: read once
-            _done(image, fetched.url, digest, (same.phash, same.mirror_phash), same.width,
+            _done(image, fetched.url, digest, _hashes_of(same), same.width,
                   same.height, bytes(same.thumbnail))
             return "known_bytes"
         picture = decode(fetched.data)
@@ -182,7 +182,7 @@ def _read(image: ArticleImage, stop: Callable[[], bool]) -> str:
         return _failed(image, exc.reason)
     except NotAPicture as exc:
         return _failed(image, exc.reason)
-    _done(image, fetched.url, digest, phashes(picture), picture.width, picture.height,
+    _done(image, fetched.url, digest, picture_hashes(picture).all(), picture.width, picture.height,
           _thumbnail(picture, image))
     return "read"
 
@@ -204,15 +204,22 @@ def _thumbnail(picture: Image.Image, image: ArticleImage) -> bytes:
         return b""
 
 
+def _hashes_of(known: ArticleImage) -> tuple[int | None, ...]:
+    """The hashes of a picture read before, column by column (None: not kept then)."""
+    return tuple(getattr(known, column) for column in ArticleImage.HASH_COLUMNS)
+
+
 def _done(image: ArticleImage, final_url: str, content_hash: str,
-          hashes: tuple[int | None, int | None], width: int | None, height: int | None,
+          hashes: tuple[int | None, ...], width: int | None, height: int | None,
           thumbnail: bytes = b"") -> None:
-    """Record a read picture: ``hashes`` = (its pHash, its mirror image's pHash)."""
+    """Record a read picture: ``hashes`` in the order of ``ArticleImage.HASH_COLUMNS`` (its
+    pHash, its mirror image's, its parts')."""
     image.status, image.reason = ImageStatus.READ, ""
     image.final_url, image.content_hash = final_url[:2048], content_hash
-    image.phash, image.mirror_phash = hashes
+    for column, value in zip(ArticleImage.HASH_COLUMNS, hashes, strict=True):
+        setattr(image, column, value)
     image.width, image.height, image.fetched_at = width, height, timezone.now()
     image.url_digest, image.thumbnail = ArticleImage.digest(image.url), thumbnail
-    image.save(update_fields=["status", "reason", "final_url", "content_hash", "phash",
-                              "mirror_phash", "width", "height", "fetched_at", "url_digest",
-                              "thumbnail"])
+    image.save(update_fields=["status", "reason", "final_url", "content_hash",
+                              *ArticleImage.HASH_COLUMNS, "width", "height", "fetched_at",
+                              "url_digest", "thumbnail"])

@@ -37,11 +37,12 @@ def shared_positions(pictures: Mapping[int, Sequence[ArticleImage]],
     article id -> position -> other article ids. Unread pictures share nothing."""
     if max_bits < 0:
         raise ValueError(f"max_bits must be 0 or more, not {max_bits}")
-    # each picture by its hash and by its mirror image's (a mirrored copy is shared too)
+    # each picture by all its hashes: its own, its mirror image's (a mirrored copy is
+    # shared too) and its parts' (a copy with a caption strip over it, a cropped copy)
     read = [(article_id, image.position, value)
             for article_id, images in pictures.items() for image in images
             if image.status == ImageStatus.READ and image.phash is not None
-            for value in (image.phash, image.mirror_phash) if value is not None]
+            for value in image.hashes()]
     if len(read) < 2:
         return {}
     owners = np.array([article_id for article_id, _position, _value in read], dtype=np.int64)

@@ -156,23 +156,29 @@ def _readable(reader: ApiKey | None, nid: str, owner_id: int | None) -> str:
     return nid if reader is None or reader.reads(owner_id) else ""
 
 
-def pictures_like(value: int, limit: int = 50, reader: ApiKey | None = None
+def pictures_like(hashes: Sequence[int], limit: int = 50, reader: ApiKey | None = None
                   ) -> dict[str, Any]:
-    """The docIds whose articles show a picture whose hash is within ``picture_bits`` of
-    ``value`` (GET/POST /api/v1/images/similar): the picture index of the window, and
-    MySQL for the identical hash beyond it; both hold each picture's mirror image's hash
-    too, so a mirrored copy is found. Closest first, then newest doc. Only the nids of
-    articles ``reader`` may read are listed (:meth:`ApiKey.reads`)."""
+    """The docIds whose articles show a picture one of whose hashes is within
+    ``picture_bits`` of one of ``hashes`` (a picture's hashes: its own first, then its
+    mirror image's and its regions', as ``picture_hashes(...).all()``; GET/POST
+    /api/v1/images/similar): the picture index of the window, and MySQL for the
+    identical hashes beyond it. Both hold every hash of each stored picture, so a
+    mirrored, captioned or cropped copy is found. Closest first, then newest doc. Only the
+    nids of articles ``reader`` may read are listed (:meth:`ApiKey.reads`)."""
+    value = hashes[0]
     config = active_config()
     indexes = Indexes.open(config, reindex.ensure_index())
-    distances: dict[int, int] = {
-        article_id: distance
-        for article_id, _fp, distance in indexes.pictures.query(value, config.picture_bits)
-        if distance <= config.picture_bits}
-    exact = ArticleImage.objects.filter(Q(phash=value) | Q(mirror_phash=value),
-                                        status=ImageStatus.READ)
-    for article_id in exact.values_list("article_id", flat=True)[:1000]:
-        distances.setdefault(article_id, 0)
+    distances: dict[int, int] = {}
+    for query in dict.fromkeys(hashes):
+        for article_id, _fp, distance in indexes.pictures.query(query, config.picture_bits):
+            if distance <= config.picture_bits:
+                distances[article_id] = min(distance, distances.get(article_id, 64))
+    exact = Q()
+    for column in ArticleImage.HASH_COLUMNS:
+        exact |= Q(**{f"{column}__in": list(hashes)})
+    for article_id in (ArticleImage.objects.filter(exact, status=ImageStatus.READ)
+                       .values_list("article_id", flat=True)[:1000]):
+        distances[article_id] = 0
     docs: dict[str, dict[str, Any]] = {}
     rows = (Article.objects.filter(pk__in=list(distances), status=ArticleStatus.DONE,
                                    doc__isnull=False)
@@ -191,8 +197,8 @@ def pictures_like(value: int, limit: int = 50, reader: ApiKey | None = None
             "more": max(0, len(ranked) - limit)}
 
 
-def read_picture_hash(url: str) -> int | None:
-    """The hash of the picture read at ``url`` (for any article), or None."""
-    value = (ArticleImage.read_at(url).filter(phash__isnull=False)
-             .values_list("phash", flat=True).first())
-    return None if value is None else int(value)
+def read_picture_hashes(url: str) -> tuple[int, ...]:
+    """The hashes of the picture read at ``url`` (for any article), its own first; empty
+    when none was read there."""
+    image = ArticleImage.read_at(url).filter(phash__isnull=False).first()
+    return () if image is None else image.hashes()

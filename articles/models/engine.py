@@ -91,9 +91,15 @@ class MatchModelVersion(models.Model):
         return self.version
 
     def model(self) -> Any:
-        from fingerprints.rule.match_model import MatchModel
+        from fingerprints.rule.config import model_from_dict
 
-        return MatchModel.from_dict(self.weights)
+        return model_from_dict(self.weights)
+
+    @property
+    def kind(self) -> str:
+        """``vector`` (engine v4: a model on the comparison vector) or ``levels`` (engine
+        v3: weights of the rule's levels)."""
+        return "vector" if self.weights.get("kind") == "vector" else "levels"
 
 
 class EngineSettings(models.Model):

@@ -30,6 +30,13 @@ class ArticleImage(models.Model):
     phash = UnsignedBigIntegerField(null=True, blank=True)
     # the hash of the picture mirrored left to right: a mirrored copy's phash is near it
     mirror_phash = UnsignedBigIntegerField(null=True, blank=True)
+    # the hashes of parts of the picture (fingerprints/rule/picture.py, REGIONS): a copy
+    # with a caption strip or a logo drawn over it, or cropped, is near one of them. None:
+    # read before they were kept (such a picture is compared by its two hashes above)
+    top_phash = UnsignedBigIntegerField(null=True, blank=True)
+    bottom_phash = UnsignedBigIntegerField(null=True, blank=True)
+    centre90_phash = UnsignedBigIntegerField(null=True, blank=True)
+    centre95_phash = UnsignedBigIntegerField(null=True, blank=True)
     width = models.PositiveIntegerField(null=True, blank=True)
     height = models.PositiveIntegerField(null=True, blank=True)
     fetched_at = models.DateTimeField(null=True, blank=True)
@@ -45,11 +52,28 @@ class ArticleImage(models.Model):
                                                name="articles_image_position")]
         indexes = [
             models.Index(fields=["phash"], name="articles_image_phash"),
+            # Stock pictures: the stories a hash was seen in, as any of a picture's hashes
+            # (articles/images/hashes.py, stock_pictures)
+            models.Index(fields=["mirror_phash"], name="articles_image_mirror"),
+            models.Index(fields=["top_phash"], name="articles_image_top"),
+            models.Index(fields=["bottom_phash"], name="articles_image_bottom"),
+            models.Index(fields=["centre90_phash"], name="articles_image_centre90"),
+            models.Index(fields=["centre95_phash"], name="articles_image_centre95"),
             # The picture job: has this URL been read for another article already?
             models.Index(fields=["url_digest"], name="articles_image_url_digest"),
             # ... or these bytes under another URL?
             models.Index(fields=["content_hash"], name="articles_image_content"),
         ]
+
+    #: the columns of :data:`fingerprints.rule.picture.REGIONS`' hashes, in its order
+    REGION_COLUMNS = ("top_phash", "bottom_phash", "centre90_phash", "centre95_phash")
+    #: every hash column: two pictures are one when a hash of one is near one of the other
+    HASH_COLUMNS = ("phash", "mirror_phash", *REGION_COLUMNS)
+
+    def hashes(self) -> tuple[int, ...]:
+        """The picture's hashes that were kept (:data:`HASH_COLUMNS`, None left out)."""
+        return tuple(int(v) for v in (getattr(self, c) for c in self.HASH_COLUMNS)
+                     if v is not None)
 
     @classmethod
     def read_at(cls, url: str) -> models.QuerySet[ArticleImage]:

@@ -10,6 +10,15 @@ active model; asked to, the level bounds too, by cross-validation on those pairs
 both models are scored on the held-out pairs, each at its own bounds, threshold by
 threshold: that comparison is what the admin reads before activating the new version.
 Activation is a settings change (a new settings version, no reindex).
+
+A *vector* version (engine v4: a model on the comparison vector,
+fingerprints/rule/vector_model.py) learns from the pairs the engine actually compared:
+for each article an editor's decision touched, the article against the member it was
+matched through and against its doc's anchor (as the decision found them), labelled by
+the editors' links between the two (a confirmed doc: one story). Not every member
+fanned out: a split writes a cannot-link to each member, but the engine compared only
+those two. Whole decisions are held out (by a hash of the decision), and the fit's
+calibration folds keep each decision whole too (:func:`train_vector`).
 """
 
 from __future__ import annotations
@@ -22,12 +31,22 @@ import mmh3
 from django.db import transaction
 from django.utils import timezone
 
-from articles.models import Article, EditorLink, EngineSettings, LinkKind, MatchModelVersion
+from articles.models import (
+    Article,
+    Decision,
+    EditorLink,
+    EngineSettings,
+    LinkKind,
+    MatchedBy,
+    MatchModelVersion,
+)
 from articles.tuning import editor_audit
 from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
 from fingerprints.batch.replay import Item, Replayer
 from fingerprints.rule import EngineConfig, Features
+from fingerprints.rule.comparison import compare_pair
+from fingerprints.rule.decision import proposes
 from fingerprints.rule.match_model import MatchModel
 from fingerprints.rule.match_training import (
     FOLDS,
@@ -41,6 +60,11 @@ from fingerprints.rule.match_training import (
     precision_recall,
     scores,
 )
+from fingerprints.rule.vector_model import VectorModel, shipped_vector_model
+from fingerprints.rule.vector_training import STRENGTH as VECTOR_STRENGTH
+from fingerprints.rule.vector_training import VectorExample
+from fingerprints.rule.vector_training import train as fit_vector
+from fingerprints.rule.verification import verify
 
 HELD_OUT = 5  # one labelled pair in this many is kept out of the fit
 MIN_EACH = 10  # pairs of each kind (one story / not) the fit needs among the rest
@@ -92,9 +116,11 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
     decisions fitted on (match_training.fit_bounds); else the active model's stay.
     Raises :class:`NotEnoughLabels`."""
     config = active_config()
+    current = config.model
+    if not isinstance(current, MatchModel):
+        raise NotEnoughLabels("the active model is a vector model: fit a vector version")
     pairs = editor_pairs(config)
     train_on = _enough([p for p in pairs if not p.held_out])
-    current = config.model
     description = f"fitted to {len(train_on)} editors' decisions from {current.version}"
     if bounds:
         proposed, moves = fit_bounds(
@@ -154,6 +180,8 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
         raise NotEnoughLabels(f"{len(pairs)} candidate pairs among the {len(rows)} most "
                               f"recent articles; at least {MIN_PAIRS} are needed")
     current = config.model
+    if not isinstance(current, MatchModel):
+        raise NotEnoughLabels("the active model is a vector model: fit a vector version")
     proposed = estimate(pairs, current, _next_version(), description=(
         f"estimated without labels (EM) from {len(pairs)} candidate pairs of "
         f"{len(rows)} recent articles"))
@@ -184,6 +212,141 @@ def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trai
         version=proposed.version, base=current.version, weights=proposed.as_dict(),
         trained_pairs=trained, held_out_pairs=len(held), report=report,
         created_by=user if getattr(user, "pk", None) else None)
+
+
+# --- vector versions (engine v4) -----------------------------------------------------
+
+COMPARED_BY_ENGINE = (MatchedBy.TITLE, MatchedBy.CONTENT, MatchedBy.PICTURE)
+
+
+@dataclass(frozen=True)
+class ComparedPair:
+    """An editors' label on a pair the engine compared: its two articles' features,
+    the label, and the decision it came from (held out and folded whole)."""
+
+    nids: tuple[str, str]
+    a: Features
+    b: Features
+    match: bool
+    decision: int
+
+    @property
+    def held_out(self) -> bool:
+        return decision_held_out(self.decision)
+
+
+def decision_held_out(decision: int) -> bool:
+    """One decision in :data:`HELD_OUT`, by a hash of its id: all its pairs together."""
+    return mmh3.hash(f"decision|{decision}", signed=False) % HELD_OUT == 0
+
+
+def compared_pairs() -> list[ComparedPair]:
+    """The pairs the engine compared that the editors' decisions label (the module's
+    docstring), one per pair of articles: the latest decision's. A pair is labelled by
+    the editors' link between its two articles, or, in a doc an editor confirmed, as one
+    story; a pair without either is not labelled."""
+    links = {(a, b): kind == LinkKind.MUST
+             for kind, a, b in EditorLink.objects.values_list("kind", "nid_a", "nid_b")}
+    found: dict[tuple[int, int], tuple[int, bool]] = {}  # article pks -> (decision, confirm)
+    for pk, action, before in (Decision.objects.filter(undone_at__isnull=True)
+                               .order_by("pk").values_list("pk", "action", "before")):
+        articles = (before or {}).get("articles") or {}
+        docs = (before or {}).get("docs") or {}
+        for article, state in articles.items():
+            if state.get("matched_by") not in COMPARED_BY_ENGINE:
+                continue  # placed by an editor or by its URL: the engine weighed nothing
+            anchor = (docs.get(str(state.get("doc_id"))) or {}).get("anchor_id")
+            for other in {state.get("matched_article_id"), anchor} - {None, int(article)}:
+                confirmed = action == "confirm" and str(other) in articles
+                found[(int(article), int(other))] = (pk, confirmed)
+    pks = {pk for pair in found for pk in pair}
+    rows = {pk: (nid, data) for pk, nid, data in Article.objects.filter(
+        pk__in=pks, features__isnull=False).values_list("pk", "nid", "features")}
+    out: dict[tuple[str, str], ComparedPair] = {}
+    for (x, y), (decision, confirmed) in found.items():
+        if x not in rows or y not in rows:
+            continue
+        nids = EditorLink.ordered(rows[x][0], rows[y][0])
+        label = links.get(nids, True if confirmed else None)
+        if label is None:
+            continue
+        out[nids] = ComparedPair(nids, Features.from_bytes(bytes(rows[x][1] or b"")),
+                                 Features.from_bytes(bytes(rows[y][1] or b"")), label, decision)
+    return list(out.values())
+
+
+def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
+                 ) -> MatchModelVersion:
+    """Fit a vector version to the pairs the engine compared (:func:`compared_pairs`),
+    the prior centred on the active model when it is a vector model, else on the
+    shipped one; calibrated on folds that keep each decision whole; compared with the
+    active model on the decisions held out. Not active until :func:`activate`. Raises
+    :class:`NotEnoughLabels`."""
+    config = active_config()
+    pairs = compared_pairs()
+    train_on = [p for p in pairs if not p.held_out]
+    matches = sum(1 for p in train_on if p.match)
+    if min(matches, len(train_on) - matches) < MIN_EACH:
+        raise NotEnoughLabels(
+            f"{matches} compared pairs confirmed as one story and {len(train_on) - matches} "
+            f"split among the {len(train_on)} to fit on; at least {MIN_EACH} of each are "
+            "needed")
+    start = config.model if isinstance(config.model, VectorModel) else shipped_vector_model()
+    examples = [VectorExample(compare_pair(p.a, p.b, picture_bits=config.picture_bits),
+                              p.match) for p in train_on]
+    proposed = fit_vector(
+        examples, [p.decision for p in train_on], start, _next_version(), strength=strength,
+        description=(f"fitted to {len(train_on)} pairs the engine compared, from "
+                     f"{len({p.decision for p in train_on})} editors' decisions, from "
+                     f"{start.version}"))
+    held = [p for p in pairs if p.held_out]
+    cfg = replace(config, model=proposed)
+    report = operating_points(
+        [(p.a, p.b, p.match) for p in held], config, cfg)
+    return MatchModelVersion.objects.create(
+        version=proposed.version, base=start.version, weights=proposed.as_dict(),
+        trained_pairs=len(train_on), held_out_pairs=len(held), report=report,
+        created_by=user if getattr(user, "pk", None) else None)
+
+
+def shipped_vector_version() -> MatchModelVersion:
+    """The shipped vector model (``data/vector_model.json``) as a version an admin can
+    compare and activate; made once (by its version name)."""
+    model = shipped_vector_model()
+    version, _created = MatchModelVersion.objects.get_or_create(
+        version=model.version, defaults={"base": "vector-0", "weights": model.as_dict()})
+    return version
+
+
+def operating_points(held: list[tuple[Features, Features, bool]], current: EngineConfig,
+                     proposed: EngineConfig) -> dict[str, Any]:
+    """The operating-point table of the active and the proposed configuration on the
+    ``held`` pairs, threshold by threshold: precision, recall, F1, *merges* (pairs
+    merged) and *review* (merged below ``anchorless_threshold``, short of near-certain:
+    the pairs an editor would look at). A pair the candidate search would not propose
+    (:func:`~fingerprints.rule.decision.proposes`, either way) is never merged: a miss
+    when it is one story."""
+    thresholds = sorted({*THRESHOLDS, current.match_threshold})
+
+    def scored(config: EngineConfig) -> list[tuple[float, bool]]:
+        out = []
+        for a, b, match in held:
+            found = proposes(a, b, config) or proposes(b, a, config)
+            out.append((verify(a, b, config).probability if found else -1.0, match))
+        return out
+
+    def rows(config: EngineConfig) -> list[dict[str, Any]]:
+        pairs = scored(config)
+        out = []
+        for t in thresholds:
+            row = precision_recall(pairs, t)
+            row["merges"] = sum(1 for p, _m in pairs if p >= t)
+            row["review"] = sum(1 for p, _m in pairs if t <= p < config.anchorless_threshold)
+            out.append(row)
+        return out
+
+    return {"thresholds": thresholds, "current": rows(current), "proposed": rows(proposed),
+            "threshold": current.match_threshold, "grouped": "decision"}
 
 
 def _next_version() -> str:

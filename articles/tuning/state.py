@@ -22,6 +22,7 @@ from typing import Any
 
 from fingerprints.rule import EngineConfig
 from fingerprints.rule.bounds import Bounds
+from fingerprints.rule.config import model_from_dict
 from fingerprints.rule.match_model import MatchModel, starting_model
 
 BOUND_NAMES = frozenset(f.name for f in dataclasses.fields(Bounds))
@@ -47,10 +48,10 @@ def config_from_json(data: dict[str, Any]) -> EngineConfig:
         values["extra_stopwords"] = frozenset(values["extra_stopwords"])
     if "user_words" in values:
         values["user_words"] = tuple(tuple(w) for w in values["user_words"])
-    model = (MatchModel.from_dict(values["model"]) if "model" in values  # absent before
+    model = (model_from_dict(values["model"]) if "model" in values  # absent before
              else starting_model())  # the match model
     legacy = {k: v for k, v in data.items() if k in BOUND_NAMES}
-    if legacy and "bounds" not in data.get("model", {}):
+    if isinstance(model, MatchModel) and legacy and "bounds" not in data.get("model", {}):
         model = dataclasses.replace(model, bounds=dataclasses.replace(model.bounds, **legacy))
     values["model"] = model
     return EngineConfig(**values)

@@ -9,6 +9,7 @@ fields are the page's descriptions; docs/results/log.md has the runs that chose 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
@@ -16,12 +17,16 @@ from fingerprints.rule.blocks import MAX_K
 from fingerprints.rule.bounds import Bounds
 from fingerprints.rule.match_model import MatchModel, starting_model
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
+from fingerprints.rule.vector_model import KIND as VECTOR_KIND
+from fingerprints.rule.vector_model import VectorModel
+
+DEFAULT_BOUNDS = Bounds()
 
 # The picture index's largest pigeonhole k: every picture within this many bits is
 # found; farther ones (up to picture_bits) when they share a block. A larger k reads
 # far more records per lookup (k + 1 blocks of 64 / (k + 1) bits):
 # docs/results/images.md, "Index reach", chose it.
-PICTURE_INDEX_K = 5
+PICTURE_INDEX_K = 4
 
 FINGERPRINT: Final = "fingerprint"  # stored features depend on it: rebuild_index --recompute
 LAYOUT: Final = "layout"  # the index's block layout depends on it: a new index generation
@@ -71,14 +76,15 @@ class EngineConfig:
     # Stored features keep the boilerplate known when they were made: no reindex.
     boilerplate_min_docs: int = 5
     # --- pictures (Features.pictures: 64-bit perceptual hashes; docs/engine.md) ---
-    # two pictures are one when their hashes differ in at most this many bits
-    # (docs/results/images.md chose it). The picture index finds every picture within
-    # picture_k bits, and those within picture_bits that share one of its blocks.
-    # 0: only identical hashes. A picture seen in
-    # boilerplate_min_docs stories (docIds) or more is stock (a logo, a banner, a default
-    # thumbnail): no evidence for or against any pair. A change that moves picture_k
-    # (below PICTURE_INDEX_K bits) changes the picture index's layout: a reindex.
-    picture_bits: int = 10
+    # two pictures are one when a hash of one (of the picture, its mirror image or a part
+    # of it: fingerprints/rule/picture.py, REGIONS) differs from a hash of the other in at
+    # most this many bits (docs/results/images.md chose it). The picture index finds
+    # every picture within picture_k bits, and those within picture_bits that share one of
+    # its blocks. 0: only identical hashes. A picture seen in boilerplate_min_docs
+    # stories (docIds) or more is stock (a logo, a banner, a default thumbnail): no
+    # evidence for or against any pair. A change that moves picture_k (below
+    # PICTURE_INDEX_K bits) changes the picture index's layout: a reindex.
+    picture_bits: int = 8
     # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
     # a pair matches when its match probability under ``model`` is at least this, in
     # every language: raising it never adds a match, lowering it never removes one.
@@ -91,8 +97,10 @@ class EngineConfig:
     anchorless_threshold: float = 0.99
     # the weights of the comparisons' levels and the bounds where the levels begin
     # (fingerprints/rule/bounds.py; data: data/match_model.json or a model fitted by
-    # train_matcher). Applies to the next lookup.
-    model: MatchModel = field(default_factory=starting_model)
+    # train_matcher), or a model on the comparison vector (engine v4:
+    # fingerprints/rule/vector_model.py; data/vector_model.json). Applies to the next
+    # lookup.
+    model: MatchModel | VectorModel = field(default_factory=starting_model)
 
     def __post_init__(self) -> None:
         for name, top in (("k", MAX_K), ("title_k", MAX_K), ("picture_bits", 32)):
@@ -132,12 +140,22 @@ class EngineConfig:
         return min(self.picture_bits, PICTURE_INDEX_K)
 
     @property
+    def vector(self) -> VectorModel | None:
+        """The model when it is one on the comparison vector (engine v4), else None."""
+        return self.model if isinstance(self.model, VectorModel) else None
+
+    @property
     def bounds(self) -> Bounds:
-        """Where the model's levels begin: ``model.bounds``."""
+        """Where the model's levels begin: ``model.bounds`` (a vector model has cut
+        points of its own: the rule's defaults, which only the rule reads)."""
+        if isinstance(self.model, VectorModel):
+            return DEFAULT_BOUNDS
         return self.model.bounds
 
     def with_bounds(self, **values: Any) -> EngineConfig:
         """This configuration with some of its model's level bounds moved."""
+        if isinstance(self.model, VectorModel):
+            raise ValueError("a vector model has no level bounds: its cut points are data")
         model = replace(self.model, bounds=replace(self.model.bounds, **values))
         return replace(self, model=model)
 
@@ -151,6 +169,14 @@ class EngineConfig:
         reindex between them (articles/tuning/state.py: ``needs_reindex``)."""
         return (*(getattr(self, f.name) for f in fields(self) if kind_of(f.name) != DECISION),
                 self.picture_k)
+
+
+def model_from_dict(data: Mapping[str, Any]) -> MatchModel | VectorModel:
+    """A match model from its JSON: a model on the comparison vector (``"kind":
+    "vector"``, engine v4) or weights of the rule's levels (engine v3)."""
+    if data.get("kind") == VECTOR_KIND:
+        return VectorModel.from_dict(data)
+    return MatchModel.from_dict(data)
 
 
 def kind_of(name: str) -> str:

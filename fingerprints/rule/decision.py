@@ -17,6 +17,7 @@ from fingerprints.rule.match_model import Score
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.probes import block_masks, content_probes, content_reach
 from fingerprints.rule.simhash import hamming
+from fingerprints.rule.vector_model import VectorScore
 from fingerprints.rule.verification import Verification, verify, verify_text
 
 _RULES = ("title", "content", "picture")  # in the order decide tries them
@@ -46,7 +47,7 @@ class Match:
     containment: float = 0.0
     reason: str = ""
     # the verification's comparisons and match weights (the anchor's, as similarity)
-    score: Score | None = None
+    score: Score | VectorScore | None = None
 
     @property
     def probability(self) -> float | None:

@@ -57,18 +57,26 @@ move the line between them in the order of the weights.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, fields, replace
 from difflib import SequenceMatcher
+from typing import Any
 
-from fingerprints.rule.comparison import context_counts
+from fingerprints.rule.comparison import (
+    COMPARISONS,
+    ComparisonVector,
+    compare_pair,
+    context_counts,
+)
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.match_model import Score
+from fingerprints.rule.match_model import MatchModel, Score
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
+from fingerprints.rule.vector_model import Contribution, VectorModel, VectorScore
 
 
 @dataclass(frozen=True)
@@ -78,8 +86,9 @@ class Verification:
     containment: float  # estimated share of the smaller text found in the larger
     distance: int  # Hamming distance of the content fingerprints
     reason: str  # "copy", "contained", or why it was rejected
-    # the comparisons made, their levels and weights (fingerprints/rule/match_model.py)
-    score: Score | None = None
+    # the comparisons made, their levels and weights (fingerprints/rule/match_model.py;
+    # with a vector model every comparison of the vector: VectorExplanation)
+    score: Score | VectorScore | None = None
 
     @property
     def probability(self) -> float:
@@ -134,6 +143,8 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
        that the title-only or short-text rules accepted stays apart when the two share
        no picture: item (3) and item (4) of a photo series under one caption.
     """
+    if isinstance(config.model, VectorModel):
+        return verify_vector(a, b, config, config.model)
     distance, ov, path = _walk(a, b, config)
     if a.pictures and b.pictures:
         path.levels.append(("pictures", _picture_level(a, b, config)))
@@ -141,8 +152,77 @@ def verify(a: Features, b: Features, config: EngineConfig) -> Verification:
 
 
 def verify_text(a: Features, b: Features, config: EngineConfig) -> Verification:
-    """Rules 1-5 of the module's docstring: the texts alone."""
+    """Rules 1-5 of the module's docstring: the texts alone (with a vector model: its
+    vector without the pictures)."""
+    if isinstance(config.model, VectorModel):
+        return verify_vector(a, b, config, config.model, pictures=False)
     return _judged(*_walk(a, b, config), config)
+
+
+@dataclass(frozen=True)
+class VectorExplanation(VectorScore):
+    """A vector model's score of a pair, explained comparison by comparison: ``weights``
+    holds one :class:`Contribution` for *every* comparison of the vector (in its
+    order), the weight of the spec in force for the pair's regime (0 for a missing
+    measure or one the model does not weigh); ``values`` the measures themselves."""
+
+    regime: int
+    values: tuple[float | None, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        data = super().as_dict()
+        data["kind"] = "vector"
+        data["regime"] = self.regime
+        for item, value in zip(data["weights"], self.values, strict=True):
+            item["value"] = None if value is None else round(value, 4)
+        return data
+
+
+UNWEIGHED = "unweighed"  # a comparison the model has no spec for in the pair's regime
+
+
+def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplanation:
+    """``model``'s score of ``vector`` with one contribution per comparison: the specs
+    are read generically, so a measure added to the vector is listed (``unweighed``
+    until a model weighs it)."""
+    scored = model.score(vector)
+    regime = bisect_right(model.regime_cuts, vector.smaller_shingles)
+    in_force: dict[str, Contribution] = {}
+    for spec, part in zip(model.specs, scored.weights, strict=True):
+        if spec.regime in (-1, regime):
+            found = in_force.get(spec.name)
+            # two specs of one comparison in force (every regime's and this one's): one line
+            in_force[spec.name] = part if found is None else Contribution(
+                spec.name, found.level, found.weight + part.weight)
+    parts = tuple(
+        replace(in_force[name], comparison=name) if name in in_force
+        else Contribution(name, UNWEIGHED, 0.0) for name in COMPARISONS)
+    return VectorExplanation(scored.model, scored.centibits, scored.probability, scored.prior,
+                             parts, regime, vector.values())
+
+
+def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorModel, *,
+                  pictures: bool = True) -> Verification:
+    """Engine v4: every comparison of the pair (:func:`compare_pair`, no short-circuit),
+    scored by ``model``; the pair matches when its integer match weight reaches the
+    model's cut for ``config.match_threshold`` (the same integers online, in batch and
+    on Spark). ``pictures=False``: the texts alone (the pictures measure missing)."""
+    vector = compare_pair(a, b, picture_bits=config.picture_bits)
+    if not pictures and any(f.name == "pictures" for f in fields(vector)):
+        vector = replace(vector, pictures=None)
+    score = explain_vector(model, vector)
+    ok = score.centibits >= model.cut(config.match_threshold)
+    return Verification(ok, vector.jaccard or 0.0, vector.containment or 0.0,
+                        hamming(a.content_fp, b.content_fp), _vector_reason(score, ok), score)
+
+
+def _vector_reason(score: VectorExplanation, ok: bool) -> str:
+    """The comparison that pushed hardest the way the pair was decided."""
+    side = [w for w in score.weights if (w.weight > 0 if ok else w.weight < 0)]
+    if not side:
+        return "match weight" if ok else "below match threshold"
+    top = max(side, key=lambda w: abs(w.weight))
+    return f"{'match' if ok else 'no match'}: {top.comparison} {top.level}"
 
 
 def _picture_level(a: Features, b: Features, config: EngineConfig) -> str:
@@ -158,6 +238,8 @@ def _picture_level(a: Features, b: Features, config: EngineConfig) -> str:
 def _judged(distance: int, ov: Overlap, path: _Path, config: EngineConfig) -> Verification:
     """The pair's verification: its match probability under ``config.model`` against
     ``config.match_threshold``; the reason is the rule's, or what the model changed."""
+    if not isinstance(config.model, MatchModel):
+        raise TypeError("the rule's walk is scored by a model of its levels")
     score = config.model.score(path.levels)
     ok = score.probability >= config.match_threshold
     reason = path.reason

@@ -409,6 +409,39 @@ def test_cluster_waterfall_screenshot(page, live_server, sample, editor, languag
     members.screenshot(path=str(OUT / f"cluster-waterfall-{language}.png"))
 
 
+@pytest.fixture
+def vector_engine(transactional_db):
+    """The shipped model on the comparison vector (engine v4), added and activated as an
+    admin does, before the sample is posted."""
+    from articles.index.reindex import apply_settings
+    from articles.tuning import matcher
+
+    apply_settings(matcher.activate(matcher.shipped_vector_version()))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_cluster_vector_waterfall_screenshot(page, live_server, vector_engine, sample, editor,
+                                             language):
+    """The waterfall of a member the vector model placed: every comparison of the
+    vector, its level, measure and weight, and the calibrated probability."""
+    from fingerprints.rule.comparison import COMPARISONS
+
+    _chinese(page, live_server, language)
+    scored = [a for a in Article.objects.filter(doc=sample)
+              if isinstance(a.match_explanation, dict)
+              and a.match_explanation.get("kind") == "vector"]
+    assert scored, "no member of the sample's cluster was scored by the vector model"
+    member = min(scored, key=lambda a: a.nid)
+    log_in(page, "editor", f"/clusters/{sample.doc_id}/")
+    why = page.locator(f'tr.member-row[data-nid="{member.nid}"] details.why')
+    why.locator("summary").click()
+    table = why.locator("table.waterfall")
+    expect(table).to_be_visible()
+    expect(table.locator("tbody tr.step")).to_have_count(1 + len(COMPARISONS))
+    OUT.mkdir(parents=True, exist_ok=True)
+    why.screenshot(path=str(OUT / f"cluster-vector-waterfall-{language}.png"))
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_match_model_version_screenshot(page, live_server, sample, editor, language):
     """A proposed match model version before activation: the held-out comparison, the

@@ -338,3 +338,64 @@ def test_probabilities_are_never_rounded_to_a_certainty():
     assert probability_text(probability(-70)) == "< 0.00001"
     assert probability_text(probability(0)) == "0.50000"
     assert probability_text(1.0) == "1"
+
+
+@pytest.fixture
+def vector_doc(client, auth, run_worker):
+    """The same copy, decided by the shipped model on the comparison vector (engine v4),
+    activated as an admin would: its version added, then activated."""
+    from articles.index.reindex import apply_settings
+    from articles.models import Article
+    from articles.tuning import matcher
+
+    apply_settings(matcher.activate(matcher.shipped_vector_version()))
+    post(client, auth, SAMPLE["riverside-orig"])
+    run_worker()
+    post(client, auth, SAMPLE["riverside-repost-1"])
+    run_worker()
+    User.objects.create_user("viewer", password="pw-12345-long", is_staff=True)
+    client.login(username="viewer", password="pw-12345-long")
+    founder = Article.objects.get(nid="riverside-orig")
+    assert Article.objects.get(nid="riverside-repost-1").doc_id == founder.doc_id
+    return founder.doc
+
+
+def test_a_vector_model_shows_every_comparison_of_the_vector(client, vector_doc):
+    from articles.models import Article
+    from fingerprints.rule.comparison import COMPARISONS
+    from fingerprints.rule.vector_model import shipped_vector_model
+
+    model = shipped_vector_model()
+    copy = Article.objects.get(nid="riverside-repost-1")
+    explained = copy.match_explanation
+    assert (explained["kind"], explained["model"]) == ("vector", model.version)
+    assert [w["comparison"] for w in explained["weights"]] == list(COMPARISONS)
+    assert copy.match_probability == pytest.approx(explained["probability"])
+
+    shown = waterfalls(client.get(f"/clusters/{vector_doc.doc_id}/").content.decode())[
+        "riverside-repost-1"]
+    rows = shown["rows"]
+    assert len(rows) == 1 + len(COMPARISONS) + 1  # the prior, each comparison, the total
+    jaccard = explained["weights"][0]
+    assert rows[1][0] == (f"body: shared text (Jaccard): {jaccard['level']} "
+                          f"{jaccard['value']:.3f}")
+    assert rows[1][1] == signed(jaccard["weight"])
+    assert any(label.startswith("numbers in context: share differing: ")
+               for label, _w, _t in rows)
+    p = copy.match_probability
+    assert rows[-1] == ("match weight", plain(explained["matchWeight"]), f"p {p:.5f}")
+    assert shown["caption"].startswith(
+        f"match weight {plain(explained['matchWeight'])} bits → calibrated probability "
+        f"{p:.5f}")
+
+
+def test_the_vector_waterfall_in_chinese(client, vector_doc):
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get(f"/clusters/{vector_doc.doc_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans"
+                      ).content.decode()
+    shown = waterfalls(html)["riverside-repost-1"]
+    labels = [label for label, _w, _t in shown["rows"]]
+    assert labels[1].startswith("正文：共有文本（Jaccard）：")
+    assert any(label.startswith("上下文中的名称：不同的个数：") for label in labels)
+    assert "校准后的概率" in shown["caption"]
+    assert "body: shared text" not in html

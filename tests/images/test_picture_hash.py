@@ -1,22 +1,28 @@
 """The picture hash itself (fingerprints/rule/picture.py), on pictures drawn here: the
 plain pHash is imagehash's, bit for bit; the trimmed one sees through padding,
 letterboxes and caption bars and leaves pictures without borders alone; pictures with
-nothing to trim (one colour, one pixel) hash without error."""
+nothing to trim (one colour, one pixel) hash without error. With the hashes of its
+regions kept beside it, a picture with a strip or a logo drawn over it, or cropped, stays
+the same picture, and two shots of one scene stay two."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageOps
 
+from fingerprints.rule import EngineConfig
 from fingerprints.rule.picture import (
+    REGIONS,
     content_box,
     decode,
     mirror_phash,
     phash,
     phashes,
+    picture_hashes,
 )
 
 
@@ -203,3 +209,65 @@ def test_the_mirror_hash_is_the_hash_of_the_mirrored_picture():
         assert value == phash(picture) and mirrored == mirror_phash(picture)
         assert hamming(mirrored, phash(ImageOps.mirror(picture))) <= 2
         assert hamming(value, mirrored) > 12  # a mirror is no near copy by itself
+
+
+def strip_over(image: Image.Image) -> Image.Image:
+    """A dark strip with a line of text drawn over the picture's bottom 12 %."""
+    out = image.copy()
+    w, h = out.size
+    draw = ImageDraw.Draw(out)
+    draw.rectangle((0, h - int(h * 0.12), w, h), fill=(20, 20, 20))
+    draw.text((12, h - int(h * 0.12) + 6), "独家 Photo: agency / 图片来源", fill=(240, 240, 240),
+              font_size=18)
+    return out
+
+
+def corner_logo(image: Image.Image) -> Image.Image:
+    out = image.copy()
+    w, h = out.size
+    ImageDraw.Draw(out).rectangle((w * 0.03, h * 0.03, w * 0.2, h * 0.12), fill=(200, 20, 20))
+    return out
+
+
+def centre_crop(share: float) -> Callable[[Image.Image], Image.Image]:
+    def run(image: Image.Image) -> Image.Image:
+        w, h = image.size
+        dx, dy = int(w * share / 2), int(h * share / 2)
+        return image.crop((dx, dy, w - dx, h - dy))
+    return run
+
+
+def nearest(a: Image.Image, b: Image.Image) -> int:
+    """The engine's distance of two pictures: the closest of their hashes."""
+    return min(hamming(x, y) for x in picture_hashes(a).all() for y in picture_hashes(b).all())
+
+
+def test_the_picture_hashes_are_the_whole_the_mirror_and_each_region():
+    picture = as_jpeg(scene(3))
+    hashes = picture_hashes(picture)
+    assert (hashes.phash, hashes.mirror_phash) == phashes(picture)
+    assert len(hashes.regions) == len(REGIONS) and len(hashes.all()) == 2 + len(REGIONS)
+    top = picture.crop((0, 0, picture.width, round(picture.height * 0.85)))
+    # resampled through a box-filtered copy: within a few bits of the crop's own pHash
+    assert hamming(hashes.regions[list(REGIONS).index("top")], phash(top, trim=False)) <= 4
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("edit", [strip_over, corner_logo, centre_crop(0.05),
+                                  centre_crop(0.10)],
+                         ids=["strip over", "corner logo", "crop 5 %", "crop 10 %"])
+def test_a_copy_with_something_drawn_over_it_or_cropped_stays_the_same_picture(seed, edit):
+    original = scene(seed)
+    bits = EngineConfig().picture_bits
+    assert nearest(as_jpeg(original), as_jpeg(edit(original))) <= bits
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_shots_of_one_scene_stay_two_pictures(seed):
+    """A pan and a zoom: views of one wide scene that overlap but are not one frame."""
+    wide = scene(seed, size=(960, 640))
+    left, right = wide.crop((0, 80, 640, 507)), wide.crop((240, 80, 880, 507))
+    zoomed = wide.crop((192, 128, 768, 512)).resize((640, 427))
+    bits = EngineConfig().picture_bits
+    assert nearest(as_jpeg(left), as_jpeg(right)) > bits
+    assert nearest(as_jpeg(wide.resize((640, 427))), as_jpeg(zoomed)) > bits

@@ -74,7 +74,7 @@ def test_the_settings_page_rejects_bad_values_and_changes_nothing(admin_client, 
     body = pictures.content.decode()
     assert pictures.status_code == 200
     assert "less than or equal to 32" in body and "greater than or equal to 0" in body
-    assert EngineSettings.load().picture_bits == 10 and EngineSettings.load().version == 1
+    assert EngineSettings.load().picture_bits == 8 and EngineSettings.load().version == 1
 
 
 def test_the_picture_settings_reach_the_engine_and_a_layout_change_reindexes(admin_client,

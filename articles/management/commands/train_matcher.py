@@ -14,8 +14,10 @@ from articles.tuning.matcher import (
     activate,
     train,
     train_unlabelled,
+    train_vector,
 )
 from fingerprints.rule.match_training import STRENGTH
+from fingerprints.rule.vector_training import STRENGTH as VECTOR_STRENGTH
 
 
 class Command(BaseCommand):
@@ -26,9 +28,15 @@ class Command(BaseCommand):
             "action.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--strength", type=float, default=STRENGTH,
+        parser.add_argument("--strength", type=float, default=None,
                             help="how strongly weights stay near the active model's (per "
-                                 f"bit squared; default {STRENGTH})")
+                                 f"bit squared; default {STRENGTH}, {VECTOR_STRENGTH} with "
+                                 "--vector)")
+        parser.add_argument("--vector", action="store_true",
+                            help="fit a model on the comparison vector (engine v4) to the "
+                                 "pairs the engine compared in the editors' decisions, "
+                                 "from the active vector model or the shipped one; whole "
+                                 "decisions are held out")
         parser.add_argument("--bounds", action="store_true",
                             help="fit the level bounds too (where each level begins: "
                                  "docs/parameters.md), each moved only when, "
@@ -44,26 +52,36 @@ class Command(BaseCommand):
                             help="make the new version the engine's model at once")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["strength"] <= 0:
+        if options["strength"] is not None and options["strength"] <= 0:
             raise CommandError("--strength must be positive")
         if options["sample"] < 1:
             raise CommandError("--sample must be 1 or more")
         if options["bounds"] and options["unlabelled"]:
             raise CommandError("--bounds needs labels: it cannot go with --unlabelled")
+        if options["vector"] and (options["bounds"] or options["unlabelled"]):
+            raise CommandError("--vector fits from labels, with its own cut points: "
+                               "not with --bounds or --unlabelled")
         try:
-            if options["unlabelled"]:
+            if options["vector"]:
+                version = train_vector(strength=options["strength"] or VECTOR_STRENGTH)
+            elif options["unlabelled"]:
                 version = train_unlabelled(sample=options["sample"])
             else:
-                version = train(strength=options["strength"], bounds=options["bounds"])
+                version = train(strength=options["strength"] or STRENGTH,
+                                bounds=options["bounds"])
         except NotEnoughLabels as exc:
             what = "candidate pairs" if options["unlabelled"] else "editors' decisions"
             raise CommandError(f"not enough {what}: {exc}") from exc
         report = version.report
         self.stdout.write(f"{version.version}: {version.weights['description']}; "
                           f"{version.held_out_pairs} editors' decisions held out.")
-        self.stdout.write("threshold  current P / R / F1     proposed P / R / F1")
+        self.stdout.write("threshold  current P / R / F1     proposed P / R / F1"
+                          + ("    merges, to review: current -> proposed"
+                             if "merges" in report["current"][0] else ""))
         for cur, new in zip(report["current"], report["proposed"], strict=True):
-            self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}")
+            extra = (f"    {cur['merges']}, {cur['review']} -> {new['merges']}, {new['review']}"
+                     if "merges" in cur else "")
+            self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}{extra}")
         for flag in report.get("flags", []):
             self.stdout.write(f"Flagged: {flag}.")
         if options["activate"] and report.get("flags"):

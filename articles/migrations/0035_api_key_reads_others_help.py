@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('articles', '0033_webhooks'),
+        ('articles', '0034_picture_regions'),
     ]
 
     operations = [

@@ -62,6 +62,7 @@ def test_a_text_article_behind_two_articles_of_slow_pictures_is_done_within_30_s
                 "content": OTHER})
             assert answer.status_code == 202
             took = wait_done(session, stack.base_url, "text", within_s=30)
+            print(f"the text article was done {took:.1f} s after it was posted")
             assert took < 30
             slow = session.get(f"{api}/slow-0", timeout=10).json()
             assert {image["status"] for image in slow["images"]} <= {"queued", "failed"}

@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -41,8 +41,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                     "rate_limit_per_minute", "may_change_others", "may_read_others"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     fields = ["name", "rate_limit_per_minute", "may_change_others", "may_read_others",
-              "revoked_at", "prefix",
-              "created_at", "last_used_at"]
+              "revoked_at", "prefix", "created_at", "last_used_at"]
     actions = ["revoke"]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
@@ -288,7 +287,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
     def activate_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         if request.method != "POST" or not self.has_change_permission(request):
             raise PermissionDenied
-        version = MatchModelVersion.objects.get(pk=pk)
+        version = get_object_or_404(MatchModelVersion, pk=pk)
         apply_settings(matcher.activate(version))
         self.message_user(request, _("%(version)s is the engine's match model from the next "
                                      "article on.") % {"version": version.version})
@@ -317,6 +316,9 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                  [r["recall"] for r in report["proposed"]]),
             ], title=str(_("Held-out editors' decisions by match threshold")))
         if obj is not None:  # a version without a comparison (the upgrade's) shows these too
+            extra["editors"] = obj.report.get("editors") or []
+            extra["flags"] = obj.report.get("flags") or []
+            extra["without_editor"] = obj.report.get("withoutEditor")
             extra["weights"] = _weight_rows(obj)
             extra["bounds"] = _bound_rows(obj)
             extra["is_active"] = self.is_active(obj)

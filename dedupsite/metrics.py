@@ -86,8 +86,8 @@ _METRICS = (
            ("kind",)),
     Metric("dedupsite_images_fetched_total", "counter",
            "Article pictures handled by the image jobs, by outcome: read, known (the same "
-           "URL read before), or the refusal (private_address, too_large, not_an_image, "
-           "decompression_bomb, http_status, unreachable...).", ("outcome",)),
+           "URL read before), or the refusal (unreachable, timeout, too_large, not_an_image, "
+           "decompression_bomb, http_status, job_failed...).", ("outcome",)),
     Metric("dedupsite_webhook_deliveries_total", "counter",
            "Batches of changes POSTed to webhooks, by outcome: delivered (a 2xx answer), "
            "failed (retried after a back-off), dead (out of tries: redeliver in the "

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import functools
 import os
+from datetime import UTC, datetime
 
 import django_rq
 import redis
 import rq
 from django.conf import settings
 from redis.cluster import ClusterNode, RedisCluster
+from rq.job import Job
 
 CLUSTER_SCHEME = "redis+cluster://"
 
@@ -90,6 +92,29 @@ def queue(name: str) -> rq.Queue:
     """The RQ queue ``name`` (django-rq's settings), on a running Redis."""
     ensure_server()
     return django_rq.get_queue(name)
+
+
+def held_jobs(name: str, func_name: str, running_for_less_than_s: float) -> list[Job]:
+    """The jobs of queue ``name`` calling ``func_name`` that still hold their work:
+    waiting in the queue, waiting for a retry or deferred, or running for less than
+    ``running_for_less_than_s`` seconds. A job "running" longer than that is taken for
+    one whose worker died (RQ notices a dead worker only minutes later): the watchdog
+    enqueues its work again."""
+    jobs = queue(name)
+    started = set(jobs.started_job_registry.get_job_ids())
+    ids = {*jobs.get_job_ids(), *started, *jobs.scheduled_job_registry.get_job_ids(),
+           *jobs.deferred_job_registry.get_job_ids()}
+    now = datetime.now(UTC)
+    held = []
+    for job in Job.fetch_many(sorted(ids), connection=jobs.connection):
+        if job is None or job.func_name != func_name or not job.args:
+            continue
+        if job.id in started and (job.started_at is None or (
+                now - job.started_at.replace(tzinfo=UTC)).total_seconds()
+                >= running_for_less_than_s):
+            continue
+        held.append(job)
+    return held
 
 
 def key(*parts: object) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -39,20 +40,49 @@ class SecurityHeadersMiddleware:
         return response
 
 
+def from_trusted_proxy(address: str) -> bool:
+    """Whether ``address`` (a REMOTE_ADDR, or an X-Forwarded-For entry further in) is
+    one of TRUSTED_PROXY_IPS."""
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return False
+    return any(ip in network for network in settings.TRUSTED_PROXY_IPS)
+
+
 def client_ip(request: HttpRequest | None) -> str:
     """The client's address: REMOTE_ADDR, or with TRUSTED_PROXIES = N (the number of
     proxies in front of the web server, each appending to X-Forwarded-For) the address
-    the outermost trusted proxy saw. Entries a client adds itself stand further left
-    and are never read."""
+    the outermost trusted proxy saw — read from the right, one entry per proxy, and
+    only while the address at hand is one of TRUSTED_PROXY_IPS: a caller that reaches
+    the web server without the proxy is its own REMOTE_ADDR whatever it sends. Entries
+    a client adds itself stand further left and are never read."""
     if request is None:
         return "-"
-    proxies = settings.TRUSTED_PROXIES
-    if proxies > 0:
-        chain = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
-                 if part.strip()]
-        if len(chain) >= proxies:
-            return chain[-proxies][:64]
-    return str(request.META.get("REMOTE_ADDR", "-"))
+    address = str(request.META.get("REMOTE_ADDR", "-"))
+    chain = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+             if part.strip()]
+    for _proxy in range(settings.TRUSTED_PROXIES):
+        if not chain or not from_trusted_proxy(address):
+            break
+        address = chain.pop()[:64]
+    return address
+
+
+class UntrustedProxyHeadersMiddleware:
+    """Drops X-Forwarded-For and X-Forwarded-Proto from a request that did not come from
+    one of TRUSTED_PROXY_IPS (with TRUSTED_PROXIES set): nobody else says which address
+    the client has or that it came over HTTPS (SECURE_PROXY_SSL_HEADER)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.TRUSTED_PROXIES > 0 and not from_trusted_proxy(
+                str(request.META.get("REMOTE_ADDR", ""))):
+            for header in ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_FORWARDED"):
+                request.META.pop(header, None)
+        return self.get_response(request)
 
 
 def account_name(username: str) -> str:
@@ -133,7 +163,7 @@ class ThrottledModelBackend(ModelBackend):
                                         **kwargs)
         pair, address = _pair(username, request), _address(request)  # one user lookup
         if _seconds_left(pair, request):
-            raise PermissionDenied("temporarily locked after too many failed logins")
+            _refuse(request)
         window = settings.LOGIN_LOCKOUT_SECONDS
         tries = counters.hit(*pair, expire_s=window, sliding=False)
         guesses = counters.hit(*address, expire_s=window, sliding=False)
@@ -143,13 +173,24 @@ class ThrottledModelBackend(ModelBackend):
             # lost the race to tries already being checked: not checked, not counted
             counters.take_back(*pair)
             counters.take_back(*address)
-            raise PermissionDenied("temporarily locked after too many failed logins")
+            _refuse(request)
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None:
             counters.take_back(*address)
         elif guesses >= settings.LOGIN_ADDRESS_LIMIT:
             counters.hold(*_wait(request), expire_s=address_delay(guesses))
         return user
+
+
+#: set on a request whose sign-in the backend refused unchecked (Django's authenticate()
+#: turns the PermissionDenied into "no user"; the form tells the two apart by this)
+REFUSED_ATTRIBUTE = "dedupsite_login_refused"
+
+
+def _refuse(request: HttpRequest | None) -> None:
+    if request is not None:
+        setattr(request, REFUSED_ATTRIBUTE, True)
+    raise PermissionDenied("temporarily locked after too many failed logins")
 
 
 @receiver(user_logged_in)
@@ -159,17 +200,27 @@ def _reset_failures(sender: Any, request: HttpRequest | None, user: Any, **kwarg
 
 class LockoutAwareAuthenticationForm(AuthenticationForm):
     """The login form, saying "temporarily locked" (and for how long) during a lock
-    instead of "wrong password"."""
+    instead of "wrong password" — also to a try that lost the race to the tries being
+    checked (the backend refused it unchecked): only a checked password is ever called
+    wrong."""
 
     def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
-        seconds = lockout_seconds(username, self.request)
-        if seconds:
-            minutes = max(1, -(-seconds // 60))
-            raise ValidationError(
-                _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
-                  "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
-        return super().clean()
+        if lockout_seconds(username, self.request):
+            raise self._locked(username)
+        try:
+            return super().clean()
+        except ValidationError:
+            if getattr(self.request, REFUSED_ATTRIBUTE, False):
+                raise self._locked(username) from None
+            raise
+
+    def _locked(self, username: str) -> ValidationError:
+        # a lost race may end before the lock begins: "1 minute" then
+        minutes = max(1, -(-lockout_seconds(username, self.request) // 60))
+        return ValidationError(
+            _("Too many failed sign-ins: signing in is temporarily locked. Try again in "
+              "%(minutes)d minutes.") % {"minutes": minutes}, code="locked")
 
 
 class LockoutAwareAdminAuthenticationForm(LockoutAwareAuthenticationForm,

@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
 
-from dedupsite.env import env_bool, env_int, env_list, env_str
+from dedupsite.env import env_bool, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("DEDUPSITE_VAR_DIR", str(BASE_DIR / "var")))
@@ -42,6 +42,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "articles.ops.middleware.RequestMetricsMiddleware",
+    "dedupsite.security.UntrustedProxyHeadersMiddleware",  # before anything reads them
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -196,6 +197,11 @@ LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900)
 # How many proxies in front of the web server append to X-Forwarded-For (0: none; the
 # client address is REMOTE_ADDR). Behind one nginx or load balancer: 1.
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
+# The addresses of those proxies (addresses or networks, comma-separated): X-Forwarded-For
+# and X-Forwarded-Proto are read only from a request whose REMOTE_ADDR is one of them (a
+# caller reaching gunicorn without the proxy cannot choose its own address). Default:
+# loopback, the shipped nginx on the same machine.
+TRUSTED_PROXY_IPS = env_networks("TRUSTED_PROXY_IPS", ["127.0.0.1", "::1"])
 # GET /metrics (articles/ops/views.py): set, only callers sending it as a bearer token;
 # unset, only loopback callers.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")

@@ -44,6 +44,7 @@ from articles.ingest.assign import assign
 from articles.ingest.intake import Accepted, NotOwner, accept_articles, update_hotness
 from articles.ingest.jobs import enqueue_processing
 from articles.ingest.lookup import find_similar
+from articles.lib.conflicts import lock_conflict
 from articles.models import ApiKey, Article, ArticleStatus, Doc
 from dedupsite import counters, metrics
 from fingerprints.rule.normalize import has_text
@@ -313,6 +314,9 @@ ARTICLE_BODY = {
 }
 
 
+#: times a batch is stored again after a lock conflict (a deadlock with a worker that
+#: processes one of its articles) before the 503
+INTAKE_LOCK_RETRIES = 1
 NOT_OWNER = ("this nid was first posted with another API key, which this key may not "
              "change (an admin can allow it per key)")
 
@@ -335,20 +339,31 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     # re-enqueues anything a crashed web process left queued).
     inline = wait > 0 and len(items) <= settings.API_INLINE_MAX
     key = _key_of(request)
-    accepted = Accepted()
-    try:
-        # ?atomic=true: all or nothing, conflicts included (rolled back together)
-        with transaction.atomic() if atomic else contextlib.nullcontext():
-            stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
-                                     accepted=accepted, key=key)
-            if atomic and accepted.refused:
-                raise _AtomicConflict
-    except _AtomicConflict:
-        raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
-                       {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}) from None
-    except DatabaseError:  # answered 503 by _database_down: counted for the operator
-        metrics.inc("dedupsite_article_failures_total", len(items), stage="intake")
-        raise
+    for attempt in range(1 + INTAKE_LOCK_RETRIES):
+        accepted = Accepted()
+        try:
+            # ?atomic=true: all or nothing, conflicts included (rolled back together)
+            with transaction.atomic() if atomic else contextlib.nullcontext():
+                stored = accept_articles([a.to_input() for a in items], enqueue=not inline,
+                                         accepted=accepted, key=key)
+                if atomic and accepted.refused:
+                    raise _AtomicConflict
+            break
+        except _AtomicConflict:
+            raise ApiError(409, "not_owner", f"{NOT_OWNER} Nothing was stored (atomic).",
+                           {nid: [NOT_OWNER] for nid in sorted(set(accepted.refused))}
+                           ) from None
+        except DatabaseError as exc:  # answered 503 by _database_down
+            # A deadlock with a worker processing one of these articles: the server
+            # rolled this transaction back, so running it again is safe (once).
+            again = lock_conflict(exc) and attempt < INTAKE_LOCK_RETRIES
+            log.warning("storing %d article(s)%s: %s: %s; %s", len(items),
+                        " (atomic)" if atomic else "", type(exc).__name__, exc,
+                        "storing them again" if again else "answered 503")
+            if again:
+                continue
+            metrics.inc("dedupsite_article_failures_total", len(items), stage="intake")
+            raise
     refused = set(accepted.refused)
     if refused and not parsed.batch:
         raise ApiError(409, "not_owner", NOT_OWNER)
@@ -377,7 +392,7 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
         stored = _wait_for([a.nid for a in stored], wait)
     status = 200 if all(a.status != ArticleStatus.QUEUED for a in stored) else 202
     pictures = (results.images_of(stored) if any(item.images for item in items) else {})
-    out: list[Any] = [results.article_result(a, pictures.get(a.nid)) for a in stored]
+    out: list[Any] = [results.article_result(a, pictures.get(a.nid), key) for a in stored]
     if not parsed.batch:
         return status, out[0]
     # every item in the request's order: the stored ones and the refused ones
@@ -400,10 +415,11 @@ def _wait_for(nids: list[str], seconds: int) -> list[Article]:
 # `path:` so that a nid with a slash (the schema allows one) can be read and patched.
 @api.get("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS})
 def get_article(request: HttpRequest, nid: str) -> Any:
+    key = _key_of(request)
     rows = results.load_articles([nid])
-    if not rows:
+    if not rows or not key.reads(rows[0].api_key_id):  # another key's: as if not there
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
-    return results.article_result(rows[0], results.images_of(rows).get(nid))
+    return results.article_result(rows[0], results.images_of(rows).get(nid), key)
 
 
 @api.patch("/v1/articles/{path:nid}", response={200: ArticleResult, **ERRORS},
@@ -416,7 +432,7 @@ def patch_article(request: HttpRequest, nid: str, payload: HotnessIn) -> Any:
         raise ApiError(409, "not_owner", NOT_OWNER) from exc
     if article is None:
         raise ApiError(404, "not_found", f"no article with nid {nid!r}")
-    return results.article_result(article)
+    return results.article_result(article, reader=key)
 
 
 @api.post("/v1/similar", response={200: SimilarOut, **ERRORS},
@@ -425,7 +441,7 @@ def similar(request: HttpRequest, payload: SimilarIn) -> Any:
     if not has_text(payload.content):
         raise ApiError(422, "invalid", "content is empty after normalization",
                        {"content": ["is empty after removing markup and white space"]})
-    return find_similar(payload.title, payload.content, payload.url)
+    return find_similar(payload.title, payload.content, payload.url, reader=_key_of(request))
 
 
 @api.get("/v1/images/similar", response={200: PicturesOut, **ERRORS},
@@ -439,7 +455,13 @@ def similar_pictures(request: HttpRequest, url: str = "") -> Any:
     if not hashes:
         raise ApiError(404, "not_found", "no picture was read at this URL; POST the "
                        "picture's bytes to this address instead")
-    return lookup.pictures_like(hashes)
+    return lookup.pictures_like(hashes, reader=_key_of(request))
+
+
+#: the largest picture POST /v1/images/similar decodes: a 12-megapixel photo (4000 x 3000);
+#: a request's picture costs CPU and memory in the web server (pictures the workers
+#: fetch may have up to fingerprints.rule.picture.MAX_PIXELS)
+SIMILAR_MAX_PIXELS = 12_000_000
 
 
 @api.post("/v1/images/similar", response={200: PicturesOut, **ERRORS},
@@ -453,19 +475,20 @@ def similar_pictures_upload(request: HttpRequest) -> Any:
     if len(data) > limit:
         raise ApiError(413, "too_large", f"a picture is at most {limit} bytes")
     try:
-        hashes = picture_hashes(decode(data)).all()
+        hashes = picture_hashes(decode(data, max_pixels=SIMILAR_MAX_PIXELS)).all()
     except NotAPicture as exc:
         raise ApiError(422, "invalid", "the body is not a picture this service reads",
                        {"body": [exc.reason]}) from None
-    return lookup.pictures_like(hashes)
+    return lookup.pictures_like(hashes, reader=_key_of(request))
 
 
 @api.get("/v1/docs/{doc_id}", response={200: DocOut, **ERRORS})
 def get_doc(request: HttpRequest, doc_id: str) -> Any:
     doc = Doc.objects.select_related("representative").filter(doc_id=doc_id).first()
-    if doc is None:
+    found = results.doc_result(doc, _key_of(request)) if doc is not None else None
+    if found is None:  # none of its articles is this key's to read: as if not there
         raise ApiError(404, "not_found", f"no docId {doc_id!r}")
-    return results.doc_result(doc)
+    return found
 
 
 @api.get("/v1/changes", response={200: ChangesOut, **ERRORS})
@@ -514,6 +537,9 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
         report["redis"] = {"ok": True}
         report["queue"] = {"ok": True, "depth": queue.count,
                            "failedJobs": queue.failed_job_registry.count}
+        pictures = redis_store.queue("images")  # a picture job out of retries shows here
+        report["pictureQueue"] = {"ok": True, "depth": pictures.count,
+                                  "failedJobs": pictures.failed_job_registry.count}
     except redis.RedisError as exc:
         report["redis"] = down(exc)
     if redis_store.index_is_separate():  # INDEX_REDIS_URL: the indexes' own Redis or cluster

@@ -12,6 +12,7 @@ from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from articles.api import lookalikes
+from articles.images import fetch
 from articles.ingest.intake import ArticleInput
 from fingerprints.rule.normalize import has_text
 
@@ -134,6 +135,11 @@ class ArticleIn(BaseModel):
             if len(url) > 2048:
                 raise ValueError("an image URL is longer than 2048 characters")
             cls._url(url)
+            try:  # what the picture fetcher can fetch: a host, a port from 1 to 65535
+                fetch.parse(url)
+            except fetch.Refused:
+                raise ValueError("an image URL needs a host and a port from 1 to "
+                                 "65535") from None
             _no_format_characters(url)
             lookalikes.check_url(url)
         return list(dict.fromkeys(value))  # the same picture twice is one
@@ -166,7 +172,7 @@ class ArticleBatchIn(BaseModel):
 class ImageResult(BaseModel):
     url: str
     status: Literal["queued", "read", "failed"]
-    reason: str | None = Field(None, description="why it failed (private_address, "
+    reason: str | None = Field(None, description="why it failed (unreachable, timeout, "
                                "too_large, not_an_image, decompression_bomb, ...)")
     width: int | None = None
     height: int | None = None

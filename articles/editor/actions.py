@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from articles.changes import log as changes
@@ -56,15 +56,6 @@ class StaleVersion(EditError):
         self.doc_id = doc.doc_id
         self.expected = expected
         self.current = doc.version
-
-
-#: MySQL's answers when two transactions wait on each other's rows (deadlock, lock wait
-#: timeout): the server rolled this one back, so nothing of it was written.
-LOCK_CONFLICTS = frozenset({1205, 1213})
-
-
-def lock_conflict(exc: OperationalError) -> bool:
-    return bool(exc.args) and exc.args[0] in LOCK_CONFLICTS
 
 
 def _check_version(doc: Doc, expected: int | None) -> None:

@@ -33,6 +33,7 @@ from django.utils.translation import gettext as _
 
 from articles.editor import actions
 from articles.editor.params import parse_whole_number
+from articles.lib.conflicts import lock_conflict
 from articles.models import AuditEntry, BulkAction, BulkStatus, Decision, Doc, DocStatus
 from dedupsite import redis_store
 
@@ -212,7 +213,7 @@ def _decide_one(bulk: BulkAction, doc_pk: int, version: int) -> Skip | None:
     except actions.StaleVersion:  # decided on between the read above and the row lock
         return _changed_by(doc.doc_id)
     except OperationalError as exc:
-        if not actions.lock_conflict(exc):
+        if not lock_conflict(exc):
             raise
         return {"doc_id": doc.doc_id, "reason": "busy"}
     except actions.EditError:  # confirmed meanwhile (mark for review refuses that)
@@ -234,7 +235,7 @@ def _undo_one(bulk: BulkAction, decision_pk: int, _version: int) -> Skip | None:
             return _changed_by(exc.doc_id or decision.doc_id)
         return {"doc_id": exc.doc_id or decision.doc_id, "reason": exc.reason}
     except OperationalError as exc:
-        if not actions.lock_conflict(exc):
+        if not lock_conflict(exc):
             raise
         return {"doc_id": decision.doc_id, "reason": "busy"}
     return None

@@ -28,7 +28,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import OperationalError
 from django.db.models import Count, Q, QuerySet, Subquery
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -55,6 +55,7 @@ from articles.editor.forms import (
 from articles.editor.params import parse_whole_number, whole_number, whole_numbers
 from articles.index.candidates import IndexUnavailable
 from articles.ingest.lookup import related_docs
+from articles.lib.conflicts import lock_conflict
 from articles.models import (
     Article,
     ArticleStatus,
@@ -545,8 +546,10 @@ def review_pass(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 def _next_url(request: HttpRequest) -> str:
+    """The page a form asks to return to (``next``): a path on this site, else "". It is
+    a URL, redirected to as it is (never taken for a route name to reverse)."""
     candidate = request.POST.get("next", "")
-    if candidate and url_has_allowed_host_and_scheme(
+    if candidate.startswith("/") and url_has_allowed_host_and_scheme(
         candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return candidate
@@ -560,7 +563,7 @@ def _after_action(request: HttpRequest, acted_on: Doc, shown: Doc) -> HttpRespon
     if next_url.startswith(review_url):
         if _fragment(request) == "review-queue":
             return _review_response(request, _position_in(next_url), fragment=True)
-        return redirect(next_url)
+        return HttpResponseRedirect(next_url)
     url = reverse("cluster_detail", args=[shown.doc_id])
     if _fragment(request) == "cluster-body":
         if shown.pk != acted_on.pk:
@@ -619,7 +622,7 @@ def _action(form_class: type[NoteForm],
                 messages.warning(request, _conflict_message(exc.doc_id))
                 _keep_note(request, doc, form.cleaned_data["note"])
             except OperationalError as exc:
-                if not actions.lock_conflict(exc):
+                if not lock_conflict(exc):
                     raise
                 messages.warning(request, _busy_message())
                 _keep_note(request, doc, form.cleaned_data["note"])
@@ -744,7 +747,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
     except actions.UndoRefused as exc:
         messages.error(request, _undo_refused_message(exc))
     except OperationalError as exc:
-        if not actions.lock_conflict(exc):
+        if not lock_conflict(exc):
             raise
         messages.warning(request, _busy_message())
     except actions.EditError as exc:
@@ -757,7 +760,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
         return _review_response(request, _position_in(next_url), fragment=True)
     if _is_htmx(request):
         return HttpResponseClientRedirect(next_url)
-    return redirect(next_url)
+    return HttpResponseRedirect(next_url)
 
 
 # --- bulk decisions -------------------------------------------------------------------
@@ -798,7 +801,7 @@ def bulk_start(request: HttpRequest) -> HttpResponse:
         if _is_htmx(request):
             return _render(request, "articles/_bulk.html", {"refused": str(exc)})
         messages.error(request, str(exc))
-        return redirect(next_url)
+        return HttpResponseRedirect(next_url)
     if _is_htmx(request):
         return _bulk_fragment(request, job)
     return redirect("bulk", pk=job.pk)

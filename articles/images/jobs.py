@@ -1,8 +1,18 @@
 """The pictures of articles: stored with the article, fetched by jobs on their own RQ
-queue (``images``: slow picture hosts never hold up the text queue, which workers serve
-first), fingerprinted and reported per picture. A picture that fails never fails its
-article. The same URL is fetched once: a picture read before gives its fingerprint to
-every later article that names it.
+queue (``images``), fingerprinted and reported per picture. A picture that fails never
+fails its article. The same URL is fetched once: a picture read before gives its
+fingerprint to every later article that names it.
+
+Slow picture hosts never hold up the text. A picture has 15 s in all
+(articles/images/fetch.py) and a job :data:`JOB_DEADLINE_S`: it starts a picture only
+with a picture's full time left, and queues itself again for the rest. A worker serving
+the text queues too (``dedup_worker``'s default) serves them first, and its picture job
+gives way to them: when a text job waits, the read in progress stops within half a
+second, the picture stays queued and the job goes to the back of the ``images`` queue.
+A job that fails is retried once; after that its article's queued pictures fail
+(``job_failed``) and the job stays in the failed registry (health, /ops/). A job lost
+with its worker (killed) is found by the watchdog (:func:`recover_lost`): queued once
+more, then its pictures fail (``job_lost``). No picture stays ``queued`` for ever.
 
 Once an article's pictures are read it is decided again with them
 (articles/ingest/redecide.py); docs/api.md, docs/engine.md ("Pictures").
@@ -12,12 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
+from collections.abc import Callable
 
 from django.db import transaction
 from django.utils import timezone
 from PIL import Image
+from rq import Retry, get_current_job
+from rq.worker import Worker
 
-from articles.images.fetch import Refused, fetch
+from articles.images import fetch
 from articles.images.thumbs import make_thumbnail
 from articles.models import Article, ArticleImage, ImageStatus
 from dedupsite import metrics, redis_store
@@ -27,6 +41,13 @@ log = logging.getLogger(__name__)
 
 # named, not imported: the write path (articles.ingest) queues this module's jobs
 REDECIDE = "articles.ingest.redecide.on_pictures_read"
+#: seconds a picture job reads in all (a picture is started only with
+#: fetch.PICTURE_DEADLINE_S left; the rest waits for the job queued again)
+JOB_DEADLINE_S = 60.0
+#: RQ stops a picture job after this many seconds (its own deadline comes well before)
+JOB_TIMEOUT_S = 120
+#: the queues a worker serves before ``images`` (dedup_worker's order)
+TEXT_QUEUES = ("ingest", "push", "default")
 
 
 def attach(pictures: dict[str, tuple[str, ...]]) -> None:
@@ -54,31 +75,99 @@ def attach(pictures: dict[str, tuple[str, ...]]) -> None:
         if urls:
             changed.append(article_id)
     for article_id in changed:
-        redis_store.queue("images").enqueue(fetch_pictures, article_id)
+        enqueue(article_id)
+
+
+def enqueue(article_id: int) -> None:
+    """Queue the job that reads the article's queued pictures (retried once)."""
+    redis_store.queue("images").enqueue(fetch_pictures, article_id,
+                                        job_timeout=JOB_TIMEOUT_S, retry=Retry(max=1))
 
 
 def fetch_pictures(article_id: int) -> int:
-    """Fetch and fingerprint the article's queued pictures; return how many were read."""
+    """Fetch and fingerprint the article's queued pictures; return how many were read.
+    Within :data:`JOB_DEADLINE_S`, giving way to text jobs (the module's docstring)."""
+    deadline = time.monotonic() + JOB_DEADLINE_S
+    text_waiting = _text_waiting()
     read = 0
-    for image in ArticleImage.objects.filter(article_id=article_id,
-                                             status=ImageStatus.QUEUED).order_by("position"):
-        outcome = _read(image)
-        metrics.inc("dedupsite_images_fetched_total", outcome=outcome)
-        read += outcome in ("read", "known", "known_bytes")
+    try:
+        for image in ArticleImage.objects.filter(
+                article_id=article_id, status=ImageStatus.QUEUED).order_by("position"):
+            if deadline - time.monotonic() < fetch.PICTURE_DEADLINE_S or text_waiting():
+                enqueue(article_id)  # the rest later, behind the text
+                break
+            outcome = _read(image, text_waiting)
+            metrics.inc("dedupsite_images_fetched_total", outcome=outcome)
+            read += outcome in ("read", "known", "known_bytes")
+            if outcome == "interrupted":
+                enqueue(article_id)
+                break
+    except Exception:
+        job = get_current_job()
+        if job is None or not job.retries_left:  # the last try: fail, never queued for ever
+            fail_queued(article_id, "job_failed")
+        raise
     if read:  # the pictures are evidence now: the article is decided again with them,
         # by a text worker (the ingest queue, behind the article's own text job)
         redis_store.queue("ingest").enqueue(REDECIDE, article_id)
     return read
 
 
-def _read(image: ArticleImage) -> str:
+def fail_queued(article_id: int, reason: str) -> int:
+    """Mark the article's pictures still queued failed with ``reason``; return how many."""
+    failed = ArticleImage.objects.filter(article_id=article_id,
+                                         status=ImageStatus.QUEUED).update(
+        status=ImageStatus.FAILED, reason=reason, fetched_at=timezone.now())
+    if failed:
+        log.warning("%s picture(s) of article %s failed: %s", failed, article_id, reason)
+        metrics.inc("dedupsite_images_fetched_total", failed, outcome=reason)
+    return failed
+
+
+def _text_waiting() -> Callable[[], bool]:
+    """Whether a text job waits on a queue the worker running this job also serves
+    (never, for a worker of the ``images`` queue alone, or outside a worker)."""
+    job = get_current_job()
+    served: list[str] = []
+    if job is not None and job.worker_name:
+        worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + job.worker_name,
+                                    connection=job.connection)
+        served = [name for name in (worker.queue_names() if worker else [])
+                  if name in TEXT_QUEUES]
+    queues = [redis_store.queue(name) for name in served]
+    return lambda: any(queue.count for queue in queues)
+
+
+def recover_lost(running_for_s: float = 2 * JOB_TIMEOUT_S, limit: int = 1000) -> int:
+    """Articles with pictures still queued whose job is gone (its worker killed, Redis
+    emptied) or has run for more than ``running_for_s``: queued once more, then failed
+    (``job_lost``) the next time. Return how many articles were recovered."""
+    held = {int(job.args[0]) for job in redis_store.held_jobs(
+        "images", f"{__name__}.fetch_pictures", running_for_s)}
+    waiting = (ArticleImage.objects.filter(status=ImageStatus.QUEUED)
+               .values_list("article_id", flat=True).distinct()[:limit])
+    client = redis_store.client()
+    recovered = 0
+    for article_id in sorted(set(waiting) - held):
+        tries = redis_store.key(f"pictures-lost:{article_id}")
+        if client.incr(tries) == 1:
+            client.expire(tries, 86400)
+            enqueue(article_id)
+        else:
+            fail_queued(article_id, "job_lost")
+            client.delete(tries)
+        recovered += 1
+    return recovered
+
+
+def _read(image: ArticleImage, stop: Callable[[], bool]) -> str:
     known = ArticleImage.read_at(image.url).exclude(pk=image.pk).first()
     if known is not None:  # fetched for another article: the same picture
         _done(image, known.final_url, known.content_hash, _hashes_of(known),
               known.width, known.height, bytes(known.thumbnail))
         return "known"
     try:
-        fetched = fetch(image.url)
+        fetched = fetch.fetch(image.url, stop=stop)
         digest = hashlib.md5(fetched.data, usedforsecurity=False).hexdigest()
         same = (ArticleImage.objects.filter(content_hash=digest, status=ImageStatus.READ)
                 .exclude(pk=image.pk).first())
@@ -87,14 +176,22 @@ def _read(image: ArticleImage) -> str:
                   same.height, bytes(same.thumbnail))
             return "known_bytes"
         picture = decode(fetched.data)
-    except (Refused, NotAPicture) as exc:
-        image.status, image.reason = ImageStatus.FAILED, exc.reason[:64]
-        image.fetched_at = timezone.now()
-        image.save(update_fields=["status", "reason", "fetched_at"])
-        return exc.reason
+    except fetch.Refused as exc:
+        if exc.reason == "interrupted":  # a text job waits: this picture stays queued
+            return exc.reason
+        return _failed(image, exc.reason)
+    except NotAPicture as exc:
+        return _failed(image, exc.reason)
     _done(image, fetched.url, digest, picture_hashes(picture).all(), picture.width, picture.height,
           _thumbnail(picture, image))
     return "read"
+
+
+def _failed(image: ArticleImage, reason: str) -> str:
+    image.status, image.reason = ImageStatus.FAILED, reason[:64]
+    image.fetched_at = timezone.now()
+    image.save(update_fields=["status", "reason", "fetched_at"])
+    return reason
 
 
 def _thumbnail(picture: Image.Image, image: ArticleImage) -> bytes:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from django.db import close_old_connections, connection
 from rq import Retry, get_current_job
@@ -54,19 +53,9 @@ def pending_nids(running_for_less_than_s: float) -> set[str]:
     seconds; RQ notices a dead worker only minutes later): its articles count as not
     held, and the watchdog enqueues them again. A second job for a live batch is
     harmless: a job skips articles already done."""
-    queue = redis_store.queue("ingest")
-    started = set(queue.started_job_registry.get_job_ids())
-    ids = {*queue.get_job_ids(), *started, *queue.scheduled_job_registry.get_job_ids(),
-           *queue.deferred_job_registry.get_job_ids()}
-    now = datetime.now(UTC)
     nids: set[str] = set()
-    for job in Job.fetch_many(sorted(ids), connection=queue.connection):
-        if job is None or job.func_name != f"{__name__}.process_batch" or not job.args:
-            continue
-        if job.id in started and (job.started_at is None or (
-                now - job.started_at.replace(tzinfo=UTC)).total_seconds()
-                >= running_for_less_than_s):
-            continue
+    for job in redis_store.held_jobs("ingest", f"{__name__}.process_batch",
+                                     running_for_less_than_s):
         nids.update(job.args[0])
     return nids
 

@@ -16,7 +16,15 @@ from django.db.models import Q
 from articles.images.hashes import stock_pictures
 from articles.index import reindex
 from articles.index.candidates import Indexes, IndexUnavailable, load_candidates
-from articles.models import Article, ArticleImage, ArticleStatus, Doc, EditorLink, ImageStatus
+from articles.models import (
+    ApiKey,
+    Article,
+    ArticleImage,
+    ArticleStatus,
+    Doc,
+    EditorLink,
+    ImageStatus,
+)
 from articles.tuning.boilerplate import active_boilerplate
 from articles.tuning.state import active_config
 from fingerprints.rule import EngineConfig, Features, content_probes, decide, extract_many
@@ -26,9 +34,11 @@ from fingerprints.rule.simhash import hamming
 from fingerprints.rule.verification import verify
 
 
-def find_similar(title: str, content: str, url: str | None = None, limit: int = 10
-                 ) -> dict[str, Any]:
-    """The docIds nearest to an article, without storing anything (POST /api/v1/similar)."""
+def find_similar(title: str, content: str, url: str | None = None, limit: int = 10,
+                 reader: ApiKey | None = None) -> dict[str, Any]:
+    """The docIds nearest to an article, without storing anything (POST /api/v1/similar);
+    an article ``reader`` may not read (:meth:`ApiKey.reads`) is named by its docId only
+    (``nid`` empty)."""
     config = active_config()
     feats = extract_many([(title, content)], config,
                          boilerplate=active_boilerplate())[0]
@@ -39,14 +49,17 @@ def find_similar(title: str, content: str, url: str | None = None, limit: int = 
         known = indexes.url_owners([hashed], indexes.urls.lookup([hashed]))[0]
         row = (
             Article.objects.filter(pk=int(known), doc__isnull=False)
-            .values_list("nid", "doc__doc_id").first() if known is not None else None
+            .values_list("nid", "doc__doc_id", "api_key_id").first()
+            if known is not None else None
         )
         if row is not None:
-            matches[row[1]] = {"docId": row[1], "nid": row[0], "matchedBy": "url",
+            matches[row[1]] = {"docId": row[1], "nid": _readable(reader, row[0], row[2]),
+                               "matchedBy": "url",
                                "distance": 0, "similarity": 1.0, "probability": 1.0,
                                "verified": True}
     hits = _index_hits(indexes, [feats], config)[0]
-    nids = dict(Article.objects.filter(pk__in=list(hits)).values_list("id", "nid"))
+    nids = {pk: _readable(reader, nid, owner) for pk, nid, owner in
+            Article.objects.filter(pk__in=list(hits)).values_list("id", "nid", "api_key_id")}
     candidates = load_candidates(hits)
     for cand in candidates:
         if cand.article_id not in hits:
@@ -138,13 +151,20 @@ def related_docs(doc: Doc, limit: int = 5) -> list[dict[str, Any]]:
 
 
 
-def pictures_like(hashes: Sequence[int], limit: int = 50) -> dict[str, Any]:
+def _readable(reader: ApiKey | None, nid: str, owner_id: int | None) -> str:
+    """``nid`` when ``reader`` (None: an internal caller) may read its article, else ""."""
+    return nid if reader is None or reader.reads(owner_id) else ""
+
+
+def pictures_like(hashes: Sequence[int], limit: int = 50, reader: ApiKey | None = None
+                  ) -> dict[str, Any]:
     """The docIds whose articles show a picture one of whose hashes is within
     ``picture_bits`` of one of ``hashes`` (a picture's hashes: its own first, then its
     mirror image's and its regions', as ``picture_hashes(...).all()``; GET/POST
     /api/v1/images/similar): the picture index of the window, and MySQL for the
     identical hashes beyond it. Both hold every hash of each stored picture, so a
-    mirrored, captioned or cropped copy is found. Closest first, then newest doc."""
+    mirrored, captioned or cropped copy is found. Closest first, then newest doc. Only the
+    nids of articles ``reader`` may read are listed (:meth:`ApiKey.reads`)."""
     value = hashes[0]
     config = active_config()
     indexes = Indexes.open(config, reindex.ensure_index())
@@ -162,12 +182,14 @@ def pictures_like(hashes: Sequence[int], limit: int = 50) -> dict[str, Any]:
     docs: dict[str, dict[str, Any]] = {}
     rows = (Article.objects.filter(pk__in=list(distances), status=ArticleStatus.DONE,
                                    doc__isnull=False)
-            .values_list("id", "nid", "doc__doc_id", "doc__last_seen").order_by("id"))
-    for article_id, nid, doc_id, last_seen in rows:
+            .values_list("id", "nid", "doc__doc_id", "doc__last_seen", "api_key_id")
+            .order_by("id"))
+    for article_id, nid, doc_id, last_seen, owner in rows:
         entry = docs.setdefault(doc_id, {"docId": doc_id, "distance": 64, "nids": [],
                                          "lastSeen": last_seen})
         entry["distance"] = min(entry["distance"], distances[article_id])
-        entry["nids"].append(nid)
+        if _readable(reader, nid, owner):
+            entry["nids"].append(nid)
     ranked = sorted(docs.values(), key=lambda d: (d["distance"], -d["lastSeen"].timestamp()))
     stock = stock_pictures([value], [], config.boilerplate_min_docs)
     return {"hash": f"{value:016x}", "stock": value in stock, "pictureBits": config.picture_bits,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from articles.models import Article, ArticleImage, Doc
+from articles.models import ApiKey, Article, ArticleImage, Doc
 
 
 def load_articles(nids: Sequence[str]) -> list[Article]:
@@ -34,10 +34,14 @@ def images_of(articles: Sequence[Article]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def article_result(article: Article, images: list[dict[str, Any]] | None = None
-                   ) -> dict[str, Any]:
+def article_result(article: Article, images: list[dict[str, Any]] | None = None,
+                   reader: ApiKey | None = None) -> dict[str, Any]:
+    """The article's result; ``duplicateOf`` (the representative's nid) null when
+    ``reader`` may not read the representative (:meth:`ApiKey.reads`)."""
     doc = article.doc
     rep = doc.representative if doc is not None else None
+    if rep is not None and reader is not None and not reader.reads(rep.api_key_id):
+        rep = None
     return {
         "nid": article.nid,
         "status": article.status,
@@ -63,12 +67,21 @@ def _member(article: Article) -> dict[str, Any]:
     }
 
 
-def doc_result(doc: Doc) -> dict[str, Any]:
-    members = doc.members.defer("content", "features").order_by("-hotness", "received_at", "id")
+def doc_result(doc: Doc, reader: ApiKey | None = None) -> dict[str, Any] | None:
+    """The docId's result: its members (those ``reader`` may read, :meth:`ApiKey.reads`;
+    ``size`` counts them all) — None when ``reader`` may read none of them."""
+    members = [a for a in doc.members.defer("content", "features")
+               .order_by("-hotness", "received_at", "id")
+               if reader is None or reader.reads(a.api_key_id)]
+    if not members:
+        return None
+    rep = doc.representative
+    if rep is not None and reader is not None and not reader.reads(rep.api_key_id):
+        rep = None
     return {
         "docId": doc.doc_id,
         "size": doc.size,
         "status": doc.status,
-        "representative": _member(doc.representative) if doc.representative else None,
+        "representative": _member(rep) if rep else None,
         "members": [_member(a) for a in members],
     }

@@ -7,8 +7,10 @@ run), (3) re-triggers delivery of pending representative pushes, (4) takes a ste
 of the index window's expiry pass, (5) clears a few batches of old bodies, when
 the window and body retention are on, and (6) records the review queue's size every
 QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them), (7)
-queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), and (8) drops
-the change log's rows older than the admin's ``change_log_days``. Several
+queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), (8) drops
+the change log's rows older than the admin's ``change_log_days``, and (9) queues again,
+once, the pictures whose job was lost, then fails them (articles/images/jobs.py:
+``recover_lost``). Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -28,9 +30,14 @@ from dedupsite import metrics
 log = logging.getLogger(__name__)
 
 
+#: the steps that recover something lost (counted in dedupsite_watchdog_recoveries_total)
+RECOVERIES = ("rebuilt", "requeued", "pushes", "bulk_resumed", "pictures")
+
+
 def tick() -> dict[str, int]:
     from articles.changes import log as changes
     from articles.downstream.delivery import enqueue_delivery
+    from articles.images import jobs as pictures
     from articles.index import markers, reindex, window
     from articles.ingest.intake import requeue_stale
     from articles.models import EngineSettings, OutboxStatus, RepresentativeOutbox
@@ -42,7 +49,7 @@ def tick() -> dict[str, int]:
     if not client.set(redis_store.key("watchdog"), 1, nx=True, ex=max(1, int(period * 0.9))):
         return {}
     report = {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0, "bodies_cleared": 0,
-              "queue_sampled": 0, "bulk_resumed": 0}
+              "queue_sampled": 0, "bulk_resumed": 0, "pictures": 0}
     live = reindex.active_generation()
     if live is not None and not markers.present(live):  # an index Redis that lost it
         reindex.forget_generation(live)
@@ -74,10 +81,11 @@ def tick() -> dict[str, int]:
     enqueue_delivery()
     report["queue_sampled"] = int(sample_queue())
     report["bulk_resumed"] = resume_bulk_actions()
-    if report["rebuilt"] or report["requeued"] or report["pushes"] or report["bulk_resumed"]:
+    report["pictures"] = pictures.recover_lost()
+    if any(report[kind] for kind in RECOVERIES):
         log.warning("watchdog: %s", report)
     with metrics.record() as m:
-        for kind in ("rebuilt", "requeued", "pushes", "bulk_resumed"):
+        for kind in RECOVERIES:
             m.inc("dedupsite_watchdog_recoveries_total", report[kind], kind=kind)
         m.inc("dedupsite_watchdog_ticks_total")
     return report

@@ -63,6 +63,8 @@ class ArticleImage(models.Model):
             models.Index(fields=["url_digest"], name="articles_image_url_digest"),
             # ... or these bytes under another URL?
             models.Index(fields=["content_hash"], name="articles_image_content"),
+            # The watchdog: which articles still have pictures queued (a lost job's)?
+            models.Index(fields=["status", "article"], name="articles_image_status"),
         ]
 
     #: the columns of :data:`fingerprints.rule.picture.REGIONS`' hashes, in its order

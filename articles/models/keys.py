@@ -41,8 +41,10 @@ class ApiKey(models.Model):
     )
     may_read_others = models.BooleanField(
         default=False, help_text=_(
-            "May read the changes of articles first posted with another key "
-            "(GET /api/v1/changes; otherwise a key reads the changes of its own articles).")
+            "May read articles first posted with another key: their results, their nids, "
+            "URLs and titles in docIds and lookups, and their changes (GET "
+            "/api/v1/changes). Otherwise a key reads its own articles only: another key's "
+            "is a 404, named in docIds and lookups by its docId alone.")
     )
 
     objects = ApiKeyQuerySet.as_manager()
@@ -53,6 +55,12 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    def reads(self, owner_id: int | None) -> bool:
+        """Whether this key may read an article first posted with key ``owner_id``
+        (None: loaded by a command, no key's). The one rule of every read: docs/api.md,
+        "Which articles a key reads"."""
+        return self.may_read_others or owner_id == self.pk
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         super().save(*args, **kwargs)

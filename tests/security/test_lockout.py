@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
@@ -69,6 +71,7 @@ def test_one_address_guessing_many_accounts_is_stopped(client, redis_client, set
 def test_behind_a_proxy_the_address_it_reports_counts_not_what_the_client_claims(
         client, redis_client, settings):
     settings.TRUSTED_PROXIES = 1
+    settings.TRUSTED_PROXY_IPS = [ipaddress.ip_network("192.0.2.1")]
     User.objects.create_user("editor", password=RIGHT)
     for n in range(settings.LOGIN_FAILURE_LIMIT):  # a forged first entry changes nothing
         sign_in(client, "editor", "wrong", address="192.0.2.1",

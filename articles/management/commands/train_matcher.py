@@ -82,6 +82,12 @@ class Command(BaseCommand):
             extra = (f"    {cur['merges']}, {cur['review']} -> {new['merges']}, {new['review']}"
                      if "merges" in cur else "")
             self.stdout.write(f"{cur['threshold']:<9}  {_prf(cur):<21}  {_prf(new)}{extra}")
+        for flag in report.get("flags", []):
+            self.stdout.write(f"Flagged: {flag}.")
+        if options["activate"] and report.get("flags"):
+            raise CommandError(f"{version.version} is flagged (one editor's decisions dominate "
+                               "it): check it in the admin and activate it there if it is "
+                               "right")
         if options["activate"]:
             apply_settings(activate(version))
             self.stdout.write(f"{version.version} is active.")

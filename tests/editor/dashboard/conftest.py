@@ -72,7 +72,7 @@ def corpus(corpus_ids, db) -> dict[str, Doc]:
 def auth(db) -> dict[str, str]:
     from articles.models import ApiKey
 
-    _key, plaintext = ApiKey.issue("dashboard reader")
+    _key, plaintext = ApiKey.issue("dashboard reader", may_read_others=True)
     return {"HTTP_AUTHORIZATION": f"Bearer {plaintext}"}
 
 

@@ -1,9 +1,11 @@
 """`make install-prod` on a clone: a venv on Debian's Python with the pinned runtime
 dependencies only, the C extensions built, gunicorn serving without a control socket
-error as a user whose home is not writable."""
+error as a user whose home is not writable, and deploy/dedupsite-manage running a
+command as that user with the settings file's values."""
 
 from __future__ import annotations
 
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -87,3 +89,16 @@ def test_install_prod_on_a_clean_clone(shared_dir):
         server.terminate()
         server.wait(timeout=60)
     assert "Control server error" not in log.read_text()
+
+    # a command by hand, as the units run theirs: root reads the settings, then becomes
+    # the service user in the checkout
+    env_file = tmp_path / "env"
+    env_file.write_text(f"# as in /etc/dedupsite/env\nDEDUPSITE_VAR_DIR='{var}'\n"
+                        "DEDUPSITE_WARMUP=0\nTIME_ZONE=\"Asia/Shanghai\"\n")
+    env_file.chmod(0o600)
+    shown = run(str(checkout / "deploy" / "dedupsite-manage"), "--env-file", str(env_file),
+                "--user", "nobody", "shell", "-c",
+                "import os; from django.conf import settings; "
+                "print(os.getuid(), os.getcwd(), settings.TIME_ZONE)", cwd=tmp_path)
+    assert shown.splitlines()[-1].split() == [str(pwd.getpwnam("nobody").pw_uid), str(checkout),
+                             "Asia/Shanghai"]

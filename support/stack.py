@@ -146,9 +146,7 @@ class Stack:
     def stop(self) -> None:
         for worker in list(self.workers):
             self.kill_worker(worker)
-        if self.web is not None:
-            self._stop_process(self.web, signal.SIGTERM, 15)
-            self.web = None
+        self.stop_web()
         if self.servers is not None:
             self.servers.stop()
             self.servers = None
@@ -217,6 +215,11 @@ class Stack:
                 raise RuntimeError(f"gunicorn exited; see {self.workdir / 'web.log'}")
             time.sleep(0.2)
         raise RuntimeError("gunicorn did not answer within 120 s")
+
+    def stop_web(self) -> None:
+        if self.web is not None:
+            self._stop_process(self.web, signal.SIGTERM, 15)
+            self.web = None
 
     def session(self) -> requests.Session:
         session = requests.Session()

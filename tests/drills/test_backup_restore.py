@@ -17,21 +17,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from support.stack import Stack
+from tests.drills import stories
 
 pytestmark = pytest.mark.drill(slow=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "operations.md"
-STORIES = [
-    "滨江绿道于本周六全线贯通，全长四十二公里，串联起沿江十一个公园和三个湿地保护区。"
-    "绿道管理处负责人介绍，开通首日共有约三万名市民前来骑行和散步。",
-    "市气象台今天上午发布寒潮蓝色预警，受强冷空气影响，未来三天全市气温将下降八到十度，"
-    "最低气温可达零下五度，并伴有五到六级偏北风。",
-    "本市第三条地铁线路今日开通试运营，全线设站二十一座，日均客流预计超过二十万人次，"
-    "沿线居民通勤时间将缩短近一半。",
-    "Officials said the new harbour bridge will open to traffic next spring after six "
-    "years of construction, cutting the trip between the two districts to ten minutes.",
-]
 
 
 def section(title: str) -> str:
@@ -83,11 +74,9 @@ def test_a_restored_backup_gives_the_same_docids_to_the_same_reposts(tmp_path):
     stack.start()
     timings: dict[str, float] = {}
     try:
-        originals = [{"nid": f"o{i}-{j}", "url": f"https://site{j}.example/{i}",
-                      "title": f"新闻{i}", "content": story + ("（转载）" if j else "")}
-                     for i, story in enumerate(STORIES) for j in range(2)]
+        originals = stories.originals()
         given = post(stack, originals)
-        assert len(set(given.values())) == len(STORIES)  # each story's two copies: one docId
+        assert len(set(given.values())) == len(stories.STORIES)  # two copies: one docId
 
         started = time.monotonic()
         dump = tmp_path / "dedupsite.sql"
@@ -100,9 +89,7 @@ def test_a_restored_backup_gives_the_same_docids_to_the_same_reposts(tmp_path):
 
         # reposts the original service answers after the backup: the restored service
         # must answer them alike
-        reposts = [{"nid": f"r{i}", "url": f"https://elsewhere.example/{i}",
-                    "title": f"新闻{i}", "content": story + "（来源：晚报）"}
-                   for i, story in enumerate(STORIES)]
+        reposts = stories.reposts()
         reposts.append({"nid": "r-new", "url": "https://elsewhere.example/new",
                         "title": "新的新闻", "content": "今天新开的图书馆藏书一百二十万册，"
                         "设有少儿阅览区和数字阅读区，周一至周日全天开放。"})

@@ -2,7 +2,9 @@
 """constraints.txt, the versions a production install gets (`make install-prod`).
 
 Every package the project's runtime dependencies (pyproject.toml's `dependencies`, no
-extras) need, transitively, pinned to the version installed in this environment: the
+extras) need, transitively, on this Python or on Debian 12's (3.11.2: a marker such as
+redis's `python_full_version < "3.11.3"` counts), pinned to the version installed in this
+environment: the
 one `make install` built with the same file, so the tests ran against what production
 installs. pip and setuptools are the installer's own and stay unpinned (the build needs
 a newer setuptools than some Pythons' venvs bring).
@@ -27,6 +29,10 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "constraints.txt"
 INSTALLER = {"pip", "setuptools"}
+# The production interpreter (Debian 12's python3, make install-prod) may need what this one
+# does not: a requirement counts when its marker holds for either.
+PRODUCTION_PYTHON = {"python_full_version": "3.11.2", "python_version": "3.11",
+                     "implementation_name": "cpython", "sys_platform": "linux"}
 HEADER = """\
 # The runtime dependencies of dedupsite and theirs, pinned: `make install-prod` installs
 # with `pip install -c constraints.txt`, and so does `make install` (with the dev extras
@@ -41,7 +47,9 @@ def runtime_pins() -> dict[str, str]:
     todo = [Requirement(spec) for spec in project["dependencies"]]
     while todo:
         requirement = todo.pop()
-        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+        if requirement.marker and not (
+                requirement.marker.evaluate({"extra": ""})
+                or requirement.marker.evaluate({**PRODUCTION_PYTHON, "extra": ""})):
             continue
         name = canonicalize_name(requirement.name)
         if name in pins or name in INSTALLER:

@@ -20,7 +20,7 @@ PROJECT_FOLDERS = ("deploy/", "dedupsite/", "articles/", "fingerprints/", "scrip
 # Units Debian's packages install (step 1 of docs/operations.md)
 DEBIAN_UNITS = {"nginx", "prometheus", "prometheus-alertmanager", "mariadb", "redis-server",
                 "certbot.timer"}
-SHELL_WORDS = {"cd", "for", "do", "done", "if", "then", "fi", "test", "["}
+SHELL_WORDS = {"cd", "echo", "for", "do", "done", "if", "then", "fi", "test", "["}
 # A minimal Debian 12 has these (coreutils, passwd, sed, gzip, apt, systemd)
 DEBIAN_BASE = {"apt-get", "cat", "chmod", "chown", "cp", "date", "gunzip", "gzip", "install",
                "ln", "mkdir", "mv", "rm", "sed", "systemctl", "useradd"}

@@ -6,7 +6,10 @@ and EnvironmentFile, `apt-get install` checks that the packages are installed, a
 `make install-prod` installs from a wheelhouse of constraints.txt's pins. Then the
 service answers health over HTTPS through nginx, an article posted through nginx gets its
 docId, nginx serves the static files, Prometheus scrapes the job (up) with the rules
-loaded and knows the Alertmanager."""
+loaded and knows the Alertmanager; with the webhook's URL set (the operator's edit the doc
+asks for) to a receiver of the drill's and both workers killed, DedupsiteNoWorkers fires
+when the doc's table says (~4 min after a kill: there is no systemd to restart them) and
+the receiver gets it."""
 
 from __future__ import annotations
 
@@ -58,7 +61,8 @@ def test_the_install_block_runs_as_written_and_the_service_works(tmp_path):
     block.write_text(install_block())
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "SANDBOX": str(SANDBOX), "RUN": str(run),
            "SOURCE": str(ROOT), "DOC_BLOCK": str(block),
-           "WHEELHOUSE": str(wheelhouse(Path("/tmp/dedupsite-drill-wheelhouse")))}
+           "WHEELHOUSE": str(wheelhouse(Path("/tmp/dedupsite-drill-wheelhouse"))),
+           "ALERT_DRILL": "1"}
     done = subprocess.run(["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc",
                            str(SANDBOX / "outer.sh")], env=env, capture_output=True,
                           text=True, timeout=1800)
@@ -71,5 +75,6 @@ def test_the_install_block_runs_as_written_and_the_service_works(tmp_path):
     for check in ("health over HTTPS through nginx", "an article posted through nginx got docId",
                   "nginx serves /static/", "Prometheus scrapes the dedupsite job: up",
                   "Prometheus sends alerts to the Alertmanager",
-                  "Prometheus loaded the dedupsite rules"):
+                  "Prometheus loaded the dedupsite rules", "DedupsiteNoWorkers fires",
+                  "the webhook receiver gets DedupsiteNoWorkers"):
         assert any(line.startswith(f"ok: {check}") for line in steps), check

@@ -31,6 +31,12 @@ def https(method, path, body=None, headers=None):
     return answer.status, answer.read()
 
 
+def prometheus(what):
+    """The `data` of the sandbox's Prometheus API answer /api/v1/<what>."""
+    with urllib.request.urlopen(f"http://127.0.0.1:9090/api/v1/{what}") as answer:
+        return json.load(answer)["data"]
+
+
 def until(what, probe, timeout=90):
     deadline = time.monotonic() + timeout
     while True:
@@ -66,23 +72,14 @@ def main():
     assert status == 200, status
     print("ok: nginx serves /static/ from /srv/dedupsite/var/static/")
 
-    def target_up():
-        with urllib.request.urlopen("http://127.0.0.1:9090/api/v1/targets") as answer:
-            targets = json.load(answer)["data"]["activeTargets"]
-        return [t for t in targets if t["labels"]["job"] == "dedupsite"
-                and t["health"] == "up"]
-    until("Prometheus scrapes the dedupsite job: up", target_up)
-
-    def alertmanager_known():
-        with urllib.request.urlopen("http://127.0.0.1:9090/api/v1/alertmanagers") as answer:
-            return json.load(answer)["data"]["activeAlertmanagers"]
-    until("Prometheus sends alerts to the Alertmanager", alertmanager_known)
-
-    def rules_loaded():
-        with urllib.request.urlopen("http://127.0.0.1:9090/api/v1/rules") as answer:
-            groups = json.load(answer)["data"]["groups"]
-        return [r for g in groups for r in g["rules"] if r["name"] == "DedupsiteNoWorkers"]
-    until("Prometheus loaded the dedupsite rules", rules_loaded)
+    until("Prometheus scrapes the dedupsite job: up", lambda: [
+        target for target in prometheus("targets")["activeTargets"]
+        if target["labels"]["job"] == "dedupsite" and target["health"] == "up"])
+    until("Prometheus sends alerts to the Alertmanager",
+          lambda: prometheus("alertmanagers")["activeAlertmanagers"])
+    until("Prometheus loaded the dedupsite rules", lambda: [
+        rule for group in prometheus("rules")["groups"] for rule in group["rules"]
+        if rule["name"] == "DedupsiteNoWorkers"])
 
 
 class Webhook(http.server.BaseHTTPRequestHandler):
@@ -119,12 +116,10 @@ def alert_drill():
     killed = time.monotonic()
     print("ok: both workers killed (SIGKILL)")
 
-    def firing():
-        with urllib.request.urlopen("http://127.0.0.1:9090/api/v1/alerts") as answer:
-            alerts = json.load(answer)["data"]["alerts"]
-        return [a for a in alerts if a["labels"]["alertname"] == "DedupsiteNoWorkers"
-                and a["state"] == "firing"]
-    until("DedupsiteNoWorkers fires", firing, timeout=420)
+    until("DedupsiteNoWorkers fires", lambda: [
+        alert for alert in prometheus("alerts")["alerts"]
+        if alert["labels"]["alertname"] == "DedupsiteNoWorkers"
+        and alert["state"] == "firing"], timeout=420)
     fired = time.monotonic() - killed
 
     def delivered():

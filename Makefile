@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := dedupsite.settings
 
-.PHONY: demo test test-passes test-engine-alone test-batch-alone test-browser-alone test-mysql-rest install spark system-deps lint test-engine test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
+.PHONY: demo install-prod test test-passes test-engine-alone test-batch-alone test-browser-alone test-mysql-rest install spark system-deps lint test-engine test-mysql test-sqlite drills web worker migrate bench-accuracy bench-engine clean
 
 demo: install
 	$(PY) scripts/demo.py
@@ -38,13 +38,26 @@ test-mysql-rest:
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml setup.py fingerprints/rule/_kernel.c fingerprints/rule/_segment.c
+$(VENV)/.installed: pyproject.toml setup.py constraints.txt fingerprints/rule/_kernel.c fingerprints/rule/_segment.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.
 	@pkg-config --exists mysqlclient 2>/dev/null || pkg-config --exists libmariadb 2>/dev/null || bash scripts/install-system-deps.sh
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
+
+# A production machine (docs/operations.md): the venv on Debian's own Python (readable
+# by the service user, unlike a root-only pyenv or /root install), the project and its
+# runtime dependencies at the versions of constraints.txt, no dev or test extras.
+# Editable, so that the C extensions are built in place beside the code the units run
+# from /srv/dedupsite. Run again after `git pull`: pip changes only what changed.
+PROD_PYTHON ?= /usr/bin/python3
+install-prod:
+	@test -x $(PROD_PYTHON) || { echo "$(PROD_PYTHON) missing: apt-get install python3 python3-venv" >&2; exit 1; }
+	@if test -e $(PY) && test "$$(readlink -f $(PY))" != "$$(readlink -f $(PROD_PYTHON))"; then \
+	    echo "$(VENV) runs $$(readlink -f $(PY)), not $(PROD_PYTHON): remove it first" >&2; exit 1; fi
+	test -x $(PY) || $(PROD_PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -c constraints.txt -e .
 
 # PySpark for `spark_dedup --engine spark` and its tests (an extra: the demo does without).
 spark: $(VENV)/.spark

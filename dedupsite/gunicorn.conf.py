@@ -20,3 +20,6 @@ limit_request_line = 8190
 limit_request_fields = 100
 accesslog = "-"
 logger_class = "dedupsite.gunicorn_logging.RedactingLogger"
+# No control socket (gunicornc): systemd's signals do its work, and under the service
+# user, with no runtime directory and a read-only home, creating it fails at every start.
+control_socket_disable = True

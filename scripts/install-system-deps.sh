@@ -22,6 +22,7 @@ PACKAGES=(
     openjdk-17-jre-headless  # Java for PySpark (spark_dedup, tests/batch)
     nginx-light  # the shipped proxy (deploy/nginx), run by tests/ops's slow-client drill
     prometheus  # scrapes /metrics in tests/ops; promtool tests deploy/prometheus/alerts.yml
+    prometheus-alertmanager  # amtool checks deploy/alertmanager; tests/ops routes an alert to a receiver
 )
 
 log() { printf 'install-system-deps: %s\n' "$*" >&2; }

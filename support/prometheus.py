@@ -35,12 +35,18 @@ def find(program: str) -> str:
     return found
 
 
-def config_for(workdir: Path, target: str, token: str, interval: str = "1s") -> Path:
-    """deploy/prometheus/prometheus.yml with this machine's target, token file and rules."""
+def config_for(workdir: Path, target: str, token: str, interval: str = "1s",
+               alertmanager: str | None = None) -> Path:
+    """deploy/prometheus/prometheus.yml with this machine's target, token file, rules and
+    Alertmanager (none unless given: the shipped one's port may be anybody's here)."""
     config = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
     config["global"]["scrape_interval"] = interval
     config["global"]["evaluation_interval"] = interval
     config["rule_files"] = [str(DEPLOY / "alerts.yml")]
+    if alertmanager is None:
+        del config["alerting"]
+    else:
+        config["alerting"]["alertmanagers"][0]["static_configs"] = [{"targets": [alertmanager]}]
     (job,) = config["scrape_configs"]
     job["static_configs"] = [{"targets": [target]}]
     token_file = workdir / "token"

@@ -44,7 +44,7 @@ def find_nginx() -> str:
 
 
 def site_for(port: int, http_port: int, upstream_port: int, cert: Path, key: Path,
-             static_dir: Path) -> str:
+             static_dir: Path, acme_dir: Path) -> str:
     """The shipped site with this machine's ports and paths; everything else verbatim."""
     text = SITE.read_text()
     swaps = [
@@ -56,6 +56,7 @@ def site_for(port: int, http_port: int, upstream_port: int, cert: Path, key: Pat
         (r"ssl_certificate /etc/ssl/certs/dedupsite\.pem;", f"ssl_certificate {cert};"),
         (r"ssl_certificate_key /etc/ssl/private/dedupsite\.key;", f"ssl_certificate_key {key};"),
         (r"alias /srv/dedupsite/var/static/;", f"alias {static_dir}/;"),
+        (r"root /var/www/letsencrypt;", f"root {acme_dir};"),
     ]
     for pattern, replacement in swaps:
         text, n = re.subn(pattern, replacement, text)
@@ -100,6 +101,9 @@ class Proxy:
     upstream_port: int
     static_dir: Path | None = None
     port: int = 0
+    # the ACME challenge's webroot (certbot --webroot -w): files under
+    # .well-known/acme-challenge/ are served on http_port
+    acme_dir: Path | None = None
     http_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
@@ -114,8 +118,10 @@ class Proxy:
         static = self.static_dir or self.workdir / "static"
         static.mkdir(parents=True, exist_ok=True)
         site = self.workdir / "dedupsite.conf"
+        self.acme_dir = self.acme_dir or self.workdir / "acme"
+        self.acme_dir.mkdir(parents=True, exist_ok=True)
         site.write_text(site_for(self.port, self.http_port, self.upstream_port, cert, key,
-                                 static))
+                                 static, self.acme_dir))
         self.conf.write_text(main_config(self.workdir, site))
         return self.conf
 

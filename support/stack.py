@@ -103,6 +103,9 @@ class Stack:
     shipped_web: bool = False
     hbase_url: str = ""
     rate_limit: int = 6000  # the API key's requests per minute (create_api_key's default)
+    #: gunicorn writes an access log, `access.log` in the workdir: "<pid> METHOD path status"
+    #: per request, which process served what
+    access_log: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     servers: Any = None  # testenv.TestEnv
     database_url: str = ""
@@ -146,9 +149,7 @@ class Stack:
     def stop(self) -> None:
         for worker in list(self.workers):
             self.kill_worker(worker)
-        if self.web is not None:
-            self._stop_process(self.web, signal.SIGTERM, 15)
-            self.web = None
+        self.stop_web()
         if self.servers is not None:
             self.servers.stop()
             self.servers = None
@@ -196,6 +197,9 @@ class Stack:
         else:
             argv += ["--bind", f"127.0.0.1:{port}", "--workers", str(self.web_workers),
                      "--timeout", "120", "--graceful-timeout", "10", "--log-level", "warning"]
+        if self.access_log:
+            argv += ["--access-logfile", str(self.workdir / "access.log"),
+                     "--access-logformat", "%(p)s %(m)s %(U)s %(s)s"]
         self.web = subprocess.Popen(
             argv, cwd=ROOT, env=self.environ(PORT=str(port)), stdout=log,
             stderr=subprocess.STDOUT,
@@ -217,6 +221,20 @@ class Stack:
                 raise RuntimeError(f"gunicorn exited; see {self.workdir / 'web.log'}")
             time.sleep(0.2)
         raise RuntimeError("gunicorn did not answer within 120 s")
+
+    def served_by_process(self, method: str, path: str) -> dict[str, int]:
+        """From the access log (`access_log=True`): requests to `path` by serving pid."""
+        counts: dict[str, int] = {}
+        for line in (self.workdir / "access.log").read_text().splitlines():
+            pid, seen_method, seen_path, _status = line.split()
+            if (seen_method, seen_path) == (method, path):
+                counts[pid] = counts.get(pid, 0) + 1
+        return counts
+
+    def stop_web(self) -> None:
+        if self.web is not None:
+            self._stop_process(self.web, signal.SIGTERM, 15)
+            self.web = None
 
     def session(self) -> requests.Session:
         session = requests.Session()

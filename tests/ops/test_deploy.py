@@ -160,3 +160,41 @@ def test_dedup_worker_serves_the_queues_it_is_given_and_refuses_others():
         call_command("dedup_worker", "--queues", "images,nope")
     with pytest.raises(CommandError, match="none given"):
         call_command("dedup_worker", "--queues", ",")
+
+
+def test_port_80_answers_the_acme_challenge_and_redirects_everything_else(tmp_path):
+    """certbot --webroot (HTTP-01) needs the challenge file served over plain HTTP; every
+    other request on port 80 goes to HTTPS."""
+    import requests
+
+    proxy = Proxy(tmp_path, upstream_port=8000).start()
+    try:
+        assert proxy.acme_dir is not None
+        challenge = proxy.acme_dir / ".well-known" / "acme-challenge"
+        challenge.mkdir(parents=True)
+        (challenge / "token-123").write_text("token-123.thumbprint")
+        base = f"http://127.0.0.1:{proxy.http_port}"
+        served = requests.get(f"{base}/.well-known/acme-challenge/token-123",
+                              allow_redirects=False, timeout=10)
+        assert (served.status_code, served.text) == (200, "token-123.thumbprint")
+        moved = requests.get(f"{base}/api/v1/health?x=1", allow_redirects=False, timeout=10)
+        assert moved.status_code == 301
+        assert moved.headers["Location"] == "https://127.0.0.1/api/v1/health?x=1"
+    finally:
+        proxy.stop()
+
+
+def test_the_doc_puts_a_certificate_where_the_site_reads_it_before_nginx_t():
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    site = (ROOT / "deploy" / "nginx" / "dedupsite.conf").read_text()
+    cert = re.search(r"^\s*ssl_certificate (\S+);", site, flags=re.M).group(1)
+    key = re.search(r"^\s*ssl_certificate_key (\S+);", site, flags=re.M).group(1)
+    webroot = re.search(r"^\s*root (\S+);", site, flags=re.M).group(1)
+    made = re.search(r"openssl req -x509 .*?-keyout (\S+) -out (\S+)\n", doc, flags=re.S)
+    assert made and made.groups() == (key, cert)
+    assert doc.index(made.group(0)) < doc.index("nginx -t")
+    assert f"mkdir -p {webroot}" in doc and f"certbot certonly --webroot -w {webroot}" in doc
+    assert re.search(rf"ln -sf /etc/letsencrypt/live/\S+/fullchain.pem {cert}\n", doc)
+    assert re.search(rf"ln -sf /etc/letsencrypt/live/\S+/privkey.pem {key}\n", doc)
+    alias = re.search(r"alias (\S+)/var/static/;", site).group(1)
+    assert f"git clone https://git.example.com/dedupsite.git {alias}\n" in doc

@@ -1,10 +1,13 @@
 """A real Prometheus (Debian's package, the shipped deploy/prometheus/prometheus.yml)
 scrapes a running stack (gunicorn with 2 processes, a dedup_worker in its own process)
-with METRICS_TOKEN; articles posted through the API are read back as counters through
+with METRICS_TOKEN; articles posted through the API, served by both gunicorn processes
+(their access log says which served what), are read back as counters through
 Prometheus's query API: counts from every process, none lost to a fork or a restart."""
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 
 import pytest
@@ -36,8 +39,32 @@ def wait_for(server: PrometheusServer, expr: str, expected: float, timeout: floa
     return seen
 
 
+def hold_post(stack: Stack, item: dict) -> tuple[socket.socket, bytes]:
+    """A POST whose headers and first body bytes are sent: the process that accepted it
+    waits for the rest (finish_post sends it and reads the answer)."""
+    body = json.dumps(item).encode()
+    host, port = stack.base_url.split("//")[1].split(":")
+    conn = socket.create_connection((host, int(port)), timeout=30)
+    conn.sendall(f"POST /api/v1/articles HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                 f"Authorization: Bearer {stack.api_key}\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                 "Connection: close\r\n\r\n".encode() + body[:5])
+    time.sleep(1)  # accepted, and its process is reading the body
+    return conn, body[5:]
+
+
+def finish_post(held: tuple[socket.socket, bytes]) -> bytes:
+    conn, remainder = held
+    with conn:
+        conn.sendall(remainder)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
 def test_prometheus_reads_what_every_process_counted(tmp_path):
-    stack = Stack(tmp_path / "stack", extra_env={"METRICS_TOKEN": TOKEN})
+    stack = Stack(tmp_path / "stack", extra_env={"METRICS_TOKEN": TOKEN}, access_log=True)
     stack.start()
     server = None
     try:
@@ -46,15 +73,26 @@ def test_prometheus_reads_what_every_process_counted(tmp_path):
         server = PrometheusServer(tmp_path / "prometheus", stack.base_url.split("//")[1],
                                   TOKEN).start()
         worker = stack.start_worker()
-        session = stack.session()
         articles = [{"nid": f"p{i}-{j}", "url": f"https://site{j}.example/{i}",
                      "title": f"新闻{i}", "content": story + ("（转载）" if j else "")}
                     for i, story in enumerate(STORIES) for j in range(2)]
-        for item in articles:  # one request each: they reach both gunicorn processes
-            assert session.post(f"{stack.base_url}/api/v1/articles", json=item,
-                                timeout=30).status_code == 202
+
+        # The first post's body arrives slowly: the (sync) process that took it is busy
+        # reading it while the other five posts, each on a connection of its own (a
+        # keep-alive session stays with one process), reach the other process.
+        first, *rest = articles
+        held = hold_post(stack, first)
+        for item in rest:
+            assert requests.post(f"{stack.base_url}/api/v1/articles", json=item, timeout=30,
+                                 headers={"Authorization": f"Bearer {stack.api_key}"}
+                                 ).status_code == 202
+        assert finish_post(held).startswith(b"HTTP/1.1 202")
         assert wait_for(server, "sum(dedupsite_articles_received_total{kind=\"new\"})",
                         6) == 6
+        # both gunicorn processes served posts, and Prometheus counts what each served
+        by_process = stack.served_by_process("POST", "/api/v1/articles")
+        assert len(by_process) == 2 and sum(by_process.values()) == 6, by_process
+        print("posts served by each gunicorn process:", by_process)
         assert wait_for(server, "sum(dedupsite_articles_processed_total)", 6) == 6
         assert server.query('dedupsite_articles_processed_total{reason="new"}') == 3
         assert wait_for(server, "dedupsite_articles_queued", 0) == 0

@@ -249,3 +249,42 @@ def progress(user: Any) -> Progress:
                  and (answer == PairAnswer.SAME) == (p >= t))
     return Progress(counts[PairAnswer.SAME], counts[PairAnswer.DIFFERENT],
                     counts[PairAnswer.UNSURE], agreed, len(last))
+
+
+@dataclass(frozen=True)
+class AuditEstimate:
+    answers: int  # sure answers of the audit stream
+    precision: float | None  # of "probability >= threshold", each answer weighed 1 / pi
+    recall: float | None
+
+
+def audit_estimate(rows: list[tuple[str, float | None, float | None, float | None]]
+                   ) -> AuditEstimate:
+    """Precision and recall of the engine's verdicts (at the threshold each pair was asked
+    with) from the audit stream's answers ``(answer, probability, threshold, inclusion
+    probability)``: each weighed by the inverse of its inclusion probability (a ratio of
+    Horvitz-Thompson totals), so that the pairs a draw was less likely to pick count for
+    the more pairs they stand for. "Not sure" answers are left out."""
+    tp = fp = fn = 0.0
+    answers = 0
+    for answer, probability, threshold, inclusion in rows:
+        if answer == PairAnswer.UNSURE or probability is None or threshold is None \
+                or not inclusion:
+            continue
+        answers += 1
+        weight = 1.0 / inclusion
+        said, same = probability >= threshold, answer == PairAnswer.SAME
+        tp += weight * (said and same)
+        fp += weight * (said and not same)
+        fn += weight * (same and not said)
+    return AuditEstimate(answers, tp / (tp + fp) if tp + fp else None,
+                         tp / (tp + fn) if tp + fn else None)
+
+
+def audit_of(model_version: str | None = None) -> AuditEstimate:
+    """:func:`audit_estimate` of every audit answer standing (of one model version)."""
+    labels = PairLabel.objects.filter(audit=True, undone_at__isnull=True)
+    if model_version is not None:
+        labels = labels.filter(model_version=model_version)
+    return audit_estimate(list(labels.values_list("answer", "probability", "threshold",
+                                                  "inclusion_probability")))

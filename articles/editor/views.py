@@ -901,6 +901,7 @@ def _teach_response(request: HttpRequest, asked: teaching.Asked | None,
                     label: PairLabel | None = None, applied: str = "") -> HttpResponse:
     context: dict[str, Any] = {"asked": asked, "label": label, "applied": applied,
                                "progress": teaching.progress(request.user),
+                               "audit": teaching.audit_of(),
                                "stop_window": teaching.STOP_WINDOW,
                                "fragment": _fragment(request) == "teach"}
     if asked is not None:

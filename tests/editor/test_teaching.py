@@ -182,3 +182,33 @@ def test_answers_reach_the_vector_fit_grouped_by_component(desk, editor) -> None
     assert found[tuple(sorted(nids[:2]))].match is True
     assert found[tuple(sorted(nids[1:3]))].match is False
     assert len({p.group for p in found.values()}) == 1  # one component: held out whole
+
+
+def test_the_audit_estimate_weighs_each_answer_by_its_inverse_inclusion_probability() -> None:
+    rows = [
+        ("same", 0.9, 0.7, 0.1),  # true merge, stands for 10 pairs
+        ("different", 0.9, 0.7, 0.5),  # false merge, stands for 2
+        ("same", 0.2, 0.7, 0.25),  # missed, stands for 4
+        ("different", 0.2, 0.7, 0.5),  # true no-merge
+        ("unsure", 0.9, 0.7, 0.5),  # not a label
+    ]
+    found = teaching.audit_estimate(rows)
+    assert found.answers == 4
+    assert found.precision == pytest.approx(10 / 12)
+    assert found.recall == pytest.approx(10 / 14)
+    assert teaching.audit_estimate([]).precision is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_audit_answer_keeps_its_inclusion_probability_and_the_page_estimates(desk,
+                                                                                settings):
+    settings.TEACHING_AUDIT_PERCENT = 100
+    token = token_of(desk.get("/review/teach/").content.decode())
+    asked = teaching.Asked.from_token(token)
+    assert asked.audit and 0 < asked.inclusion_probability <= 1
+    html = desk.post("/review/teach/answer/", {"token": token, "answer": "same"}
+                     ).content.decode()
+    label = PairLabel.objects.get()
+    assert label.audit and label.inclusion_probability == pytest.approx(
+        asked.inclusion_probability)
+    assert "random check" in html and "Random checks: 1 answer" in html

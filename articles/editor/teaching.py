@@ -83,21 +83,44 @@ class Asked:
     threshold: float
 
     def token(self) -> str:
+        """The pair and how it was drawn, signed (not encrypted: readable in the page), so
+        it carries nothing of the model's view: the answer is scored again
+        (:func:`rescored`)."""
         c = self.candidate
         return signing.dumps({
             "a": c.a, "b": c.b, "na": c.nid_a, "nb": c.nid_b, "f": c.family,
-            "j": c.joined, "p": c.probability, "s": c.shipped, "audit": self.audit,
-            "pi": self.inclusion_probability, "v": self.model_version,
-            "t": self.threshold}, salt=SALT)
+            "j": c.joined, "audit": self.audit, "pi": self.inclusion_probability},
+            salt=SALT)
 
     @classmethod
     def from_token(cls, token: str) -> Asked:
-        """Raises ``signing.BadSignature`` for a token this server did not sign."""
+        """The pair of a token, not yet scored (:func:`rescored`). Raises
+        ``signing.BadSignature`` for a token this server did not sign."""
         d = signing.loads(token, salt=SALT)
         return cls(Candidate(int(d["a"]), int(d["b"]), str(d["na"]), str(d["nb"]),
-                             str(d["f"]), bool(d["j"]), float(d["p"]), float(d["s"])),
-                   bool(d["audit"]), None if d["pi"] is None else float(d["pi"]),
-                   str(d["v"]), float(d["t"]))
+                             str(d["f"]), bool(d["j"]), UNSCORED, UNSCORED),
+                   bool(d["audit"]), None if d["pi"] is None else float(d["pi"]), "",
+                   UNSCORED)
+
+
+UNSCORED = -1.0
+
+
+def rescored(asked: Asked, config: EngineConfig | None = None) -> Asked:
+    """``asked`` scored by the active model (its version and threshold) and the shipped
+    vector model, from the two articles' stored features."""
+    config = config or active_config()
+    c = asked.candidate
+    stored = dict(Article.objects.filter(pk__in=[c.a, c.b], features__isnull=False)
+                  .values_list("pk", "features"))
+    probability = shipped = UNSCORED
+    if c.a in stored and c.b in stored:
+        fa = Features.from_bytes(bytes(stored[c.a] or b""))
+        fb = Features.from_bytes(bytes(stored[c.b] or b""))
+        probability = verify(fb, fa, config).probability
+        shipped = verify(fb, fa, replace(config, model=shipped_vector_model())).probability
+    return replace(asked, candidate=replace(c, probability=probability, shipped=shipped),
+                   model_version=_model_version(config), threshold=config.match_threshold)
 
 
 def candidate_pool(config: EngineConfig | None = None, window: int | None = None
@@ -175,7 +198,8 @@ def record(asked: Asked, answer: str, user: Any) -> tuple[PairLabel, str]:
     with transaction.atomic():
         label = PairLabel.objects.create(
             nid_a=c.nid_a, nid_b=c.nid_b, family=c.family, answer=answer, editor=editor,
-            model_version=asked.model_version, probability=c.probability,
+            model_version=asked.model_version,
+            probability=None if c.probability == UNSCORED else c.probability,
             threshold=asked.threshold, audit=asked.audit,
             inclusion_probability=asked.inclusion_probability)
     applied = _apply(label, c, user) if actions.can_edit(user) else ""

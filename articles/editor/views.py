@@ -928,7 +928,7 @@ def teach_answer(request: HttpRequest) -> HttpResponse:
     the model said."""
     answer = request.POST.get("answer", "")
     try:
-        asked = teaching.Asked.from_token(request.POST.get("token", ""))
+        asked = teaching.rescored(teaching.Asked.from_token(request.POST.get("token", "")))
     except signing.BadSignature:
         return HttpResponse(_("This pair was not asked here."), status=400)
     if answer not in PairAnswer.values:

@@ -221,3 +221,16 @@ def test_an_audit_answer_keeps_its_inclusion_probability_and_the_page_estimates(
     assert label.audit and label.inclusion_probability == pytest.approx(
         asked.inclusion_probability)
     assert "random check" in html and "Random checks: 1 answer" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_admins_read_the_answers_and_cannot_edit_them(admin_client, editor) -> None:  # noqa: F811
+    label = PairLabel.objects.create(nid_a="x", nid_b="y", editor=editor, answer="same",
+                                     audit=True, inclusion_probability=0.02)
+    page = admin_client.get("/admin/articles/pairlabel/")
+    assert page.status_code == 200 and "0.02" in page.content.decode()
+    assert admin_client.get("/admin/articles/pairlabel/add/").status_code == 403
+    assert admin_client.post(f"/admin/articles/pairlabel/{label.pk}/change/",
+                             {"answer": "different"}).status_code == 403
+    label.refresh_from_db()
+    assert label.answer == "same"

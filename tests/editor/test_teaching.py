@@ -234,3 +234,23 @@ def test_admins_read_the_answers_and_cannot_edit_them(admin_client, editor) -> N
                              {"answer": "different"}).status_code == 403
     label.refresh_from_db()
     assert label.answer == "same"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_same_story_on_a_pair_in_two_docids_joins_the_later_one(desk, editor) -> None:  # noqa: F811
+    from articles.editor import actions
+
+    joined = [c for c in teaching.candidate_pool() if c.joined]
+    pair = joined[0]
+    later = Article.objects.get(pk=pair.b)
+    if later.doc.representative_id == later.pk:
+        actions.choose_representative(Article.objects.get(pk=pair.a), editor)
+        later.refresh_from_db()
+    actions.split_article(later, editor, "apart for the test")
+    asked = teaching.Asked(pair, False, None, "", 0.7)
+    html = desk.post("/review/teach/answer/", {"token": asked.token(), "answer": "same"}
+                     ).content.decode()
+    assert "moved into the earlier one" in html
+    a, b = Article.objects.get(pk=pair.a), Article.objects.get(pk=pair.b)
+    assert a.doc_pk == b.doc_pk
+    assert PairLabel.objects.get().decision.action == "move"

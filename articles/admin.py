@@ -25,6 +25,7 @@ from articles.models import (
     IndexState,
     MatchModelVersion,
     MediaWeight,
+    PairLabel,
     Webhook,
 )
 from articles.tuning import matcher, preview
@@ -399,6 +400,23 @@ class MediaWeightAdmin(admin.ModelAdmin):
         from articles.representatives.election import clear_weights_cache
 
         clear_weights_cache()  # other processes see it within WEIGHTS_TTL seconds
+
+
+@admin.register(PairLabel)
+class PairLabelAdmin(admin.ModelAdmin):
+    """The teaching queue's answers, read-only: they are given on /review/teach/ (an
+    answer taken back there stays listed, with when)."""
+
+    list_display = ["nid_a", "nid_b", "answer", "editor", "model_version", "probability",
+                    "audit", "inclusion_probability", "created_at", "undone_at"]
+    list_filter = ["answer", "audit", "model_version"]
+    search_fields = ["nid_a", "nid_b"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 class BoilerplateClauseForm(forms.ModelForm):

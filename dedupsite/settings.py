@@ -137,6 +137,11 @@ REVIEW_CLAIM_SECONDS = max(1, env_int("REVIEW_CLAIM_SECONDS", 600))
 # An open /review/ page asks this often whether new matches arrived ("N new" banner);
 # 0 turns the polling off.
 REVIEW_POLL_SECONDS = max(0, env_int("REVIEW_POLL_SECONDS", 10))
+# /review/teach/ (articles/editor/teaching.py): the newest processed articles replayed
+# for candidate pairs (also the pairs the engine did not join), and the share of items
+# drawn at random from them (the audit stream), not by uncertainty.
+TEACHING_WINDOW = max(2, env_int("TEACHING_WINDOW", 300))
+TEACHING_AUDIT_PERCENT = min(100, max(0, env_int("TEACHING_AUDIT_PERCENT", 20)))
 # An open /clusters/ page asks this often whether its clusters received new articles ("N
 # new" banner); 0 turns the polling off.
 CLUSTERS_POLL_SECONDS = max(0, env_int("CLUSTERS_POLL_SECONDS", 10))

@@ -24,6 +24,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
+from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import OperationalError
@@ -40,8 +41,10 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 from redis.exceptions import RedisError
 
-from articles.editor import actions, bulk, review
+from articles.editor import actions, bulk, review, teaching
 from articles.editor.cluster_page import MEMBER_FIELDS, cluster_members, comparison, minute
+from articles.editor.diff import word_diff
+from articles.editor.explain import explain, probability_text
 from articles.editor.forms import (
     DEFAULT_SORT,
     BulkForm,
@@ -64,11 +67,15 @@ from articles.models import (
     BulkStatus,
     Decision,
     Doc,
+    PairAnswer,
+    PairLabel,
     PassKind,
     ReviewClaim,
 )
 from articles.templatetags.dashboard import action_label
 from articles.tuning.state import active_config
+from fingerprints.rule import Features
+from fingerprints.rule.verification import verify
 
 log = logging.getLogger(__name__)
 
@@ -859,3 +866,91 @@ def bulk_undo(request: HttpRequest, pk: int) -> HttpResponse:
     if _is_htmx(request):
         return _bulk_fragment(request, undo_job)
     return redirect("bulk", pk=undo_job.pk)
+
+
+# --- the teaching queue ("help the engine") ----------------------------------------------
+
+
+def _pair_context(asked: teaching.Asked) -> dict[str, Any]:
+    """The pair side by side: the earlier article on the left, the word-level diff."""
+    c = asked.candidate
+    rows = {a.pk: a for a in Article.objects.filter(pk__in=[c.a, c.b]).only(
+        "id", "nid", "title", "content", "media", "body_cleared_at")}
+    if c.a not in rows or c.b not in rows:
+        return {}
+    left, right = rows[c.a], rows[c.b]
+    config = active_config()
+    return {"left": left, "right": right,
+            "diff": word_diff(left.content, right.content, config),
+            "title_diff": word_diff(left.title, right.title, config)}
+
+
+def _verdict(asked: teaching.Asked) -> dict[str, Any]:
+    """What the model said about the pair (shown after the answer): its probability
+    then, its verdict at the threshold, and the waterfall of its score now."""
+    c = asked.candidate
+    stored = dict(Article.objects.filter(pk__in=[c.a, c.b]).values_list("pk", "features"))
+    why = None
+    if stored.get(c.a) and stored.get(c.b):
+        found = verify(Features.from_bytes(bytes(stored[c.b] or b"")),
+                       Features.from_bytes(bytes(stored[c.a] or b"")), active_config())
+        if found.score is not None:
+            why = explain(found.score.as_dict(), c.probability)
+    return {"same": c.probability >= asked.threshold, "why": why,
+            "probability": probability_text(c.probability)}
+
+
+def _teach_response(request: HttpRequest, asked: teaching.Asked | None,
+                    label: PairLabel | None = None, applied: str = "") -> HttpResponse:
+    context: dict[str, Any] = {"asked": asked, "label": label, "applied": applied,
+                               "progress": teaching.progress(request.user),
+                               "audit": teaching.audit_of(),
+                               "stop_window": teaching.STOP_WINDOW,
+                               "fragment": _fragment(request) == "teach"}
+    if asked is not None:
+        context["token"] = asked.token()
+        context["pair"] = _pair_context(asked)
+        if label is not None:
+            context["verdict"] = verdict = _verdict(asked)
+            verdict["agree"] = ("unsure" if label.answer == PairAnswer.UNSURE else "yes"
+                                if verdict["same"] == (label.answer == PairAnswer.SAME) else "no")
+    template = "articles/teach.html" + ("#teach" if context["fragment"] else "")
+    return _render(request, template, context)
+
+
+@viewer_required
+def teach(request: HttpRequest) -> HttpResponse:
+    """The next pair of the teaching queue (articles/editor/teaching.py), asked blind."""
+    return _teach_response(request, teaching.next_pair(request.user))
+
+
+@viewer_required
+@require_POST
+def teach_answer(request: HttpRequest) -> HttpResponse:
+    """Store the answer on the pair, apply it where the editor may act, then reveal what
+    the model said."""
+    answer = request.POST.get("answer", "")
+    try:
+        asked = teaching.rescored(teaching.Asked.from_token(request.POST.get("token", "")))
+    except signing.BadSignature:
+        return HttpResponse(_("This pair was not asked here."), status=400)
+    if answer not in PairAnswer.values:
+        return HttpResponse(_("Answer same story, different or not sure."), status=400)
+    label, applied = teaching.record(asked, answer, request.user)
+    return _teach_response(request, asked, label, applied)
+
+
+@viewer_required
+@require_POST
+def teach_undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take back one of one's own answers (and the join or split it applied)."""
+    label = get_object_or_404(PairLabel, pk=pk, editor=request.user, undone_at__isnull=True)
+    try:
+        teaching.undo(label, request.user)
+    except actions.UndoRefused as exc:
+        messages.error(request, _undo_refused_message(exc))
+    else:
+        messages.success(request, _("Answer taken back."))
+    if _is_htmx(request):
+        return HttpResponseClientRedirect(reverse("teach"))
+    return redirect("teach")

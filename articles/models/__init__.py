@@ -13,7 +13,8 @@
 - ``engine``: the engine's settings and learned data: ``EngineSettings``,
   ``MatchModelVersion``, ``MediaWeight``, ``BoilerplateClause``, ``IndexState``;
 - ``images``: ``ArticleImage`` (an article's pictures and their hashes);
-- ``states``: ``ArticleStatus`` and ``DocStatus``.
+- ``states``: ``ArticleStatus`` and ``DocStatus``;
+- ``teaching``: ``PairLabel`` (an editor's answer on one candidate pair).
 """
 
 from articles.models.articles import (
@@ -57,6 +58,7 @@ from articles.models.images import ArticleImage, ImageStatus
 from articles.models.keys import ApiKey, ApiKeyQuerySet
 from articles.models.outbox import OutboxStatus, RepresentativeOutbox
 from articles.models.states import ArticleStatus, DocStatus
+from articles.models.teaching import PairAnswer, PairLabel
 
 __all__ = [
     "ApiKey", "ApiKeyQuerySet", "Article", "ArticleImage", "ArticleQuerySet",
@@ -66,5 +68,5 @@ __all__ = [
     "EditorLink", "EditorLinkQuerySet", "EngineSettings", "ImageStatus", "IndexState",
     "LinkKind", "MatchModelVersion", "MatchedBy", "MediaWeight", "OutboxStatus",
     "PassKind", "PendingFeatures", "QueueSample", "RepresentativeOutbox", "ReviewClaim",
-    "ReviewPass", "ReviewRules",
+    "PairAnswer", "PairLabel", "ReviewPass", "ReviewRules",
 ]

@@ -18,7 +18,10 @@ matched through and against its doc's anchor (as the decision found them), label
 the editors' links between the two (a confirmed doc: one story). Not every member
 fanned out: a split writes a cannot-link to each member, but the engine compared only
 those two. Whole decisions are held out (by a hash of the decision), and the fit's
-calibration folds keep each decision whole too (:func:`train_vector`).
+calibration folds keep each decision whole too (:func:`train_vector`). The teaching
+queue's answers (``PairLabel``, articles/editor/teaching.py) are labels on exactly the
+pair asked and join them, an answer taking the place of a decision's label on the same
+pair; they are held out and folded by connected component of the answered pairs.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from articles.models import (
     LinkKind,
     MatchedBy,
     MatchModelVersion,
+    PairAnswer,
+    PairLabel,
 )
 from articles.tuning import editor_audit
 from articles.tuning.preview import recent_articles
@@ -228,11 +233,20 @@ class ComparedPair:
     a: Features
     b: Features
     match: bool
-    decision: int
+    decision: int | None  # None: an answer on the teaching queue (PairLabel)
+    component: str = ""  # labelled pairs: the smallest nid of their connected component
+
+    @property
+    def group(self) -> str:
+        """What is held out and folded whole: a decision, or a component of labelled
+        pairs (pairs sharing an article never fall on two sides)."""
+        if self.decision is not None:
+            return f"decision|{self.decision}"
+        return f"labels|{self.component}"
 
     @property
     def held_out(self) -> bool:
-        return decision_held_out(self.decision)
+        return mmh3.hash(self.group, signed=False) % HELD_OUT == 0
 
 
 def decision_held_out(decision: int) -> bool:
@@ -272,7 +286,41 @@ def compared_pairs() -> list[ComparedPair]:
             continue
         out[nids] = ComparedPair(nids, Features.from_bytes(bytes(rows[x][1] or b"")),
                                  Features.from_bytes(bytes(rows[y][1] or b"")), label, decision)
+    out.update(labelled_pairs())  # an answer on exactly the pair says more than a fan-out
     return list(out.values())
+
+
+def labelled_pairs() -> dict[tuple[str, str], ComparedPair]:
+    """The teaching queue's answers ("same story" / "different"; not "not sure", not
+    taken back), the latest per pair, grouped by connected component of the answered
+    pairs."""
+    answers: dict[tuple[str, str], bool] = {}
+    for a, b, answer in (PairLabel.objects.filter(undone_at__isnull=True)
+                         .exclude(answer=PairAnswer.UNSURE).order_by("pk")
+                         .values_list("nid_a", "nid_b", "answer")):
+        answers[EditorLink.ordered(a, b)] = answer == PairAnswer.SAME
+    parent: dict[str, str] = {}
+
+    def root(nid: str) -> str:
+        while parent.setdefault(nid, nid) != nid:
+            parent[nid] = parent[parent[nid]]
+            nid = parent[nid]
+        return nid
+
+    for a, b in answers:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    stored = dict(Article.objects.filter(
+        nid__in={n for pair in answers for n in pair}, features__isnull=False)
+        .values_list("nid", "features"))
+    out = {}
+    for (a, b), match in answers.items():
+        if a in stored and b in stored:
+            out[(a, b)] = ComparedPair((a, b), Features.from_bytes(bytes(stored[a] or b"")),
+                                       Features.from_bytes(bytes(stored[b] or b"")), match,
+                                       None, root(a))
+    return out
 
 
 def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
@@ -295,10 +343,12 @@ def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
     examples = [VectorExample(compare_pair(p.a, p.b, picture_bits=config.picture_bits),
                               p.match) for p in train_on]
     proposed = fit_vector(
-        examples, [p.decision for p in train_on], start, _next_version(), strength=strength,
+        examples, [p.group for p in train_on], start, _next_version(), strength=strength,
         description=(f"fitted to {len(train_on)} pairs the engine compared, from "
-                     f"{len({p.decision for p in train_on})} editors' decisions, from "
-                     f"{start.version}"))
+                     f"{len({p.decision for p in train_on if p.decision is not None})} "
+                     f"editors' decisions and "
+                     f"{sum(1 for p in train_on if p.decision is None)} answers on the "
+                     f"teaching queue, from {start.version}"))
     held = [p for p in pairs if p.held_out]
     cfg = replace(config, model=proposed)
     report = operating_points(

@@ -463,3 +463,21 @@ def test_match_model_version_screenshot(page, live_server, sample, editor, langu
     log_in(page, "editor", f"/admin/articles/matchmodelversion/{version.pk}/change/")
     expect(page.locator("table.model-bounds tr.moved")).to_have_count(1)
     shoot(page, f"match-model-version-{language}.png", full_page=True)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_teaching_screenshots(page, live_server, sample, editor, language, settings):
+    """/review/teach/: a pair asked blind, then the same pair after "different"."""
+    settings.TEACHING_AUDIT_PERCENT = 0
+    if language == "zh":
+        page.context.add_cookies([{"name": "django_language", "value": "zh-hans",
+                                   "url": live_server.url}])
+    log_in(page, "editor", "/review/teach/")
+    page.locator(".teach-pair").wait_for()
+    shoot(page, f"teach-blind-{language}.png")
+    page.keyboard.press("d")
+    page.locator(".teach-verdict").wait_for()
+    why = page.locator(".teach-verdict details.why")
+    if why.count():
+        why.locator("summary").click()
+    shoot(page, f"teach-answered-{language}.png", full_page=True)

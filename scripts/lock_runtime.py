@@ -54,10 +54,30 @@ def runtime_pins() -> dict[str, str]:
         name = canonicalize_name(requirement.name)
         if name in pins or name in INSTALLER:
             continue
-        dist = metadata.distribution(requirement.name)
+        try:
+            dist = metadata.distribution(requirement.name)
+        except metadata.PackageNotFoundError:
+            # needed only on the production Python (its marker is false here, so pip did
+            # not install it): this Python cannot tell its version, the file keeps its pin
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                raise
+            pins[name] = _pinned().get(name) or "?"
+            continue
         pins[name] = dist.version
         todo.extend(Requirement(spec) for spec in dist.requires or [])
     return dict(sorted(pins.items()))
+
+
+def _pinned() -> dict[str, str]:
+    """The pins constraints.txt holds now."""
+    if not LOCK.exists():
+        return {}
+    found = {}
+    for line in LOCK.read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==", 1)
+            found[canonicalize_name(name.strip())] = version.strip()
+    return found
 
 
 def render(pins: dict[str, str]) -> str:

@@ -115,7 +115,9 @@ class Replayer:
     """Assign articles one at a time, in arrival order, exactly as the online engine.
 
     Indexes are keyed by *distinct* fingerprint; under each fingerprint only the
-    earliest article per (doc, features) is kept as a candidate. A later member of
+    earliest article per (doc, features) is kept as a candidate (features by a number
+    given to each distinct value once: a tuple of two ints hashes far faster than one
+    holding a whole :class:`Features`). A later member of
     the same doc with identical features can never be the member ``decide`` picks
     (the earlier one has the same distances and verifications and comes first), so
     this changes no decision, and a bucket of thousands of identical copies costs one
@@ -130,8 +132,9 @@ class Replayer:
         self.pairs: list[tuple[int, int]] | None = [] if record_pairs else None
         self._content = MemoryBlockIndex(config.k)
         self._title = MemoryBlockIndex(config.title_k)
-        self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
-        self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
+        self._by_content: dict[int, dict[tuple[int, int], int]] = {}
+        self._by_title: dict[int, dict[tuple[int, int], int]] = {}
+        self._feature_numbers: dict[Features, int] = {}  # each distinct value's number
         self._urls: dict[int, int] = {}
         self._keys = MemoryKeyIndex()
         self._pictures = MemoryBlockIndex(config.picture_k)
@@ -153,7 +156,8 @@ class Replayer:
         self._features[item.seq] = item.features
         self._candidates[item.seq] = Candidate(item.seq, str(assignment.anchor), item.features,
                                                item.seq == assignment.anchor)
-        key = (assignment.anchor, item.features)
+        numbers = self._feature_numbers
+        key = (assignment.anchor, numbers.setdefault(item.features, len(numbers)))
         fp = item.features.content_fp  # zero too: the online index holds it
         self._content.add(fp, fp)
         self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
@@ -234,7 +238,7 @@ class Replayer:
 
     def _members(self, feats: Features) -> set[int]:
         """The index hits of ``feats``: content (and probes), title and key indexes."""
-        hits: dict[tuple[int, Features], int] = {}
+        hits: dict[tuple[int, int], int] = {}
         # As online: every item within the candidate radius among those sharing a block
         # with the content fingerprint or one of its probes (engine.content_probes).
         found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],

@@ -1,7 +1,8 @@
 """Speed of the engine: throughput, Redis index lookups and memory, all-pairs.
 
     .venv/bin/python bench/engine.py [--corpus xinhua --corpus bdci] [--sizes 1000000,10000000]
-                                     [--rounds 3] [--engine-at REV] [--skip-throughput]
+                                     [--rounds 3] [--engine-at REV] [--only batch]
+                                     [--skip-throughput]
                                      [--skip-redis] [--skip-allpairs]
 
 1. Throughput on one core (pinned to one CPU), Xinhua and the crawled corpus (bdci),
@@ -17,7 +18,13 @@
    as it goes: ``common.run_engine``),
    rensa MinHash-LSH (128 permutations, 16 bands, character 5-grams, query + insert,
    Python shingling included: the baseline of the ratios), datasketch MinHash-LSH and
-   the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
+   the ``simhash`` package with jieba words, and the local batch command
+   (``manage.py spark_dedup --engine local --workers 1`` over JSON lines of the same
+   texts: cold is the whole process less the whole process over the first 20 articles,
+   so start-up, imports and dictionaries are taken off; warm a second call of the command
+   in one process; a scratch SQLite database), with a line of its CPU per article against
+   the full online rule's. ``--only CASE``: those rows and the ones the ratios need.
+   CPU docs/s (wall for the cold pass too).
    ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
    shared machine then falls on all of them); medians, and each ratio's range.
    ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an

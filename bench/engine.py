@@ -1,7 +1,8 @@
 """Speed of the engine: throughput, Redis index lookups and memory, all-pairs.
 
     .venv/bin/python bench/engine.py [--corpus xinhua --corpus bdci] [--sizes 1000000,10000000]
-                                     [--rounds 3] [--engine-at REV] [--skip-throughput]
+                                     [--rounds 3] [--engine-at REV] [--only batch]
+                                     [--skip-throughput]
                                      [--skip-redis] [--skip-allpairs]
 
 1. Throughput on one core (pinned to one CPU), Xinhua and the crawled corpus (bdci),
@@ -17,7 +18,13 @@
    as it goes: ``common.run_engine``),
    rensa MinHash-LSH (128 permutations, 16 bands, character 5-grams, query + insert,
    Python shingling included: the baseline of the ratios), datasketch MinHash-LSH and
-   the ``simhash`` package with jieba words. CPU docs/s (wall for the cold pass too).
+   the ``simhash`` package with jieba words, and the local batch command
+   (``manage.py spark_dedup --engine local --workers 1`` over JSON lines of the same
+   texts: cold is the whole process less the whole process over the first 20 articles,
+   so start-up, imports and dictionaries are taken off; warm a second call of the command
+   in one process; a scratch SQLite database), with a line of its CPU per article against
+   the full online rule's. ``--only CASE``: those rows and the ones the ratios need.
+   CPU docs/s (wall for the cold pass too).
    ``--rounds N``: every row N times, the methods taking turns (a slow minute of the
    shared machine then falls on all of them); medians, and each ratio's range.
    ``--engine-at REV`` (repeatable): a row each, the full online rule as it was at an
@@ -43,8 +50,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -96,6 +105,7 @@ CASES = {
     "engine: full online rule": "online",
     "  of which segmentation alone (C segmenter)": "segment",
     "rjieba segmentation alone (DEDUP_C_SEGMENTER=0)": "segment-rjieba",
+    "local batch command (spark_dedup --engine local --workers 1)": "batch",
     "rensa MinHash-LSH": "rensa",
     "datasketch MinHash-LSH": "datasketch",
     "simhash + jieba": "simhash",
@@ -104,6 +114,69 @@ BASELINE = "rensa MinHash-LSH"
 # the speed yardstick: the full online rule against segmentation alone with rjieba
 SEGMENTATION = "rjieba segmentation alone (DEDUP_C_SEGMENTER=0)"
 ONLINE = "engine: full online rule"
+BATCH = "local batch command (spark_dedup --engine local --workers 1)"
+# the rows every run needs: the ratios' baselines and the rule the batch command is held to
+NEEDED = ("online", "segment-rjieba", "rensa")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def batch_command(docs: Sequence[Doc]) -> dict[str, float]:
+    """Cold and warm (wall, CPU) seconds of ``manage.py spark_dedup --engine local
+    --workers 1`` over ``docs`` (JSON lines of nid, title and content: the texts the
+    rule gets). Cold is the whole process less the whole process over the first 20
+    articles (start-up, imports, dictionaries and the database taken off), each a child
+    of this pinned process; warm is a second call of the command in one process over the
+    same file, timed inside it. A scratch SQLite database (migrated, untimed): the
+    active configuration and boilerplate of an empty database."""
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as scratch:
+        folder = Path(scratch)
+        env = {**os.environ, "DEDUPSITE_VAR_DIR": str(folder),
+               "DJANGO_SETTINGS_MODULE": "dedupsite.settings"}
+        subprocess.run([sys.executable, str(ROOT / "manage.py"), "migrate", "-v0"],
+                       env=env, check=True, capture_output=True)
+        for name, chosen in (("all", docs), ("twenty", docs[:20])):
+            with (folder / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
+                for doc in chosen:
+                    handle.write(json.dumps({"nid": doc.id, "title": doc.title,
+                                             "content": doc.content}, ensure_ascii=False)
+                                 + "\n")
+
+        def whole(name: str) -> tuple[float, float]:
+            command = [sys.executable, str(ROOT / "manage.py"), "spark_dedup", "--engine",
+                       "local", "--workers", "1", "--input", str(folder / f"{name}.jsonl"),
+                       "--output", str(folder / f"out-{name}")]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall = time.perf_counter()
+            subprocess.run(command, env=env, check=True, capture_output=True, cwd=ROOT)
+            wall = time.perf_counter() - wall
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+        all_wall, all_cpu = whole("all")
+        twenty_wall, twenty_cpu = whole("twenty")
+        second = subprocess.run(
+            [sys.executable, "-c", _SECOND_PASS, str(folder / "all.jsonl"), str(folder / "out")],
+            env=env, check=True, capture_output=True, text=True, cwd=ROOT)
+        warm = json.loads(second.stdout.strip().splitlines()[-1])
+    n = len(docs) - 20  # the articles the difference of the two processes is the cost of
+    return {"n": n, "cold_wall": all_wall - twenty_wall, "cold_cpu": all_cpu - twenty_cpu,
+            "warm_wall": warm["wall"] * n / len(docs), "warm_cpu": warm["cpu"] * n / len(docs)}
+
+
+# the command twice in one process; prints the second call's wall and CPU seconds
+_SECOND_PASS = """
+import json, sys, time
+import django
+django.setup()
+from django.core.management import call_command
+def once():
+    call_command("spark_dedup", engine="local", workers=1, input=sys.argv[1],
+                 output=sys.argv[2], stdout=open("/dev/null", "w"))
+once()
+wall, cpu = time.perf_counter(), time.process_time()
+once()
+print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}))
+"""
 
 
 def one_case(case: str, corpus: str) -> dict[str, float]:
@@ -113,6 +186,8 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
     from accuracy import run_minhash_lsh, run_plain_simhash, run_rensa_lsh
 
     docs = load_docs(corpus)
+    if case == "batch":
+        return batch_command(docs)
     if case.startswith("online@"):
         exit_on_sigterm()
         with OlderEngine(case.removeprefix("online@")) as older:
@@ -156,14 +231,19 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
 
 
 def throughput(corpora: list[str], rounds: int = 1, engine_at: Sequence[str] = (),
-               notes: list[str] | None = None) -> list[list[object]]:
+               notes: list[str] | None = None, only: Sequence[str] = ()
+               ) -> list[list[object]]:
     """Each method over each corpus in a fresh process, ``rounds`` times, the methods
     taking turns (every method once, then every method again...), so that a slow
     minute of the shared machine falls on every method alike. A figure is the median of
     the rounds; a ratio is the median of the rounds' ratios, with their range. ``notes``
     receives a line per corpus and ``engine_at`` commit: the full online rule's cold
-    speed-up over that commit's, round by round."""
-    cases = dict(CASES) | {f"engine@{rev}: full online rule": f"online@{rev}"
+    speed-up over that commit's, round by round, and the batch command's cost per
+    article against the full online rule's. ``only``: these cases and the ones the
+    ratios need (``NEEDED``), not every method."""
+    chosen = {name: case for name, case in CASES.items()
+              if not only or case in only or case in NEEDED}
+    cases = chosen | {f"engine@{rev}: full online rule": f"online@{rev}"
                            for rev in engine_at}
     rows: list[list[object]] = []
     for corpus in corpora:
@@ -190,6 +270,12 @@ def throughput(corpora: list[str], rounds: int = 1, engine_at: Sequence[str] = (
                 _ratio(runs[SEGMENTATION], found, "warm_cpu"),
                 f"{1e6 * _median(found, 'cold_cpu') / n:.0f}",
             ])
+        if BATCH in runs and notes is not None:
+            # cost against the rule's: seconds per article of the batch command / the rule's
+            notes.append(f"{corpus}: the local batch command's CPU per article against the "
+                         f"full online rule's: cold {_ratio(runs[BATCH], runs[ONLINE], 'cold_cpu')}"
+                         f", warm {_ratio(runs[BATCH], runs[ONLINE], 'warm_cpu')} (the "
+                         "issue's bound: 1.25x)")
         for rev in engine_at:
             if notes is not None:
                 older = runs[f"engine@{rev}: full online rule"]
@@ -358,6 +444,10 @@ def main() -> int:
     parser.add_argument("--engine-at", action="append", default=[], metavar="REV",
                         help="also time the full online rule as it was at this commit "
                              "(bench/older_engine.py)")
+    parser.add_argument("--only", action="append", default=[],
+                        choices=sorted(CASES.values()),
+                        help="time only this method (repeatable), with the rows the ratios "
+                             "need: the online rule, rjieba segmentation alone and rensa")
     parser.add_argument("--one-case", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_case and not (args.one_case in CASES.values()
@@ -379,7 +469,7 @@ def main() -> int:
                      f"cold vs {BASELINE}", "cold vs rjieba segmentation alone",
                      "warm docs/s", f"warm vs {BASELINE}", "warm vs rjieba segmentation alone",
                      "cold µs CPU/doc"],
-                    throughput(corpora, args.rounds, args.engine_at, notes)))
+                    throughput(corpora, args.rounds, args.engine_at, notes, args.only)))
         print()
         for note in notes:
             print(f"* {note}")

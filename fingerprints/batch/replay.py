@@ -32,7 +32,7 @@ from fingerprints.rule import (
     content_probes,
     extract_many,
 )
-from fingerprints.rule.ids import make_doc_id, to_signed, unused_doc_id, url_hash
+from fingerprints.rule.ids import make_doc_id, unused_doc_id, url_hash
 from fingerprints.rule.keys import query_keys, stored_keys
 from fingerprints.rule.picture_evidence import PictureStories, stock_among, without_stock
 from fingerprints.stores.block_index import MemoryBlockIndex
@@ -115,7 +115,9 @@ class Replayer:
     """Assign articles one at a time, in arrival order, exactly as the online engine.
 
     Indexes are keyed by *distinct* fingerprint; under each fingerprint only the
-    earliest article per (doc, features) is kept as a candidate. A later member of
+    earliest article per (doc, features) is kept as a candidate (features by a number
+    given to each distinct value once: a tuple of two ints hashes far faster than one
+    holding a whole :class:`Features`). A later member of
     the same doc with identical features can never be the member ``decide`` picks
     (the earlier one has the same distances and verifications and comes first), so
     this changes no decision, and a bucket of thousands of identical copies costs one
@@ -130,8 +132,9 @@ class Replayer:
         self.pairs: list[tuple[int, int]] | None = [] if record_pairs else None
         self._content = MemoryBlockIndex(config.k)
         self._title = MemoryBlockIndex(config.title_k)
-        self._by_content: dict[int, dict[tuple[int, Features], int]] = {}
-        self._by_title: dict[int, dict[tuple[int, Features], int]] = {}
+        self._by_content: dict[int, dict[tuple[int, int], int]] = {}
+        self._by_title: dict[int, dict[tuple[int, int], int]] = {}
+        self._feature_numbers: dict[Features, int] = {}  # each distinct value's number
         self._urls: dict[int, int] = {}
         self._keys = MemoryKeyIndex()
         self._pictures = MemoryBlockIndex(config.picture_k)
@@ -139,6 +142,8 @@ class Replayer:
         self._stories = PictureStories()
         self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
         self._features: dict[int, Features] = {}
+        # seq -> the article as a candidate: made once, as a hit it comes back many times
+        self._candidates: dict[int, Candidate] = {}
         self._last = -1
 
     def add(self, item: Item) -> Assignment:
@@ -149,7 +154,10 @@ class Replayer:
         assignment = self._assign(item)
         self.anchor_of[item.seq] = assignment.anchor
         self._features[item.seq] = item.features
-        key = (assignment.anchor, item.features)
+        self._candidates[item.seq] = Candidate(item.seq, str(assignment.anchor), item.features,
+                                               item.seq == assignment.anchor)
+        numbers = self._feature_numbers
+        key = (assignment.anchor, numbers.setdefault(item.features, len(numbers)))
         fp = item.features.content_fp  # zero too: the online index holds it
         self._content.add(fp, fp)
         self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
@@ -230,7 +238,7 @@ class Replayer:
 
     def _members(self, feats: Features) -> set[int]:
         """The index hits of ``feats``: content (and probes), title and key indexes."""
-        hits: dict[tuple[int, Features], int] = {}
+        hits: dict[tuple[int, int], int] = {}
         # As online: every item within the candidate radius among those sharing a block
         # with the content fingerprint or one of its probes (engine.content_probes).
         found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
@@ -251,8 +259,7 @@ class Replayer:
 
     def _candidate(self, member: int) -> Candidate:
         """A replayed article as a candidate: its doc is named by its anchor's seq."""
-        anchor = self.anchor_of[member]
-        return Candidate(member, str(anchor), self._features[member], member == anchor)
+        return self._candidates[member]
 
 
 def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list[Assignment]:
@@ -461,29 +468,43 @@ def write_result(
     out = Path(out_dir)
     (out / "articles").mkdir(parents=True, exist_ok=True)
     (out / "clusters").mkdir(parents=True, exist_ok=True)
+    # Column by column, each a comprehension over the rows: a row at a time (a dict per
+    # row, appended to 21 lists) cost as much as the replay's decisions.
+    assignments = result.assignments
     by_seq = {item.seq: item for item in items}
+    rows = [by_seq[a.seq] for a in assignments]
+    row_records = [records[a.seq] for a in assignments]
+    feats = [item.features for item in rows]
+    doc_ids = [result.doc_ids[a.anchor] for a in assignments]
     reps = {d.doc_id: d.representative_nid for d in result.docs}
-    columns: dict[str, list[Any]] = {name: [] for name, _ in ARTICLE_COLUMNS}
-    for a in result.assignments:
-        item, record = by_seq[a.seq], records[a.seq]
-        doc_id = result.doc_ids[a.anchor]
-        feats = item.features
-        row = {
-            "seq": a.seq, "nid": a.nid, "docId": doc_id, "matchedBy": a.matched_by,
-            "matchedNid": by_seq[a.matched_seq].nid if a.matched_seq is not None else None,
-            "distance": a.distance, "similarity": a.similarity,
-            "isAnchor": a.anchor == a.seq, "isRepresentative": reps[doc_id] == a.nid,
-            "urlHash": to_signed(item.url_hash) if item.url_hash is not None else None,
-            "titleFp": to_signed(feats.title_fp), "contentFp": to_signed(feats.content_fp),
-            "features": feats.to_bytes(),
-            "url": str(record.get("url") or ""), "title": str(record.get("title") or ""),
-            "content": str(record.get("content") or ""),
-            "category": str(record.get("category") or ""), "media": item.media,
-            "imageCount": int(record.get("imageCount") or 0), "hotness": item.hotness,
-            "publishedAt": str(record["publishedAt"]) if record.get("publishedAt") else None,
-        }
-        for name, value in row.items():
-            columns[name].append(value)
+    columns: dict[str, Any] = {
+        "seq": [a.seq for a in assignments],
+        "nid": [a.nid for a in assignments],
+        "docId": doc_ids,
+        "matchedBy": [a.matched_by for a in assignments],
+        "matchedNid": [by_seq[a.matched_seq].nid if a.matched_seq is not None else None
+                       for a in assignments],
+        "distance": [a.distance for a in assignments],
+        "similarity": [a.similarity for a in assignments],
+        "isAnchor": [a.anchor == a.seq for a in assignments],
+        "isRepresentative": [reps[doc_id] == a.nid
+                             for a, doc_id in zip(assignments, doc_ids, strict=True)],
+        # unsigned 64-bit values as the signed ones with the same bits (to_signed), by
+        # viewing the unsigned Arrow array as int64
+        "urlHash": pa.array([item.url_hash for item in rows], pa.uint64()).view(pa.int64()),
+        "titleFp": pa.array([f.title_fp for f in feats], pa.uint64()).view(pa.int64()),
+        "contentFp": pa.array([f.content_fp for f in feats], pa.uint64()).view(pa.int64()),
+        "features": [f.to_bytes() for f in feats],
+        "url": [str(r.get("url") or "") for r in row_records],
+        "title": [str(r.get("title") or "") for r in row_records],
+        "content": [str(r.get("content") or "") for r in row_records],
+        "category": [str(r.get("category") or "") for r in row_records],
+        "media": [item.media for item in rows],
+        "imageCount": [int(r.get("imageCount") or 0) for r in row_records],
+        "hotness": [item.hotness for item in rows],
+        "publishedAt": [str(r["publishedAt"]) if r.get("publishedAt") else None
+                        for r in row_records],
+    }
     schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in ARTICLE_COLUMNS])
     pq.write_table(pa.table(columns, schema=schema), out / "articles" / "part-00000.parquet")
     pq.write_table(pa.table({
@@ -493,10 +514,13 @@ def write_result(
         "representativeNid": [d.representative_nid for d in result.docs],
         "anchorSeq": pa.array([d.anchor_seq for d in result.docs], pa.int64()),
     }), out / "clusters" / "part-00000.parquet")
+    # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes, each
+    # string encoded once (a docId once for its whole doc)
+    quote = json.JSONEncoder(ensure_ascii=False).encode
+    quoted = {doc_id: quote(doc_id) for doc_id in result.doc_ids.values()}
     with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
-        for a in result.assignments:
-            mapping.write(json.dumps({"nid": a.nid, "docId": result.doc_ids[a.anchor]},
-                                     ensure_ascii=False) + "\n")
+        mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'
+                               for a, doc_id in zip(assignments, doc_ids, strict=True)]))
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
 
 

@@ -50,10 +50,10 @@ def redis_down(settings, redis_client):
 @pytest.fixture
 def unlimited_key(db) -> str:
     """A key without a rate limit: its requests do not touch Redis before the enqueue.
-    It may change the other key's articles (the drill PATCHes them with both keys: what
-    it tests is the outage, not ownership)."""
+    It may read and change the other key's articles (the drill reads and PATCHes them
+    with both keys: what it tests is the outage, not ownership)."""
     _key, plaintext = ApiKey.issue("drill crawler", rate_limit_per_minute=0,
-                                   may_change_others=True)
+                                   may_change_others=True, may_read_others=True)
     return plaintext
 
 

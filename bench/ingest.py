@@ -107,32 +107,6 @@ def datasketch_baseline(docs: list[dict], redis_url: str) -> float:
             client.delete(key)
 
 
-class _Receiver:
-    """A webhook receiver on loopback: counts the changes it is sent."""
-
-    def __init__(self) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        self.received = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.received += len(json.loads(body)["changes"])
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-
-
 def _empty_stores() -> None:
     from articles.models import Article, Change, Doc, IndexState, RepresentativeOutbox, Webhook
 
@@ -170,12 +144,13 @@ def webhook_cost(docs: list[dict], args: argparse.Namespace) -> None:
     """The batch phase without, then with, a webhook (module docstring)."""
     from articles.downstream import webhooks
     from articles.models import Change
+    from support.webhook_receiver import Receiver
 
-    receiver = _Receiver()
+    receiver = Receiver()
     rates: dict[bool, list[float]] = {False: [], True: []}
     for with_hook in (False, True, False, True):  # twice each, alternating
         _empty_stores()
-        receiver.received = 0
+        receiver.deliveries.clear()
         if with_hook:
             webhooks.create(receiver.url)
         key = manage("create_api_key", "bench", "--rate-limit", "0").strip().splitlines()[-1]

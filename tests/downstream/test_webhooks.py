@@ -5,9 +5,7 @@ loopback receiver, the real API and a real RQ worker (which runs the delivery jo
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core.management import call_command
@@ -16,34 +14,13 @@ from django.core.management.base import CommandError
 from articles.changes import log as changes
 from articles.downstream import delivery, stream, webhooks
 from articles.models import Change, Webhook, WebhookStatus
+from support import webhook_receiver as support_receiver
 from tests.browser import stories
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-class Receiver:
-    """A webhook receiver on loopback: what it got, and what it answers."""
-
-    def __init__(self) -> None:
-        self.deliveries: list[tuple[dict[str, str], bytes]] = []
-        self.status = 200
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.deliveries.append((dict(self.headers), body))
-                self.send_response(outer.status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-
+class Receiver(support_receiver.Receiver):
     def changes(self, secret: str) -> list[dict]:
         """Every change received in acknowledged deliveries, each signature checked."""
         found = []
@@ -58,7 +35,7 @@ def receiver(settings) -> Iterator[Receiver]:
     settings.WEBHOOK_ALLOW_PRIVATE = True  # the receiver is on loopback
     found = Receiver()
     yield found
-    found.server.shutdown()
+    found.stop()
 
 
 def test_a_receiver_gets_every_change_once_in_order_and_signed(receiver, client, auth,

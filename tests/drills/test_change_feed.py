@@ -14,56 +14,20 @@ from __future__ import annotations
 import json
 import random
 import signal
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from support import corpus
 from support.drill_records import write_record
+from support.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.drill(slow=True)]
 
 STORIES, COPIES, BATCH = 200, 5, 100
 OUTAGE_S = 60
 DECISIONS = 50
-
-
-class Receiver:
-    """A receiver that can be stopped (its port closed) and started again on that port."""
-
-    def __init__(self) -> None:
-        self.deliveries: list[tuple[str, bytes]] = []
-        self.port = 0
-        self.server: ThreadingHTTPServer | None = None
-        self.start()
-
-    def start(self) -> None:
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.deliveries.append((self.headers["X-Dedupsite-Signature"], body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        ThreadingHTTPServer.allow_reuse_address = True
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.port = self.server.server_port
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        assert self.server is not None
-        self.server.shutdown()
-        self.server.server_close()
-        self.server = None
 
 
 def plan() -> list[dict[str, Any]]:
@@ -95,7 +59,7 @@ def test_the_receiver_gets_every_change_once_in_order_despite_an_outage_and_a_ki
     receiver = Receiver()
     try:
         secret = stack.manage("create_webhook",
-                              f"http://127.0.0.1:{receiver.port}/hook").strip().splitlines()[-1]
+                              receiver.url).strip().splitlines()[-1]
         workers = [stack.start_worker(), stack.start_worker()]
         session = stack.session()
         items = plan()
@@ -122,9 +86,9 @@ def test_the_receiver_gets_every_change_once_in_order_despite_an_outage_and_a_ki
         read = 0  # deliveries looked at
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and max(received, default=0) < newest:
-            for signature, body in receiver.deliveries[read:]:
+            for headers, body in receiver.deliveries[read:]:
                 read += 1
-                assert verify(secret, body, signature)
+                assert verify(secret, body, headers["X-Dedupsite-Signature"])
                 for change in json.loads(body)["changes"]:
                     order.append(int(change["cursor"]))
                     received.setdefault(int(change["cursor"]), change)
@@ -168,5 +132,4 @@ def test_the_receiver_gets_every_change_once_in_order_despite_an_outage_and_a_ki
     finally:
         for key in ("WEBHOOK_ALLOW_PRIVATE", "CHANGES_STREAM"):
             stack.extra_env.pop(key, None)
-        if receiver.server is not None:
-            receiver.stop()
+        receiver.stop()

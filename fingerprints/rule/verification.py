@@ -57,7 +57,6 @@ move the line between them in the order of the weights.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, fields, replace
 from difflib import SequenceMatcher
 from typing import Any
@@ -186,7 +185,7 @@ def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplan
     are read generically, so a measure added to the vector is listed (``unweighed``
     until a model weighs it)."""
     scored = model.score(vector)
-    regime = bisect_right(model.regime_cuts, vector.smaller_shingles)
+    regime = model.regime_of(vector)
     in_force: dict[str, Contribution] = {}
     for spec, part in zip(model.specs, scored.weights, strict=True):
         if spec.regime in (-1, regime):

@@ -202,7 +202,8 @@ class EngineSettingsAdmin(admin.ModelAdmin):
             proposed = form.instance.engine_config()
             changes = preview.cluster_changes(proposed)
             pr = preview.editor_precision_recall(proposed)
-            context.update(changes=changes, pr=pr, chart=line_chart(
+            context.update(changes=changes, pr=pr,
+                           held_out_only=preview.held_out_only(proposed), chart=line_chart(
                 [str(row["k"]) for row in pr],
                 [(str(_("precision")), "#2458d6", [row["precision"] for row in pr]),
                  (str(_("recall")), "#d6762a", [row["recall"] for row in pr])],
@@ -302,6 +303,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
             report = obj.report
             xs = [f"{t:g}" for t in report["thresholds"]]
             extra["operating"] = all("merges" in row for row in report["current"])
+            extra["held_decisions"] = report.get("heldOutDecisions")
             extra["comparison"] = [
                 {"threshold": t, "current": c, "proposed": p}
                 for t, c, p in zip(report["thresholds"], report["current"],

@@ -175,6 +175,12 @@ class VectorModel:
     # of each level: present, present + steps[0], ...)
     _table: tuple[tuple[int, int, tuple[float, ...], tuple[int, ...]], ...] = field(
         default=(), compare=False, hash=False, repr=False)
+    # per regime: the specs in force there (every regime's and its own), in spec order,
+    # as (the measure's place, the spec, its cuts, its level sums): what a pair is scored on
+    _regimes: tuple[tuple[tuple[int, Spec, tuple[float, ...], tuple[int, ...]], ...], ...] = \
+        field(default=(), init=False, compare=False, hash=False, repr=False)
+    _cuts: dict[float, int] = field(default_factory=dict, init=False, compare=False,
+                                    hash=False, repr=False)  # cut() per threshold
 
     def __post_init__(self) -> None:
         unknown = sorted({s.name for s in self.specs} - set(COMPARISONS))
@@ -202,6 +208,12 @@ class VectorModel:
                        tuple(accumulate((_centi(w) for w in s.steps), initial=_centi(s.present))))
                       for s in self.specs)
         object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_regimes", tuple(
+            tuple((i, spec, cuts, sums) for (i, r, cuts, sums), spec in zip(table, self.specs,
+                                                                             strict=True)
+                  if r in (-1, regime))
+            for regime in range(self.regime_count)))
+        object.__setattr__(self, "_cuts", {})
 
     # --- scoring ---------------------------------------------------------------------
 
@@ -248,7 +260,26 @@ class VectorModel:
 
     def centibits(self, vector: ComparisonVector) -> int:
         """The match weight in centibits: an integer sum (the same on every machine)."""
-        return self._centibits(self.levels(vector))
+        return self.in_force(vector)[1]
+
+    def in_force(self, vector: ComparisonVector
+                 ) -> tuple[int, int, list[tuple[Spec, int | None, int]]]:
+        """(the pair's regime, its match weight in centibits, each spec in force there in
+        spec order with its level and centibits, None and 0 when its measure is
+        missing): only the specs that can weigh, the same sum as :meth:`score`'s."""
+        values = vector.values()
+        regime = self.regime_of(vector)
+        total = _centi(self.prior)
+        parts: list[tuple[Spec, int | None, int]] = []
+        for i, spec, cuts, sums in self._regimes[regime]:
+            value = values[i]
+            if value is None:
+                parts.append((spec, None, 0))
+            else:
+                level = bisect_right(cuts, value)
+                total += sums[level]
+                parts.append((spec, level, sums[level]))
+        return regime, total, parts
 
     def _centibits(self, levels: tuple[int | None, ...]) -> int:
         total = _centi(self.prior)
@@ -278,7 +309,10 @@ class VectorModel:
         threshold by bisection with :meth:`calibrated`; two processes could disagree
         only if their C libraries' ``pow`` differed in the last bit exactly at a
         threshold a weight's probability equals, which one build does not allow."""
-        return _cut(self, threshold)
+        found = self._cuts.get(threshold)
+        if found is None:  # kept on the model: hashing a whole model per lookup cost more
+            found = self._cuts[threshold] = _cut(self, threshold)
+        return found
 
     def matches(self, vector: ComparisonVector, threshold: float) -> bool:
         return self.centibits(vector) >= self.cut(threshold)
@@ -325,7 +359,6 @@ class VectorModel:
         return f'{head},\n "comparisons": [\n  {rows}\n ]\n}}\n'
 
 
-@lru_cache(maxsize=256)
 def _cut(model: VectorModel, threshold: float) -> int:
     if threshold <= 0.0:
         return -(1 << 62)

@@ -269,3 +269,29 @@ def test_the_items_of_a_series_under_one_headline_stay_apart() -> None:
             "title_conflict": 0.93}
     assert model.score(vector(**copy, title_number_conflict=0.93)).probability < 0.5
     assert model.score(vector(**copy, title_number_conflict=0.0)).probability > 0.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors, st.sampled_from(sorted(MODELS)))
+def test_the_explanation_reads_the_specs_in_force_as_the_whole_score_does(
+        v: ComparisonVector, which: str) -> None:
+    """explain_vector reads only the specs in force in the pair's regime; the same lines
+    and weights as reading every spec's score and keeping those in force."""
+    from fingerprints.rule.verification import UNWEIGHED, explain_vector
+
+    model = MODELS[which]
+    scored, regime = model.score(v), model.regime_of(v)
+    lines: dict[str, tuple[str, float]] = {}
+    for spec, part in zip(model.specs, scored.weights, strict=True):
+        if spec.regime in (-1, regime):
+            found = lines.get(spec.name)
+            lines[spec.name] = (part.level, part.weight) if found is None else (
+                found[0], found[1] + part.weight)
+    shown = explain_vector(model, v)
+    assert (shown.centibits, shown.probability, shown.regime) == (
+        scored.centibits, scored.probability, regime)
+    assert [(w.comparison, w.level, w.weight) for w in shown.weights] == [
+        (name, *lines.get(name, (UNWEIGHED, 0.0))) for name in COMPARISONS]
+    assert model.centibits(v) == scored.centibits
+    assert model.cut(0.5) == model.cut(0.5) and model.matches(v, 0.5) == (
+        scored.probability >= 0.5)

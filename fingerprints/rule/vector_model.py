@@ -433,8 +433,25 @@ RULE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
     (4, "numbers_conflicts"): (0.0, {1: -3.0, 2: -10.0}),
     (4, "names_conflicts"): (0.0, {1: -2.0, 2: -10.0}),
 }
+# Pictures (both sides have some; the labels have none, so these weights are the
+# definition's, kept by every fit): a picture shared is evidence for, one side's
+# pictures all different from the other's is evidence against (pictures@k present: none
+# shared; step at 1: shared). Without a body, as the rule's same-picture level: titles
+# at least 0.6 alike over one photo are one post, and two titles under other photos are
+# two (item (3) and item (4) of a series under one caption: a veto, as for two short
+# bodies). Two long bodies: a shared photo lifts a partial copy under one headline over
+# the threshold when its text alone is borderline; another photo is mild evidence
+# against a template for another town.
+PICTURE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
+    (0, "pictures"): (-20.0, {1.0: 30.0}),
+    (0, "title"): (0.0, {0.6: 4.0, 0.9: 8.0}),
+    (1, "pictures"): (-20.0, {1.0: 26.0}),
+    (2, "pictures"): (-1.5, {1.0: 6.5}),
+}
+RULE_WEIGHTS.update(PICTURE_WEIGHTS)
 RULE_WEIGHTS.update({(3, name): weights for (regime, name), weights in list(RULE_WEIGHTS.items())
                      if regime == 1})
+RULE_WEIGHTS[(4, "pictures")] = RULE_WEIGHTS[(2, "pictures")]
 
 
 def rule_vector_model(version: str = "vector-0") -> VectorModel:

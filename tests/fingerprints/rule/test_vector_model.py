@@ -295,3 +295,32 @@ def test_the_explanation_reads_the_specs_in_force_as_the_whole_score_does(
     assert model.centibits(v) == scored.centibits
     assert model.cut(0.5) == model.cut(0.5) and model.matches(v, 0.5) == (
         scored.probability >= 0.5)
+
+
+def test_a_shared_picture_is_evidence_for_and_another_picture_against() -> None:
+    """The labels have no pictures: the pictures' weights are the definition's (vector-0's,
+    kept by the fit)."""
+    model = shipped_vector_model()
+    # a repost keeping 40 % of the original's text beside another text, one headline:
+    # borderline on its text, over the threshold with the original's photo
+    partial = vector(jaccard=0.2, containment=0.25, containment_of_longer=0.2,
+                     length_ratio=0.8, long_containment=0.25, keys=0.25, title=1.0,
+                     title_conflict=0.0, title_number_conflict=0.0)
+    text, shared, other = (model.score(replace(partial, pictures=p)).probability
+                           for p in (None, 1.0, 0.0))
+    assert other < 0.4 < text < 0.6 < 0.9 < shared
+    # a template for another town under another photo stays apart
+    template = replace(partial, containment=0.75, long_containment=0.75, jaccard=0.55,
+                       names_agree=0.7, names_conflict=0.1, names_conflicts=1.0, title=0.8,
+                       title_conflict=0.8)
+    assert model.score(replace(template, pictures=0.0)).probability < \
+        model.score(template).probability
+    # no body: titles 0.6-0.9 alike over one photo are one post, not without it; two
+    # items of a series under one caption with other photos stay apart
+    posts = vector(smaller_shingles=0.0, char_bodies=0.0, title=0.75, title_conflict=0.0,
+                   title_number_conflict=0.0)
+    assert model.score(posts).probability < 0.5 < model.score(
+        replace(posts, pictures=1.0)).probability
+    series = replace(posts, title=1.0)
+    assert model.score(series).probability > 0.5 > model.score(
+        replace(series, pictures=0.0)).probability

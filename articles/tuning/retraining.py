@@ -54,9 +54,12 @@ def new_labels(since: datetime | None = None) -> int:
 
 
 def due(settings: EngineSettings | None = None) -> bool:
-    """Is a scheduled fit wanted: the switch on and enough new labels?"""
-    settings = settings or EngineSettings.load()
-    return settings.retrain_automatically and new_labels() >= settings.retrain_min_labels
+    """Is a scheduled fit wanted: the switch on and enough new labels? (Reads the
+    settings row without making it: the watchdog asks every tick.)"""
+    settings = settings or EngineSettings.objects.filter(pk=1).first()
+    if settings is None or not settings.retrain_automatically:
+        return False
+    return new_labels() >= settings.retrain_min_labels
 
 
 #: why a version fitted on schedule was not activated (codes; the admin translates them)

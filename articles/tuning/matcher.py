@@ -249,6 +249,8 @@ class ComparedPair:
     match: bool
     decision: int | None  # None: an answer on the teaching queue (PairLabel)
     component: str = ""  # labelled pairs: the smallest nid of their connected component
+    answer: int | None = None  # the PairLabel's pk, for an answer
+    inclusion: float | None = None  # an audit answer: its inclusion probability
 
     @property
     def group(self) -> str:
@@ -304,10 +306,13 @@ def labelled_pairs() -> dict[tuple[str, str], ComparedPair]:
     taken back), the latest per pair, grouped by connected component of the answered
     pairs."""
     answers: dict[tuple[str, str], bool] = {}
-    for a, b, answer in (PairLabel.objects.filter(undone_at__isnull=True)
-                         .exclude(answer=PairAnswer.UNSURE).order_by("pk")
-                         .values_list("nid_a", "nid_b", "answer")):
+    rows: dict[tuple[str, str], tuple[int, float | None]] = {}
+    for pk, a, b, answer, audit, inclusion in (
+            PairLabel.objects.filter(undone_at__isnull=True)
+            .exclude(answer=PairAnswer.UNSURE).order_by("pk")
+            .values_list("pk", "nid_a", "nid_b", "answer", "audit", "inclusion_probability")):
         answers[EditorLink.ordered(a, b)] = answer == PairAnswer.SAME
+        rows[EditorLink.ordered(a, b)] = (pk, inclusion if audit else None)
     root = components(answers)
     stored = dict(Article.objects.filter(
         nid__in={n for pair in answers for n in pair}, features__isnull=False)
@@ -317,16 +322,19 @@ def labelled_pairs() -> dict[tuple[str, str], ComparedPair]:
         if a in stored and b in stored:
             out[(a, b)] = ComparedPair((a, b), Features.from_bytes(bytes(stored[a] or b"")),
                                        Features.from_bytes(bytes(stored[b] or b"")), match,
-                                       None, root[a])
+                                       None, root[a], *rows[(a, b)])
     return out
 
 
-def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
-                 ) -> MatchModelVersion:
+def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None,
+                 scheduled: bool = False) -> MatchModelVersion:
     """Fit a vector version to the pairs the engine compared (:func:`compared_pairs`),
     the prior centred on the active model when it is a vector model, else on the
     shipped one; calibrated on folds that keep each decision whole; compared with the
-    active model on the decisions held out. Not active until :func:`activate`. Raises
+    active model on the decisions held out and on the audit stream's held-out answers;
+    flagged when one editor gave more than 60 % of the labels fitted on
+    (editor_audit.label_shares). ``scheduled``: fitted by the scheduled retraining
+    (articles/tuning/retraining.py). Not active until :func:`activate`. Raises
     :class:`NotEnoughLabels`."""
     config = active_config()
     pairs = compared_pairs()
@@ -352,10 +360,68 @@ def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
     report = operating_points(
         [(p.a, p.b, p.match) for p in held], config, cfg)
     report["heldOutDecisions"] = len({p.group for p in held})
+    # the audit stream's held-out answers: unbiased, each weighed by 1 / its inclusion
+    report["audit"] = audit_stream([p for p in held if p.inclusion], config, cfg)
+    rows, flags = editor_audit.label_shares(editors_of_labels(train_on),
+                                            editors_of_labels(held))
+    report["editors"], report["flags"] = rows, flags
     return MatchModelVersion.objects.create(
         version=proposed.version, base=start.version, weights=proposed.as_dict(),
         trained_pairs=len(train_on), held_out_pairs=len(held), report=report,
+        labels=labels_of(train_on, held), flagged=bool(flags), scheduled=scheduled,
         created_by=user if getattr(user, "pk", None) else None)
+
+
+def labels_of(train_on: Sequence[ComparedPair], held: Sequence[ComparedPair]
+              ) -> dict[str, list[int]]:
+    """The decisions and the teaching queue's answers a vector version was fitted on
+    and held out (``MatchModelVersion.labels``)."""
+
+    def ids(pairs: Sequence[ComparedPair], answers: bool) -> list[int]:
+        found = {p.answer if answers else p.decision for p in pairs}
+        return sorted(pk for pk in found if pk is not None)
+
+    return {"decisions": ids(train_on, False), "answers": ids(train_on, True),
+            "heldOutDecisions": ids(held, False), "heldOutAnswers": ids(held, True)}
+
+
+def editors_of_labels(pairs: Sequence[ComparedPair]) -> list[str]:
+    """The username of the editor who gave each label: the decision's actor, or the
+    answer's editor (``editor_audit.UNKNOWN`` for none)."""
+    decisions = dict(Decision.objects.filter(pk__in={p.decision for p in pairs})
+                     .values_list("pk", "actor__username"))
+    answers = dict(PairLabel.objects.filter(pk__in={p.answer for p in pairs})
+                   .values_list("pk", "editor__username"))
+    return [(decisions.get(p.decision) if p.decision is not None
+             else answers.get(p.answer) if p.answer is not None else None)
+            or editor_audit.UNKNOWN for p in pairs]
+
+
+def audit_stream(held: Sequence[ComparedPair], current: EngineConfig,
+                 proposed: EngineConfig) -> dict[str, Any]:
+    """Precision, recall and F1 of both configurations at the active threshold on the
+    audit answers ``held`` out (``inclusion`` set), each weighed by the inverse of its
+    inclusion probability (Horvitz-Thompson, as the teaching page estimates): the
+    uncertainty-sampled answers would flatter or blame the model on its doubtful pairs."""
+
+    def figures(config: EngineConfig) -> dict[str, Any]:
+        tp = fp = fn = 0.0
+        for p in held:
+            found = proposes(p.a, p.b, config) or proposes(p.b, p.a, config)
+            said = found and verify(p.a, p.b, config).probability >= current.match_threshold
+            weight = 1.0 / (p.inclusion or 1.0)
+            tp += weight * (said and p.match)
+            fp += weight * (said and not p.match)
+            fn += weight * (p.match and not said)
+        precision = tp / (tp + fp) if tp + fp else None
+        recall = tp / (tp + fn) if tp + fn else None
+        f1 = (2 * precision * recall / (precision + recall)
+              if precision is not None and recall is not None and precision + recall
+              else None)
+        return {"precision": precision, "recall": recall, "f1": f1}
+
+    return {"answers": len(held), "current": figures(current),
+            "proposed": figures(proposed)}
 
 
 def shipped_vector_version() -> MatchModelVersion:

@@ -1,4 +1,4 @@
-"""The review queue in the admin's order (issue 47, item 4): by the model (the match
+"""The review queue in the admin's order: by the model (the match
 probability nearest the threshold first, then the hottest) by default, or as before
 (lowest verified similarity first)."""
 

@@ -1,4 +1,4 @@
-"""/stats/ shows what teaching did (issue 47, item 3): labels given per editor and the
+"""/stats/ shows what teaching did: labels given per editor and the
 held-out precision and recall of each fitted model version over time, both languages."""
 
 from __future__ import annotations

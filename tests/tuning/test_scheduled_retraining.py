@@ -1,4 +1,4 @@
-"""Retraining without a developer (issue 47, item 2): the watchdog queues a fit of a
+"""Retraining without a developer: the watchdog queues a fit of a
 candidate vector version when the admin's switch is on and enough new labels exist; the
 version records its labels and figures, is flagged when one editor gave more than 60 %
 of its labels, and is activated only when the admin allows it, it is not flagged and it

@@ -21,7 +21,7 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.headline import text_key, title_parts
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.main_body import body_parts
+from fingerprints.rule.main_body import body_parts, body_parts_py
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.simhash import _append, _run_starts
 from fingerprints.rule.sketch import char_shingled, sketch_and_kind, sketch_many
@@ -184,7 +184,7 @@ def extract_many(
         sketches = sketch_many(bodies)
         for i in range(len(chunk)):
             title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
-            parts = body_parts(normalized[i], bodies[i], sketches[i])
+            parts = body_parts_py(normalized[i], bodies[i], sketches[i])
             out.append(
                 Features(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],

@@ -19,18 +19,25 @@ kernel or the NumPy reference), so both give the same bytes:
 * **chrome share**: the share of the normalized body's characters that is chrome
   (learned boilerplate removed before, lead and tail chrome here), in permille.
 
+The C kernel (``kernel.body_parts``, :mod:`fingerprints.rule.kernel`) computes the
+same bytes in one pass when it is built (the code scan, the clause walk, the sketches of
+the lead and the tail and the sample bits; tests/fingerprints/rule/test_kernel.py
+compares them on the five corpora and on generated texts); :func:`body_parts_py` is
+the reference and the fallback.
+
 Pure: no I/O, no state.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import mmh3
 import numpy as np
 
-from fingerprints.rule.sketch import CJK_SHINGLE, Sketch, sketch_one
+from fingerprints.rule.kernel import kernel
+from fingerprints.rule.sketch import _KEEP, CJK_SHINGLE, Sketch
 
 MAX_CODES = 32  # codes kept per article (the smallest values)
 MIN_CODE_DIGITS = 7  # a run of digits this long is a code (phone, order or case number)
@@ -73,8 +80,7 @@ _CLAUSE = re.compile(f"[^{_ENDS}]*[{_ENDS}]+|[^{_ENDS}]+")
 _CLAUSE_REVERSED = re.compile(f"[{_ENDS}]*[^{_ENDS}]+|[{_ENDS}]+")
 
 
-@dataclass(frozen=True)
-class BodyParts:
+class BodyParts(NamedTuple):
     """The per-article measures of this module (see the module's docstring)."""
 
     codes: bytes  # sorted uint32: hash16(context) << 16 | hash16(code), the smallest kept
@@ -102,7 +108,9 @@ def codes_in_context(body: str) -> bytes:
             start = run.start() + found.start()
             if _inside_address(body, start):
                 continue
-            context = body[max(0, start - 2) : start]
+            # the context's UTF-8 bytes: a lone surrogate raises here (mmh3 5.3 given
+            # such a str crashes the process)
+            context = body[max(0, start - 2) : start].encode()
             values.add((mmh3.hash(context, seed=CODE_SEED, signed=False) & 0xFFFF) << 16
                        | (mmh3.hash(code, seed=CODE_SEED, signed=False) & 0xFFFF))
     return np.array(sorted(values)[:MAX_CODES], dtype="<u4").tobytes()
@@ -160,11 +168,19 @@ def _chrome_run(text: str, clause: re.Pattern[str], marker: re.Pattern[str], bud
 
 
 def body_parts(normalized: str, body: str, sketch: Sketch) -> BodyParts:
+    """:func:`body_parts_py` through the C kernel when it is built (the same bytes)."""
+    if kernel is not None:
+        return BodyParts(*kernel.body_parts(body, len(normalized), sketch.samples, _KEEP))
+    return body_parts_py(normalized, body, sketch)
+
+
+def body_parts_py(normalized: str, body: str, sketch: Sketch) -> BodyParts:
     """:class:`BodyParts` of a body (``body``: the normalized text ``normalized``
     without its learned boilerplate; ``sketch``: the body's sketch). A sample is of the
     chrome when its shingle is one of the lead's or the tail's (each with the
     :data:`CJK_SHINGLE` - 1 characters next to it): their sketches hold every sampled
-    shingle of theirs, their levels being at most the body's."""
+    shingle of theirs, their levels being at most the body's. The reference: NumPy and
+    :meth:`Sketch.from_text`, no kernel."""
     start, end = main_span(body)
     removed = len(normalized) - len(body) + start + len(body) - end
     chrome = round(1000 * removed / len(normalized)) if normalized else 0
@@ -175,7 +191,7 @@ def body_parts(normalized: str, body: str, sketch: Sketch) -> BodyParts:
         main = np.ones(len(samples), dtype=np.bool_)
         for piece in (body[: start + edge] if start else "",
                       body[max(0, end - edge) :] if end < len(body) else ""):
-            chrome_samples = sketch_one(piece).values() if piece else samples[:0]
+            chrome_samples = Sketch.from_text(piece).values() if piece else samples[:0]
             if len(chrome_samples):  # both sorted: a sample of the chrome is found in place
                 at = np.minimum(np.searchsorted(chrome_samples, samples), len(chrome_samples) - 1)
                 main &= chrome_samples[at] != samples

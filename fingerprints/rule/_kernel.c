@@ -2326,10 +2326,24 @@ static PyObject *body_parts(PyObject *self, PyObject *args) {
         if (!bits) goto done;
         unsigned char *out = (unsigned char *)PyBytes_AS_STRING(bits);
         memset(out, 0, (size_t)(count + 7) / 8);
+        /* the samples ascend (a sketch's do): one merge with each piece's; a sample below
+         * the one before (not a sketch's) is looked up instead */
+        Py_ssize_t at_lead = 0, at_tail = 0;
+        uint32_t previous = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
             uint32_t value = read_u32(samples.buf, i);
-            if (!contains_u32(lead, n_lead, value) && !contains_u32(tail, n_tail, value))
-                out[i >> 3] |= (unsigned char)(1u << (i & 7));
+            int chrome_sample;
+            if (value >= previous) {
+                while (at_lead < n_lead && lead[at_lead] < value) at_lead++;
+                while (at_tail < n_tail && tail[at_tail] < value) at_tail++;
+                chrome_sample = (at_lead < n_lead && lead[at_lead] == value) ||
+                                (at_tail < n_tail && tail[at_tail] == value);
+                previous = value;
+            } else {
+                chrome_sample =
+                    contains_u32(lead, n_lead, value) || contains_u32(tail, n_tail, value);
+            }
+            if (!chrome_sample) out[i >> 3] |= (unsigned char)(1u << (i & 7));
         }
     } else {
         bits = PyBytes_FromStringAndSize(NULL, 0);

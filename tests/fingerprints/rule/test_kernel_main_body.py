@@ -121,6 +121,17 @@ def test_a_stub_of_chrome_is_all_chrome_and_an_empty_body_nothing() -> None:
     assert _assert_same("正文被当作模板删去", "").chrome == 1000  # all learned boilerplate
 
 
+def test_samples_out_of_order_are_looked_up_one_by_one() -> None:
+    # a sketch's samples ascend and the kernel merges; any other order gives the same
+    body = normalize("点击上方蓝字关注我们！" + STORY + "责任编辑：王明")
+    sketch = Sketch.from_text(body)
+    values = list(sketch.values())
+    for order in (values[::-1], values[1::2] + values[::2], values[3:] + values[:3]):
+        shuffled = Sketch(sketch.level, sketch.shingles, b"".join(
+            int(v).to_bytes(4, "little") for v in order))
+        assert _assert_same(body, body, shuffled).main_bits
+
+
 def test_a_surrogate_raises_as_in_python() -> None:
     """Extraction refuses a lone surrogate before (sketching the body); here both raise
     the same error where the Python encodes: a code's context, a chrome piece."""

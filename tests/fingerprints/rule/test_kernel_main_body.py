@@ -133,8 +133,8 @@ def test_samples_out_of_order_are_looked_up_one_by_one() -> None:
 
 
 def test_a_surrogate_raises_as_in_python() -> None:
-    """Extraction refuses a lone surrogate before (sketching the body); here both raise
-    the same error where the Python encodes: a code's context, a chrome piece."""
+    """Extraction refuses a lone surrogate earlier (looking up the tokens); here both
+    raise the same error where the Python encodes: a code's context, a chrome piece."""
     for body in ("电话\ud80013869640555，正文", "点击关注\ud800我们。" + normalize(STORY)):
         sketch = Sketch.from_text(body.replace("\ud800", ""))
         with pytest.raises(UnicodeEncodeError) as python:

@@ -28,7 +28,7 @@ from articles.models import (
     PairLabel,
     Webhook,
 )
-from articles.tuning import matcher, preview
+from articles.tuning import matcher, preview, retraining
 from articles.tuning.boilerplate import add_clause
 from articles.tuning.boilerplate import forget as forget_boilerplate
 from dedupsite import redis_store
@@ -145,8 +145,10 @@ class EngineSettingsAdmin(admin.ModelAdmin):
                                                         "user_words", "title_min_tokens"]}),
         (_("Boilerplate"), {"fields": ["boilerplate_min_docs"]}),
         (_("Pictures"), {"fields": ["picture_bits"]}),
-        (_("Review queue"), {"fields": ["review_distance", "review_similarity",
-                                        "review_cluster_size"]}),
+        (_("Review queue"), {"fields": ["review_order", "review_distance",
+                                        "review_similarity", "review_cluster_size"]}),
+        (_("Retraining on schedule"), {"fields": ["retrain_automatically",
+                                                  "retrain_min_labels", "retrain_activate"]}),
         (_("Window and retention"), {"fields": ["index_window_days", "retention_days",
                                                 "change_log_days"]}),
         (_("State"), {"fields": ["version", "updated_at", "index_state"]}),
@@ -202,7 +204,8 @@ class EngineSettingsAdmin(admin.ModelAdmin):
             proposed = form.instance.engine_config()
             changes = preview.cluster_changes(proposed)
             pr = preview.editor_precision_recall(proposed)
-            context.update(changes=changes, pr=pr, chart=line_chart(
+            context.update(changes=changes, pr=pr,
+                           held_out_only=preview.held_out_only(proposed), chart=line_chart(
                 [str(row["k"]) for row in pr],
                 [(str(_("precision")), "#2458d6", [row["precision"] for row in pr]),
                  (str(_("recall")), "#d6762a", [row["recall"] for row in pr])],
@@ -218,11 +221,11 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
     change_list_template = "admin/articles/matchmodelversion/change_list.html"
     change_form_template = "admin/articles/matchmodelversion/change_form.html"
     list_display = ["version", "model_kind", "base", "trained_pairs", "held_out_pairs",
-                    "held_out_f1", "is_active", "created_at"]
+                    "held_out_f1", "flagged", "scheduled", "is_active", "created_at"]
     readonly_fields = ["version", "model_kind", "how", "base", "trained_pairs",
-                       "held_out_pairs", "created_at", "created_by"]
+                       "held_out_pairs", "flagged", "scheduled", "created_at", "created_by"]
     fields = ("version", "model_kind", "how", "base", "trained_pairs", "held_out_pairs",
-              "created_at", "created_by")
+              "flagged", "scheduled", "created_at", "created_by")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -302,6 +305,7 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
             report = obj.report
             xs = [f"{t:g}" for t in report["thresholds"]]
             extra["operating"] = all("merges" in row for row in report["current"])
+            extra["held_decisions"] = report.get("heldOutDecisions")
             extra["comparison"] = [
                 {"threshold": t, "current": c, "proposed": p}
                 for t, c, p in zip(report["thresholds"], report["current"],
@@ -323,7 +327,28 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
             extra["weights"] = _weight_rows(obj)
             extra["bounds"] = _bound_rows(obj)
             extra["is_active"] = self.is_active(obj)
+            extra["audit"] = obj.report.get("audit")
+            extra["automatic"] = obj.report.get("automatic")
+            extra["not_activated"] = [_automatic_reason(code) for code in
+                                      (extra["automatic"] or {}).get("notActivated", [])]
         return super().change_view(request, object_id, form_url, extra)
+
+
+def _automatic_reason(code: str) -> str:
+    """Why a version fitted on schedule was not activated (retraining.worse_on's codes)."""
+    fixed = {
+        retraining.OFF: _("automatic activation is off"),
+        retraining.FLAGGED: _("it is flagged"),
+        retraining.NOTHING_HELD_OUT: _("no held-out decisions to compare it on"),
+    }
+    if code in fixed:
+        return str(fixed[code])
+    stream, _sep, measure = code.partition(":")
+    names = {"f1": "F1", "precision": _("precision"), "recall": _("recall")}
+    where = (_("on the held-out decisions") if stream == retraining.DECISIONS
+             else _("on the audit stream"))
+    return str(_("worse %(measure)s %(where)s") % {"measure": names.get(measure, measure),
+                                                   "where": where})
 
 
 def _at_threshold(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:

@@ -65,7 +65,7 @@ def labelled_articles() -> tuple[Labels, Labels, dict[str, Features]]:
     ids = sorted({i for pairs in (first, validation) for pair in pairs for i in pair})
     docs = {d.id: d for d in load_docs("bdci")}
     features = dict(zip(ids, extract_many([(docs[i].title, docs[i].content) for i in ids],
-                                          EngineConfig(),
+                                          EngineConfig(model=starting_model()),
                                           boilerplate=frozenset(shipped_hashes())),
                         strict=True))
     return first, validation, features
@@ -91,7 +91,7 @@ def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[i
     """(first sample, validation sample, and a stable hash per pair of each), each pair
     at the levels it reaches with the default configuration."""
     first, validation, first_keys, validation_keys = labelled_pairs()
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())
     return ([Example(levels_of(p.a, p.b, config), p.match) for p in first],
             [Example(levels_of(p.a, p.b, config), p.match) for p in validation],
             first_keys, validation_keys)
@@ -100,7 +100,7 @@ def labelled_examples() -> tuple[list[Example], list[Example], list[int], list[i
 def candidate_levels() -> list[tuple[tuple[str, str], ...]]:
     """The levels of every candidate pair of the crawled corpus replayed in order."""
     docs = load_docs("bdci")
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())
     features = extract_many([(d.title, d.content) for d in docs], config,
                             boilerplate=frozenset(shipped_hashes()))
     replayer = Replayer(config, record_pairs=True)

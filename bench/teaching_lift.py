@@ -13,7 +13,7 @@ vector model is refitted to the answers so far (``vector_training.train``, the p
 centred on the starting model, folds grouped by family), becomes the active model
 and the pool is re-scored. The table: labels given -> F1 (and P, R) at the threshold on
 the unseen families, beside the starting model's (``--start hand``: the hand-set
-vector-0, which never saw these labels; the shipped vector-1 was fitted on all of them,
+vector-0, which never saw these labels; the shipped vector model was fitted on all of them,
 so no family is unseen by it). Offline: the pairs are scored
 directly, not through the HTTP desk or the candidate search.
 """
@@ -58,7 +58,7 @@ def main() -> int:
     parser.add_argument("--start", choices=("hand", "shipped"), default="hand",
                         help="the model before any answer (the prior and the other model of "
                         "the disagreement): hand, the hand-set vector-0 that never saw these "
-                        "labels; shipped, vector-1, fitted on all of them (no family is "
+                        "labels; shipped, the vector model fitted on all of them (no family is "
                         "unseen by it)")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dedupsite.settings")

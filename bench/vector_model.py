@@ -130,6 +130,7 @@ def main() -> int:
     parser.add_argument("--strength", type=float, nargs="+", default=list(STRENGTHS),
                         help="the prior's strengths train() chooses among (inner folds)")
     parser.add_argument("--write", type=Path, help="write the in-sample model's JSON here")
+    parser.add_argument("--version", default="vector-3", help="the in-sample model's version")
     args = parser.parse_args()
     first, validation, features = labelled_articles()
     labels = {**first, **validation}
@@ -161,7 +162,7 @@ def main() -> int:
         for i in held:
             cv[i] = (model.score(examples[i].vector).probability, examples[i].match)
             cv_rule[i] = rule_scores(rule, [rule_examples[i]])[0]
-    whole = fitted(range(len(examples)), "vector-1",
+    whole = fitted(range(len(examples)), args.version,
                    f"bench/vector_model.py: from {start.version} to the {len(examples)} labelled "
                    "crawled pairs, the prior's strength chosen by grouped out-of-fold log-loss")
     insample: Scored = [(whole.score(e.vector).probability, e.match) for e in examples]

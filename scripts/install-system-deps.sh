@@ -23,6 +23,8 @@ PACKAGES=(
     nginx-light  # the shipped proxy (deploy/nginx), run by tests/ops's slow-client drill
     prometheus  # scrapes /metrics in tests/ops; promtool tests deploy/prometheus/alerts.yml
     prometheus-alertmanager  # amtool checks deploy/alertmanager; tests/ops routes an alert to a receiver
+    certbot  # docs/operations.md's certificate step, run by tests/drills/test_operations_doc.py
+    pebble  # a local ACME server: Let's Encrypt's stand-in in that drill (no network there)
 )
 
 log() { printf 'install-system-deps: %s\n' "$*" >&2; }

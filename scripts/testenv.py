@@ -401,6 +401,9 @@ class TestEnv:
                 "--cluster-node-timeout", "2000",
                 "--save", "",
                 "--appendonly", "yes" if appendonly else "no",
+                # every write in the file before its reply: with everysec, a busy disk
+                # lets Redis hold the buffer back up to 2 s, which a SIGKILL then loses
+                "--appendfsync", "always",
                 "--dir", str(d),
                 "--daemonize", "no",
                 "--logfile", "",

@@ -21,6 +21,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from articles.changes import log as changes
@@ -207,26 +208,26 @@ def _audit(user: Actor, action: str, doc: Doc, nid: str = "", note: str = "",
 
 
 def _link(kind: str, nid: str, others: Iterable[str], user: Actor, before: _Before) -> None:
+    """Link ``nid`` to each of ``others`` with ``kind``: a link of the other kind on the
+    same pair is turned (the link is then this editor's), a missing one written. Only
+    these pairs: every one holds ``nid``, so ``nid`` on one side and the other on the
+    other names them exactly (``nid_a in ... and nid_b in ...`` would also take the
+    pairs between two of ``others``)."""
     pairs = {EditorLink.ordered(nid, other) for other in others if other != nid}
     if not pairs:
         return
     before.links_of(pairs)
-    existing = set(
-        EditorLink.objects.filter(nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs})
-        .values_list("nid_a", "nid_b")
-    )
-    EditorLink.objects.filter(
-        nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs}
-    ).exclude(kind=kind).delete()
+    links = EditorLink.objects.filter(
+        Q(nid_a=nid, nid_b__in={b for a, b in pairs if a == nid})
+        | Q(nid_b=nid, nid_a__in={a for a, b in pairs if b == nid}))
+    existing = set(links.values_list("nid_a", "nid_b"))
+    links.exclude(kind=kind).update(kind=kind, created_by=_signed_in(user),
+                                    created_at=timezone.now())
     EditorLink.objects.bulk_create(
-        [EditorLink(kind=kind, nid_a=a, nid_b=b,
-                    created_by=_signed_in(user))
+        [EditorLink(kind=kind, nid_a=a, nid_b=b, created_by=_signed_in(user))
          for a, b in pairs - existing],
         ignore_conflicts=True,
     )
-    EditorLink.objects.filter(
-        nid_a__in={a for a, _ in pairs}, nid_b__in={b for _, b in pairs}
-    ).update(kind=kind)
 
 
 def _member_nids(doc: Doc, exclude: Article | None = None) -> list[str]:

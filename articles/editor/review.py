@@ -13,7 +13,10 @@ representative (it is what the others are compared with), and at least one of:
 - its docId is large (``review_cluster_size`` members or more, default 20);
 - its docId was flagged ``needs_review``.
 
-The three numbers are the admin's (EngineSettings, "review: ..." fields).
+The three numbers are the admin's (EngineSettings, "review: ..." fields), and so is the
+order the page lists them in (``review_order``, :func:`in_order`): by the model (the
+match probability nearest the threshold first, then the hottest) or as before
+(:func:`most_doubtful`).
 Confirming the doc pins every member and splitting or moving the article pins
 it, so each decision takes items out of the queue: the count goes down.
 """
@@ -39,9 +42,11 @@ from articles.models import (
     MatchedBy,
     PassKind,
     ReviewClaim,
+    ReviewOrder,
     ReviewPass,
     ReviewRules,
 )
+from articles.tuning.state import active_config
 
 NEAR_THRESHOLD = "near_threshold"
 TITLE_ONLY = "title_only"
@@ -118,6 +123,29 @@ def most_doubtful(queue: QuerySet[Article], limit: int, window: int = WINDOW) ->
         -(row[2] if row[2] is not None else -1),
         -row[0],
     ))
+    return [row[0] for row in rows[:limit]]
+
+
+def in_order(queue: QuerySet[Article], limit: int, window: int = WINDOW) -> list[int]:
+    """Ids of the first ``limit`` of the newest ``window`` items in the admin's order
+    (``EngineSettings.review_order``): :func:`nearest_the_threshold` by default, else
+    :func:`most_doubtful`."""
+    order = EngineSettings.objects.filter(pk=1).values_list("review_order", flat=True).first()
+    if (order or ReviewOrder.MODEL) == ReviewOrder.DOUBT:
+        return most_doubtful(queue, limit, window)
+    return nearest_the_threshold(queue, limit, window)
+
+
+def nearest_the_threshold(queue: QuerySet[Article], limit: int, window: int = WINDOW
+                          ) -> list[int]:
+    """Ids of the ``limit`` items of the newest ``window`` the model is least sure of: the
+    match probability (as scored when the article was matched) nearest the active match
+    threshold first, then the hottest, then the newest; an item without a probability
+    (matched before the model scored matches) last."""
+    threshold = active_config().match_threshold
+    rows = list(queue.values_list("pk", "match_probability", "hotness")[:window])
+    rows.sort(key=lambda row: (
+        abs(row[1] - threshold) if row[1] is not None else 2.0, -(row[2] or 0.0), -row[0]))
     return [row[0] for row in rows[:limit]]
 
 

@@ -2,7 +2,9 @@
 
 Staff and editors see it: on top, the signed-in editor's decisions today and the desk's
 throughput (decisions per hour from the Decision rows; the review queue over time from
-the samples the workers' watchdog writes, QueueSample), then the system's charts."""
+the samples the workers' watchdog writes, QueueSample), then what teaching did (labels
+given per editor: answers on the teaching queue and decisions; the held-out precision
+and recall of each fitted match model version over time), then the system's charts."""
 
 from __future__ import annotations
 
@@ -20,9 +22,19 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from articles.editor import review
-from articles.editor.charts import bar_chart
+from articles.editor.charts import bar_chart, line_chart
 from articles.editor.views import viewer_required
-from articles.models import Article, ArticleStatus, Decision, Doc, MatchedBy, QueueSample
+from articles.models import (
+    Article,
+    ArticleStatus,
+    Decision,
+    Doc,
+    MatchedBy,
+    MatchModelVersion,
+    PairAnswer,
+    PairLabel,
+    QueueSample,
+)
 from articles.representatives import outbox
 
 SIZE_BUCKETS = [(1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None)]
@@ -156,6 +168,70 @@ def queue_size_per_hour(hours: int = 48) -> list[tuple[str, float]]:
             for hour in slots]
 
 
+@dataclass(frozen=True)
+class LabelRow:
+    """The labels one editor gave, all time, standing: answers on the teaching queue
+    (by answer) and decisions on clusters."""
+
+    editor: str
+    same: int
+    different: int
+    unsure: int
+    decisions: int
+
+    @property
+    def labels(self) -> int:
+        """What the match model fits on: sure answers and decisions."""
+        return self.same + self.different + self.decisions
+
+
+def labels_per_editor() -> list[LabelRow]:
+    """Labels given per editor (standing: undone ones are not counted), most first."""
+    standing = Q(undone_at__isnull=True)
+    answers: dict[str, dict[str, Any]] = {row["editor__username"] or "—": dict(row) for row in (
+        PairLabel.objects.filter(standing).values("editor__username").annotate(
+            same=Count("id", filter=Q(answer=PairAnswer.SAME)),
+            different=Count("id", filter=Q(answer=PairAnswer.DIFFERENT)),
+            unsure=Count("id", filter=Q(answer=PairAnswer.UNSURE))))}
+    decisions = {name or "—": n for name, n in (
+        Decision.objects.filter(standing).values("actor__username")
+        .annotate(n=Count("id")).values_list("actor__username", "n"))}
+    none: dict[str, Any] = {}
+    out = [LabelRow(editor, answers.get(editor, none).get("same", 0),
+                    answers.get(editor, none).get("different", 0),
+                    answers.get(editor, none).get("unsure", 0), decisions.get(editor, 0))
+           for editor in {*answers, *decisions}]
+    return sorted(out, key=lambda r: (-r.labels, r.editor))
+
+
+#: /stats/ draws the held-out figures of this many of the latest fitted versions.
+VERSIONS_SHOWN = 12
+
+
+def versions_over_time(limit: int = VERSIONS_SHOWN
+                       ) -> list[tuple[MatchModelVersion, dict[str, Any]]]:
+    """The latest ``limit`` versions with a held-out comparison, oldest first, each with
+    its own held-out figures at the threshold it was compared at (the ``proposed`` row
+    of its report: precision, recall, F1 on the decisions it did not see)."""
+    out = []
+    for version in MatchModelVersion.objects.filter(held_out_pairs__gt=0).order_by(
+            "-created_at", "-pk")[:limit]:
+        report = version.report or {}
+        thresholds = report.get("thresholds") or []
+        if report.get("threshold") in thresholds:
+            out.append((version, report["proposed"][thresholds.index(report["threshold"])]))
+    return out[::-1]
+
+
+def teaching_chart(versions: list[tuple[MatchModelVersion, dict[str, Any]]]) -> Any:
+    """Held-out precision and recall of each version, by the day it was fitted."""
+    return line_chart(
+        [timezone.localtime(v.created_at).strftime("%m-%d") for v, _row in versions],
+        [(str(_("precision")), "#2458d6", [row.get("precision") for _v, row in versions]),
+         (str(_("recall")), "#d6762a", [row.get("recall") for _v, row in versions])],
+        title=str(_("Held-out precision and recall of each model version")))
+
+
 #: The system's figures are computed at most once in STATS_CACHE_SECONDS per process.
 SYSTEM_CACHE_KEY = "stats:system"
 
@@ -211,7 +287,10 @@ def stats(request: HttpRequest) -> HttpResponse:
         (_("Review queue size (48 h, sampled by the workers)"),
          bar_chart(queue_size_per_hour(), color="#d6762a", fmt="{:.0f}")),
     ]
+    versions = versions_over_time()
     return render(request, "stats/stats.html", {
+        "labels": labels_per_editor(), "versions": versions,
+        "teaching_chart": teaching_chart(versions) if versions else None,
         "totals": figures["totals"], "computed_at": figures["computed_at"], "charts": charts,
         "mine": mine, "mine_total": mine_total, "desk": desk, "desk_today": desk_today(),
         "day_start": _today_start()})

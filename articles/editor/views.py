@@ -370,7 +370,7 @@ def _review_response(request: HttpRequest, position: int | None, fragment: bool,
     rules = review.rules()
     queue, filters = review.desk_queue(request.user)
     total = queue[:REVIEW_COUNT_CAP].count()
-    ids = review.most_doubtful(queue, REVIEW_ITEMS)
+    ids = review.in_order(queue, REVIEW_ITEMS)
     if item is not None and item in ids:
         position = ids.index(item)
     loaded = Article.objects.select_related("doc", "doc__representative").only(
@@ -514,7 +514,7 @@ def review_take(request: HttpRequest) -> HttpResponse:
 
 def _take(request: HttpRequest) -> HttpResponse:
     assert isinstance(request.user, User)
-    candidates = review.most_doubtful(review.desk_queue(request.user)[0], REVIEW_ITEMS)
+    candidates = review.in_order(review.desk_queue(request.user)[0], REVIEW_ITEMS)
     taken = review.take_next(request.user, candidates)
     if not candidates:
         messages.info(request, _("Nothing to review."))

@@ -10,7 +10,8 @@ QUEUE_SAMPLE_SECONDS (QueueSample: /stats/ draws the queue over time from them),
 queues again the bulk decisions whose job was lost (BULK_STALE_SECONDS), (8) drops
 the change log's rows older than the admin's ``change_log_days``, and (9) queues again,
 once, the pictures whose job was lost, then fails them (articles/images/jobs.py:
-``recover_lost``). Several
+``recover_lost``), and (10) queues a scheduled retraining of the match model when the
+admin turned it on and enough new labels exist (:func:`schedule_retraining`). Several
 workers running it at once is harmless: every step is idempotent; a Redis
 lock keeps it to one worker per period.
 """
@@ -82,6 +83,7 @@ def tick() -> dict[str, int]:
     report["queue_sampled"] = int(sample_queue())
     report["bulk_resumed"] = resume_bulk_actions()
     report["pictures"] = pictures.recover_lost()
+    report["retraining"] = int(schedule_retraining())
     if any(report[kind] for kind in RECOVERIES):
         log.warning("watchdog: %s", report)
     with metrics.record() as m:
@@ -134,6 +136,40 @@ def resume_bulk_actions(now: datetime | None = None) -> int:
             redis_store.queue("default").enqueue(BULK_JOB, pk, job_timeout=3600)
             resumed += 1
     return resumed
+
+
+def schedule_retraining() -> bool:
+    """Queue :func:`retrain` when the admin's ``retrain_automatically`` is on and
+    ``retrain_min_labels`` new labels exist (articles/tuning/retraining.py), at most once
+    in ``retraining.RETRY_SECONDS`` (a Redis key); True when it queued one."""
+    from articles.tuning import retraining
+    from dedupsite import redis_store
+
+    if not retraining.due():
+        return False
+    if not redis_store.client().set(redis_store.key("retraining"), 1, nx=True,
+                                    ex=retraining.RETRY_SECONDS):
+        return False
+    redis_store.queue("default").enqueue(retrain, job_timeout=6 * 3600)
+    return True
+
+
+def retrain() -> str | None:
+    """RQ job: fit a candidate on schedule (retraining.retrain) and activate it when
+    allowed (``retrain_activate``, not flagged, not worse); the version's name, or None
+    when there were not enough labels of each kind."""
+    from articles.index.reindex import apply_settings
+    from articles.tuning import matcher, retraining
+
+    try:
+        version, activate = retraining.retrain()
+    except matcher.NotEnoughLabels as exc:
+        log.info("scheduled retraining: %s", exc)
+        return None
+    if activate:
+        apply_settings(matcher.activate(version))
+        log.warning("scheduled retraining activated %s", version.version)
+    return version.version
 
 
 def run_forever(stop: threading.Event) -> None:

@@ -53,6 +53,7 @@ from articles.models.engine import (
     IndexState,
     MatchModelVersion,
     MediaWeight,
+    ReviewOrder,
 )
 from articles.models.images import ArticleImage, ImageStatus
 from articles.models.keys import ApiKey, ApiKeyQuerySet
@@ -68,5 +69,5 @@ __all__ = [
     "EditorLink", "EditorLinkQuerySet", "EngineSettings", "ImageStatus", "IndexState",
     "LinkKind", "MatchModelVersion", "MatchedBy", "MediaWeight", "OutboxStatus",
     "PassKind", "PendingFeatures", "QueueSample", "RepresentativeOutbox", "ReviewClaim",
-    "PairAnswer", "PairLabel", "ReviewPass", "ReviewRules",
+    "PairAnswer", "PairLabel", "ReviewOrder", "ReviewPass", "ReviewRules",
 ]

@@ -81,6 +81,16 @@ class MatchModelVersion(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+",
                                    verbose_name=_("created by"))
+    # the labels a vector fit read: {"decisions": [pk...], "answers": [pk...],
+    # "heldOutDecisions": [...], "heldOutAnswers": [...]} (articles/tuning/matcher.py)
+    labels = models.JSONField(default=dict, blank=True, editable=False)
+    flagged = models.BooleanField(
+        _("flagged"), default=False,
+        help_text=_("More than 60 per cent of the labels it was fitted on are one editor's: "
+                    "never activated automatically."))
+    scheduled = models.BooleanField(
+        _("fitted on schedule"), default=False,
+        help_text=_("Fitted by the scheduled retraining, not by a person."))
 
     class Meta:
         verbose_name = _("match model version")
@@ -100,6 +110,11 @@ class MatchModelVersion(models.Model):
         """``vector`` (engine v4: a model on the comparison vector) or ``levels`` (engine
         v3: weights of the rule's levels)."""
         return "vector" if self.weights.get("kind") == "vector" else "levels"
+
+
+class ReviewOrder(models.TextChoices):
+    MODEL = "model", _("by the model (probability nearest the threshold first)")
+    DOUBT = "doubt", _("as before (lowest similarity first)")
 
 
 class EngineSettings(models.Model):
@@ -197,6 +212,33 @@ class EngineSettings(models.Model):
                     "version fitted to the editors' decisions (match model versions; "
                     "compare it there first), or empty for the model shipped with the "
                     "project. Saving applies it to the next article, without a reindex."),
+    )
+    review_order = models.CharField(
+        _("review: order"), max_length=8, choices=ReviewOrder.choices,
+        default=ReviewOrder.MODEL,
+        help_text=_("By the model: the items whose match probability is nearest the match "
+                    "threshold first, then those of the largest docIds. As before: lowest "
+                    "verified similarity first, then largest distance."),
+    )
+    retrain_automatically = models.BooleanField(
+        _("retrain on schedule"), default=False,
+        help_text=_("When on, the workers' watchdog fits a candidate comparison-vector "
+                    "version in the background once enough new labels (the next setting) "
+                    "came since the last fitted version; it is only compared, not "
+                    "activated, unless the setting below allows it."),
+    )
+    retrain_min_labels = models.PositiveIntegerField(
+        _("retrain: new labels at least"), default=30,
+        validators=[MinValueValidator(1)],
+        help_text=_("Editors' decisions and sure answers on the teaching queue made since "
+                    "the last fitted version that the scheduled retraining waits for."),
+    )
+    retrain_activate = models.BooleanField(
+        _("activate automatically when not worse"), default=False,
+        help_text=_("A version fitted on schedule becomes the engine's model at once when "
+                    "it is not flagged and not worse than the active model in F1, "
+                    "precision or recall on the held-out decisions and on the audit "
+                    "stream's held-out answers; otherwise an admin activates it."),
     )
     index_window_days = models.PositiveIntegerField(
         _("index window (days)"), default=0,

@@ -104,3 +104,22 @@ def audit(fitted: Sequence[Labelled], held: Sequence[Labelled], current: MatchMo
                    "current": precision_recall(scores(current, now), threshold),
                    "proposed": precision_recall(scores(proposed, then), threshold)}
     return {"editors": rows, "flags": flags, "withoutEditor": without}
+
+
+def label_shares(fitted_by: Sequence[str], held_by: Sequence[str]
+                 ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Whose labels a vector version learnt from (one editor's name per label fitted on
+    and per label held out): a row per editor (labels fitted on, their share, held out)
+    and the flags (empty when none): more than :data:`DOMINANT_SHARE` of the labels
+    fitted on are one editor's."""
+    counted, held_counted = Counter(fitted_by), Counter(held_by)
+    rows: list[dict[str, Any]] = [{"editor": editor, "fitted": counted[editor],
+             "share": counted[editor] / len(fitted_by) if fitted_by else 0.0,
+             "heldOut": held_counted[editor], "current": None, "proposed": None}
+            for editor in sorted({*counted, *held_counted})]
+    flags: list[str] = []
+    top = max(rows, key=lambda row: float(row["share"]), default=None)
+    if top is not None and top["share"] > DOMINANT_SHARE:
+        flags.append(f"{top['share']:.0%} of the labels fitted on are {top['editor']}'s "
+                     f"(more than {DOMINANT_SHARE:.0%})")
+    return rows, flags

@@ -3,13 +3,16 @@
 The editors' decisions are labels: must-link pairs (confirm, merge, move) are one
 story, cannot-link pairs (split, move away) are not (``EditorLink``). Each pair is
 verified with the active settings (its stored features), which gives the levels it
-reaches (fingerprints/rule/match_model.py). One pair in :data:`HELD_OUT` (by a hash of
-the two nids, so a pair stays on its side between runs) is kept out of the fit; the
-model is fitted on the others (fingerprints/rule/match_training.py, starting from the
-active model; asked to, the level bounds too, by cross-validation on those pairs) and
-both models are scored on the held-out pairs, each at its own bounds, threshold by
-threshold: that comparison is what the admin reads before activating the new version.
-Activation is a settings change (a new settings version, no reindex).
+reaches (fingerprints/rule/match_model.py). One decision in five (``held_out.HELD_OUT``) is kept
+out of the fit whole, every pair it labelled (articles/tuning/held_out.py: by a hash of
+the decision, so it stays on its side between runs; a split fans out into a pair per
+member, and one editor's judgement must not both teach the candidate and vouch for it);
+the model is fitted on the others (fingerprints/rule/match_training.py, starting from
+the active model; asked to, the level bounds too, by cross-validation on folds that keep
+each decision whole) and both models are scored on the held-out decisions' pairs, each at
+its own bounds, threshold by threshold: that comparison is what the admin reads before
+activating the new version. Activation is a settings change (a new settings version, no
+reindex).
 
 A *vector* version (engine v4: a model on the comparison vector,
 fingerprints/rule/vector_model.py) learns from the pairs the engine actually compared:
@@ -17,7 +20,7 @@ for each article an editor's decision touched, the article against the member it
 matched through and against its doc's anchor (as the decision found them), labelled by
 the editors' links between the two (a confirmed doc: one story). Not every member
 fanned out: a split writes a cannot-link to each member, but the engine compared only
-those two. Whole decisions are held out (by a hash of the decision), and the fit's
+those two. Whole decisions are held out (the same decisions as above), and the fit's
 calibration folds keep each decision whole too (:func:`train_vector`). The teaching
 queue's answers (``PairLabel``, articles/editor/teaching.py) are labels on exactly the
 pair asked and join them, an answer taking the place of a decision's label on the same
@@ -30,7 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import mmh3
 from django.db import transaction
 from django.utils import timezone
 
@@ -46,6 +48,15 @@ from articles.models import (
     PairLabel,
 )
 from articles.tuning import editor_audit
+from articles.tuning.held_out import (
+    component_group,
+    components,
+    decision_group,
+    group_held_out,
+    group_key,
+    link_groups,
+)
+from articles.tuning.held_out import decision_held_out as decision_held_out  # re-exported
 from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
 from fingerprints.batch.replay import Item, Replayer
@@ -71,7 +82,6 @@ from fingerprints.rule.vector_training import VectorExample
 from fingerprints.rule.vector_training import train as fit_vector
 from fingerprints.rule.verification import verify
 
-HELD_OUT = 5  # one labelled pair in this many is kept out of the fit
 MIN_EACH = 10  # pairs of each kind (one story / not) the fit needs among the rest
 MIN_PAIRS = 100  # candidate pairs the unlabelled estimate needs
 SAMPLE = 5000  # recent articles replayed for the unlabelled estimate
@@ -84,34 +94,36 @@ class NotEnoughLabels(Exception):
 
 @dataclass(frozen=True)
 class Labelled:
+    """An editors' link with its levels, and the group it is held out and folded with:
+    the decision that wrote it, or the component of links no decision wrote."""
+
     nids: tuple[str, str]
     example: Example  # its levels under the configuration it was read with
-    held_out: bool
     pair: PairOfFeatures  # what verification compares, to read its levels under another model
+    group: str  # held_out.link_groups: "decision|<pk>" or "labels|<smallest nid>"
 
-
-def is_held_out(nid_a: str, nid_b: str) -> bool:
-    return _key((nid_a, nid_b)) % HELD_OUT == 0
+    @property
+    def held_out(self) -> bool:
+        return group_held_out(self.group)
 
 
 def editor_pairs(config: EngineConfig) -> list[Labelled]:
-    """Every editor-linked pair whose two articles have features, with its levels."""
-    links = list(EditorLink.objects.values_list("kind", "nid_a", "nid_b"))
+    """Every editor-linked pair whose two articles have features, with its levels and
+    its group (held out whole: one decision in five)."""
+    links = [(kind, *EditorLink.ordered(a, b)) for kind, a, b
+             in EditorLink.objects.values_list("kind", "nid_a", "nid_b")]
     nids = {n for _k, a, b in links for n in (a, b)}
     stored = dict(Article.objects.filter(nid__in=nids, features__isnull=False)
                   .values_list("nid", "features"))
     features = {nid: Features.from_bytes(bytes(data or b"")) for nid, data in stored.items()}
+    groups = link_groups((a, b) for _kind, a, b in links)  # of every link: as the preview
+    links = [(kind, a, b) for kind, a, b in links if a in features and b in features]
     out = []
     for kind, a, b in links:
-        if a in features and b in features:
-            pair = PairOfFeatures(features[a], features[b], kind == LinkKind.MUST)
-            out.append(Labelled((a, b), Example(levels_of(pair.a, pair.b, config), pair.match),
-                                is_held_out(a, b), pair))
+        pair = PairOfFeatures(features[a], features[b], kind == LinkKind.MUST)
+        out.append(Labelled((a, b), Example(levels_of(pair.a, pair.b, config), pair.match),
+                            pair, groups[(a, b)]))
     return out
-
-
-def _key(nids: tuple[str, str]) -> int:
-    return mmh3.hash("|".join(nids), signed=False)
 
 
 def train(*, strength: float = STRENGTH, bounds: bool = False,
@@ -130,7 +142,7 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
     if bounds:
         proposed, moves = fit_bounds(
             [p.pair for p in train_on], current, config, _next_version(),
-            keys=[_key(p.nids) for p in train_on], strength=strength)
+            keys=[group_key(p.group) for p in train_on], strength=strength)
         moved = ", ".join(f"{m.name} {m.before:g} -> {m.after:g}" for m in moves)
         proposed = replace(proposed, description=(
             f"{description}, level bounds by {FOLDS}-fold cross-validation "
@@ -196,8 +208,9 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
 def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trained: int,
            held: list[Labelled], user: Any, fitted: Sequence[Labelled] = ()
            ) -> MatchModelVersion:
-    """The new version with its comparison to ``current`` on the ``held`` pairs, each
-    read at the levels of the model that scores it (the bounds may differ)."""
+    """The new version with its comparison to ``current`` on the ``held`` pairs (the
+    held-out decisions' pairs), each read at the levels of the model that scores it (the
+    bounds may differ)."""
     thresholds = sorted({*THRESHOLDS, config.match_threshold})  # the admin's among them
     now = [p.example for p in held]
     if proposed.bounds == current.bounds:
@@ -210,6 +223,7 @@ def _saved(proposed: MatchModel, current: MatchModel, config: EngineConfig, trai
         "current": [precision_recall(scores(current, now), t) for t in thresholds],
         "proposed": [precision_recall(scores(proposed, then), t) for t in thresholds],
         "threshold": config.match_threshold,
+        "grouped": "decision", "heldOutDecisions": len({p.group for p in held}),
         # whose decisions these are; flagged when one editor's dominate (editor_audit.py)
         **editor_audit.audit(fitted, held, current, proposed, config),
     }
@@ -235,23 +249,20 @@ class ComparedPair:
     match: bool
     decision: int | None  # None: an answer on the teaching queue (PairLabel)
     component: str = ""  # labelled pairs: the smallest nid of their connected component
+    answer: int | None = None  # the PairLabel's pk, for an answer
+    inclusion: float | None = None  # an audit answer: its inclusion probability
 
     @property
     def group(self) -> str:
         """What is held out and folded whole: a decision, or a component of labelled
         pairs (pairs sharing an article never fall on two sides)."""
         if self.decision is not None:
-            return f"decision|{self.decision}"
-        return f"labels|{self.component}"
+            return decision_group(self.decision)
+        return component_group(self.component)
 
     @property
     def held_out(self) -> bool:
-        return mmh3.hash(self.group, signed=False) % HELD_OUT == 0
-
-
-def decision_held_out(decision: int) -> bool:
-    """One decision in :data:`HELD_OUT`, by a hash of its id: all its pairs together."""
-    return mmh3.hash(f"decision|{decision}", signed=False) % HELD_OUT == 0
+        return group_held_out(self.group)
 
 
 def compared_pairs() -> list[ComparedPair]:
@@ -295,22 +306,14 @@ def labelled_pairs() -> dict[tuple[str, str], ComparedPair]:
     taken back), the latest per pair, grouped by connected component of the answered
     pairs."""
     answers: dict[tuple[str, str], bool] = {}
-    for a, b, answer in (PairLabel.objects.filter(undone_at__isnull=True)
-                         .exclude(answer=PairAnswer.UNSURE).order_by("pk")
-                         .values_list("nid_a", "nid_b", "answer")):
+    rows: dict[tuple[str, str], tuple[int, float | None]] = {}
+    for pk, a, b, answer, audit, inclusion in (
+            PairLabel.objects.filter(undone_at__isnull=True)
+            .exclude(answer=PairAnswer.UNSURE).order_by("pk")
+            .values_list("pk", "nid_a", "nid_b", "answer", "audit", "inclusion_probability")):
         answers[EditorLink.ordered(a, b)] = answer == PairAnswer.SAME
-    parent: dict[str, str] = {}
-
-    def root(nid: str) -> str:
-        while parent.setdefault(nid, nid) != nid:
-            parent[nid] = parent[parent[nid]]
-            nid = parent[nid]
-        return nid
-
-    for a, b in answers:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+        rows[EditorLink.ordered(a, b)] = (pk, inclusion if audit else None)
+    root = components(answers)
     stored = dict(Article.objects.filter(
         nid__in={n for pair in answers for n in pair}, features__isnull=False)
         .values_list("nid", "features"))
@@ -319,16 +322,19 @@ def labelled_pairs() -> dict[tuple[str, str], ComparedPair]:
         if a in stored and b in stored:
             out[(a, b)] = ComparedPair((a, b), Features.from_bytes(bytes(stored[a] or b"")),
                                        Features.from_bytes(bytes(stored[b] or b"")), match,
-                                       None, root(a))
+                                       None, root[a], *rows[(a, b)])
     return out
 
 
-def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
-                 ) -> MatchModelVersion:
+def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None,
+                 scheduled: bool = False) -> MatchModelVersion:
     """Fit a vector version to the pairs the engine compared (:func:`compared_pairs`),
     the prior centred on the active model when it is a vector model, else on the
     shipped one; calibrated on folds that keep each decision whole; compared with the
-    active model on the decisions held out. Not active until :func:`activate`. Raises
+    active model on the decisions held out and on the audit stream's held-out answers;
+    flagged when one editor gave more than 60 % of the labels fitted on
+    (editor_audit.label_shares). ``scheduled``: fitted by the scheduled retraining
+    (articles/tuning/retraining.py). Not active until :func:`activate`. Raises
     :class:`NotEnoughLabels`."""
     config = active_config()
     pairs = compared_pairs()
@@ -353,10 +359,69 @@ def train_vector(*, strength: float = VECTOR_STRENGTH, user: Any = None
     cfg = replace(config, model=proposed)
     report = operating_points(
         [(p.a, p.b, p.match) for p in held], config, cfg)
+    report["heldOutDecisions"] = len({p.group for p in held})
+    # the audit stream's held-out answers: unbiased, each weighed by 1 / its inclusion
+    report["audit"] = audit_stream([p for p in held if p.inclusion], config, cfg)
+    rows, flags = editor_audit.label_shares(editors_of_labels(train_on),
+                                            editors_of_labels(held))
+    report["editors"], report["flags"] = rows, flags
     return MatchModelVersion.objects.create(
         version=proposed.version, base=start.version, weights=proposed.as_dict(),
         trained_pairs=len(train_on), held_out_pairs=len(held), report=report,
+        labels=labels_of(train_on, held), flagged=bool(flags), scheduled=scheduled,
         created_by=user if getattr(user, "pk", None) else None)
+
+
+def labels_of(train_on: Sequence[ComparedPair], held: Sequence[ComparedPair]
+              ) -> dict[str, list[int]]:
+    """The decisions and the teaching queue's answers a vector version was fitted on
+    and held out (``MatchModelVersion.labels``)."""
+
+    def ids(pairs: Sequence[ComparedPair], answers: bool) -> list[int]:
+        found = {p.answer if answers else p.decision for p in pairs}
+        return sorted(pk for pk in found if pk is not None)
+
+    return {"decisions": ids(train_on, False), "answers": ids(train_on, True),
+            "heldOutDecisions": ids(held, False), "heldOutAnswers": ids(held, True)}
+
+
+def editors_of_labels(pairs: Sequence[ComparedPair]) -> list[str]:
+    """The username of the editor who gave each label: the decision's actor, or the
+    answer's editor (``editor_audit.UNKNOWN`` for none)."""
+    decisions = dict(Decision.objects.filter(pk__in={p.decision for p in pairs})
+                     .values_list("pk", "actor__username"))
+    answers = dict(PairLabel.objects.filter(pk__in={p.answer for p in pairs})
+                   .values_list("pk", "editor__username"))
+    return [(decisions.get(p.decision) if p.decision is not None
+             else answers.get(p.answer) if p.answer is not None else None)
+            or editor_audit.UNKNOWN for p in pairs]
+
+
+def audit_stream(held: Sequence[ComparedPair], current: EngineConfig,
+                 proposed: EngineConfig) -> dict[str, Any]:
+    """Precision, recall and F1 of both configurations at the active threshold on the
+    audit answers ``held`` out (``inclusion`` set), each weighed by the inverse of its
+    inclusion probability (Horvitz-Thompson, as the teaching page estimates): the
+    uncertainty-sampled answers would flatter or blame the model on its doubtful pairs."""
+
+    def figures(config: EngineConfig) -> dict[str, Any]:
+        tp = fp = fn = 0.0
+        for p in held:
+            found = proposes(p.a, p.b, config) or proposes(p.b, p.a, config)
+            said = found and verify(p.a, p.b, config).probability >= current.match_threshold
+            weight = 1.0 / (p.inclusion or 1.0)
+            tp += weight * (said and p.match)
+            fp += weight * (said and not p.match)
+            fn += weight * (p.match and not said)
+        precision = tp / (tp + fp) if tp + fp else None
+        recall = tp / (tp + fn) if tp + fn else None
+        f1 = (2 * precision * recall / (precision + recall)
+              if precision is not None and recall is not None and precision + recall
+              else None)
+        return {"precision": precision, "recall": recall, "f1": f1}
+
+    return {"answers": len(held), "current": figures(current),
+            "proposed": figures(proposed)}
 
 
 def shipped_vector_version() -> MatchModelVersion:

@@ -7,6 +7,9 @@
 * `editor_precision_recall`: the editors' own decisions as ground truth —
   must-link pairs (confirm, merge, move) are positives, cannot-link pairs
   (split, move) negatives — scored for k = 0..8 with the proposed verification.
+  When the proposed match model is not the active one, only the pairs of the decisions
+  every fit holds out (articles/tuning/held_out.py) are scored: a fitted version learnt
+  from the others, and would vouch for itself on them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from articles.models import Article, ArticleStatus, EditorLink, LinkKind
 from articles.tuning.boilerplate import active_boilerplate
+from articles.tuning.held_out import group_held_out, link_groups
 from articles.tuning.state import active_config, needs_reindex
 from fingerprints.batch.replay import Item, Replayer
 from fingerprints.rule import EngineConfig, Features, extract_many
@@ -83,8 +87,18 @@ def compare_partitions(current_of: dict[str, Any], proposed_of: dict[str, Any],
     }
 
 
+def held_out_only(proposed: EngineConfig) -> bool:
+    """Does :func:`editor_precision_recall` score the held-out decisions alone (the
+    proposed match model is not the active one)?"""
+    return proposed.model != active_config().model
+
+
 def editor_precision_recall(proposed: EngineConfig) -> list[dict[str, Any]]:
-    links = list(EditorLink.objects.values_list("kind", "nid_a", "nid_b"))
+    links = [(kind, *EditorLink.ordered(a, b)) for kind, a, b
+             in EditorLink.objects.values_list("kind", "nid_a", "nid_b")]
+    if held_out_only(proposed):
+        groups = link_groups((a, b) for _kind, a, b in links)
+        links = [(kind, a, b) for kind, a, b in links if group_held_out(groups[(a, b)])]
     nids = {n for _k, a, b in links for n in (a, b)}
     stored = dict(
         Article.objects.filter(nid__in=nids, features__isnull=False)

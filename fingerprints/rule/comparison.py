@@ -91,9 +91,9 @@ class ComparisonVector:
     containment_of_longer: float | None  # shared / the larger side's: the longer in the shorter
     length_ratio: float | None  # smaller / larger shingle count (exact counts)
     # the smaller body's size in shingles: how much the body measures can say; 0 when
-    # it has none, or is site chrome (off its title and under CHROME_SHINGLES: a
-    # disclaimer, a sign-in panel, a "video from Tieba" stub), which says nothing of
-    # which item the page is
+    # it has none, or is mute (under titles less than OFF_TITLE_SIMILARITY alike: site
+    # chrome off its title and under CHROME_SHINGLES, a disclaimer or a sign-in panel;
+    # a body under SHORT_SHINGLES, a stub), which says nothing of which item it is
     smaller_shingles: float
     # containment of the shorter when it has at least LONG_SHINGLES shingles, else
     # missing: a partial copy of a real body, not a stub found inside a page
@@ -106,6 +106,9 @@ class ComparisonVector:
     # the edit similarity when a replaced stretch of the titles is a number or a name
     # (one frame, another filling), else 0
     title_conflict: float | None
+    # the edit similarity when a replaced stretch itself holds a digit, else 0: the
+    # items of a series ("(1)", "(4)" under one headline), an update's new count
+    title_number_conflict: float | None
     # two short bodies kept whole (Features.short_text): edit similarity, and the same
     # when a replaced stretch is a number or a name, else 0
     short_text: float | None
@@ -131,6 +134,8 @@ class ComparisonVector:
 COMPARISONS: tuple[str, ...] = tuple(f.name for f in fields(ComparisonVector))
 LONG_SHINGLES = 60  # the rule's containment_min_shingles
 CHROME_SHINGLES = 300  # the rule's off_title_max_shingles: chrome is a few hundred characters
+OFF_TITLE_SIMILARITY = 0.5  # the rule's off_title_similarity
+SHORT_SHINGLES = 30  # the rule's short_shingles
 
 
 def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
@@ -138,14 +143,20 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
     """Every comparison of ``a`` and ``b`` (no short-circuit)."""
     shared, na, nb = overlap_counts(a.sketch, b.sketch)
     small, large = sorted((a.sketch.shingles, b.sketch.shingles))
-    chrome = any(side.off_title and side.sketch.shingles == small for side in (a, b)) \
-        and small < CHROME_SHINGLES
+    title, title_conflict, title_number = _short(a.title_key, b.title_key)
+    # as the rule's mute bodies: the smaller is chrome off its title, or a short body
+    # under two titles (a "video from Tieba" stub under two posts' own titles); under
+    # titles at least OFF_TITLE_SIMILARITY alike it is compared as a body (one article
+    # crawled twice with its body off its title)
+    chrome = (any(side.off_title and side.sketch.shingles == small for side in (a, b))
+              and small < CHROME_SHINGLES
+              or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \
+        and (title or 0.0) < OFF_TITLE_SIMILARITY
     bodies = na > 0 and nb > 0
     jaccard = shared / (na + nb - shared) if bodies else None
     containment = shared / min(na, nb) if bodies else None
     numbers, names = both_contexts(a, b)
-    title, title_conflict = _short(a.title_key, b.title_key)
-    short, short_conflict = _short(a.short_text, b.short_text)
+    short, short_conflict, _number = _short(a.short_text, b.short_text)
     return ComparisonVector(
         jaccard=jaccard,
         containment=containment,
@@ -156,6 +167,7 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
         keys=_shared_keys(a.keys, b.keys),
         title=title,
         title_conflict=title_conflict,
+        title_number_conflict=title_number,
         short_text=short,
         short_conflict=short_conflict,
         numbers_agree=_agree(numbers),
@@ -171,13 +183,14 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
     )
 
 
-def _short(a: str, b: str) -> tuple[float | None, float | None]:
-    """(edit similarity, the same when a replaced stretch is a number or name else 0)
-    of two keys; missing when either is empty."""
+def _short(a: str, b: str) -> tuple[float | None, float | None, float | None]:
+    """(edit similarity, the same when a replaced stretch is a number or name else 0,
+    the same when it is a number else 0) of two keys; missing when either is empty."""
     if not a or not b:
-        return None, None
+        return None, None, None
     found = compare_short(min(a, b), max(a, b))  # difflib's matching is not symmetric
-    return found.similarity, found.similarity if found.conflict else 0.0
+    return (found.similarity, found.similarity if found.conflict else 0.0,
+            found.similarity if found.number_replaced else 0.0)
 
 
 def _shared_keys(a: bytes, b: bytes) -> float | None:

@@ -47,6 +47,10 @@ def name_words() -> frozenset[str]:
 class ShortComparison:
     similarity: float  # 2 x matched characters / total characters
     conflict: str  # "" or what was replaced: "number" or "name"
+    # a replaced stretch itself holds a digit on either side (the conflict's "number"
+    # also looks one character beyond the stretch): "(1)" against "(4)", not "常熟3"
+    # against "本市3"
+    number_replaced: bool = False
 
 
 def compare_short(a: str, b: str) -> ShortComparison:
@@ -56,14 +60,15 @@ def compare_short(a: str, b: str) -> ShortComparison:
         return ShortComparison(0.0, "")
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     similarity = matcher.ratio()
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace":
-            continue
+    replaced = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+                if tag == "replace"]
+    number = any(ch.isdigit() for i1, i2, j1, j2 in replaced for ch in a[i1:i2] + b[j1:j2])
+    for i1, i2, j1, j2 in replaced:
         for text, lo, hi in ((a, i1, i2), (b, j1, j2)):
             kind = _conflict(text, lo, hi)
             if kind:
-                return ShortComparison(similarity, kind)
-    return ShortComparison(similarity, "")
+                return ShortComparison(similarity, kind, number)
+    return ShortComparison(similarity, "", number)
 
 
 def _conflict(text: str, lo: int, hi: int) -> str:

@@ -55,8 +55,9 @@ class Spec:
     cuts: tuple[float, ...]
     present: float = 0.0
     steps: tuple[float, ...] = ()
-    # the regime it applies in (VectorModel.regime_cuts: the smaller body's size), or
-    # -1 in every one: a title says another thing beside two long bodies than alone
+    # the regime it applies in (VectorModel.regime_of: the smaller body's size and, in
+    # a model with script regimes, whether both bodies are CJK), or -1 in every one: a
+    # title says another thing beside two long bodies than alone
     regime: int = -1
 
     @property
@@ -95,6 +96,7 @@ DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("keys", 1, (0.05, 0.2, 0.4, 0.6, 0.8)),
     ("title", 1, SIMILARITY),
     ("title_conflict", -1, (0.5, 0.7, 0.8, 0.9)),
+    ("title_number_conflict", -1, (0.5, 0.7, 0.8, 0.9)),
     ("short_text", 1, (0.5, 0.7, 0.8, 0.9, 0.95)),
     ("short_conflict", -1, (0.5, 0.7, 0.8, 0.9)),
     ("numbers_agree", 1, (0.1, 0.25, 0.5, 0.75)),
@@ -112,6 +114,12 @@ DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
 # no body, a short body, two long ones (the rule's short_shingles): what a title or a
 # shared number says differs between them
 REGIME_CUTS = (1, 30)
+# ... and each body regime twice, by script (VectorModel.script_regimes): two CJK bodies
+# (character 5-gram sketches, Features.char_shingles on both sides) or not (word
+# 5-grams on either side). 60 % of a CJK text's character 5-grams found in another page
+# is mostly a partial repost; 60 % of an English text's word 5-grams, two write-ups of
+# one event quoting the same people (docs/results/match-model.md)
+SCRIPT_REGIMES = True
 
 
 @dataclass(frozen=True)
@@ -160,10 +168,19 @@ class VectorModel:
     # the regimes: cut points on the smaller body's shingles (regime k: at least
     # regime_cuts[k-1], below regime_cuts[k]); () one regime
     regime_cuts: tuple[float, ...] = ()
+    # each body regime (k >= 1) split by script: k for two CJK bodies, k + len(regime_cuts)
+    # otherwise (regime_of); False: one set of regimes whatever the script
+    script_regimes: bool = False
     # per spec: (the measure's place in the vector, its regime, its cuts, the centibits
     # of each level: present, present + steps[0], ...)
     _table: tuple[tuple[int, int, tuple[float, ...], tuple[int, ...]], ...] = field(
         default=(), compare=False, hash=False, repr=False)
+    # per regime: the specs in force there (every regime's and its own), in spec order,
+    # as (the measure's place, the spec, its cuts, its level sums): what a pair is scored on
+    _regimes: tuple[tuple[tuple[int, Spec, tuple[float, ...], tuple[int, ...]], ...], ...] = \
+        field(default=(), init=False, compare=False, hash=False, repr=False)
+    _cuts: dict[float, int] = field(default_factory=dict, init=False, compare=False,
+                                    hash=False, repr=False)  # cut() per threshold
 
     def __post_init__(self) -> None:
         unknown = sorted({s.name for s in self.specs} - set(COMPARISONS))
@@ -172,7 +189,7 @@ class VectorModel:
             raise ValueError(f"unknown or repeated comparisons: {unknown or keys}")
         if any(b <= a for a, b in zip(self.regime_cuts, self.regime_cuts[1:], strict=False)):
             raise ValueError("regime cuts must be increasing")
-        if any(not -1 <= s.regime <= len(self.regime_cuts) for s in self.specs):
+        if any(not -1 <= s.regime < self.regime_count for s in self.specs):
             raise ValueError("a spec's regime must be -1 or one of the regimes")
         for s in self.specs:
             if s.direction not in (-1, 0, 1):
@@ -191,13 +208,49 @@ class VectorModel:
                        tuple(accumulate((_centi(w) for w in s.steps), initial=_centi(s.present))))
                       for s in self.specs)
         object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_regimes", tuple(
+            tuple((i, spec, cuts, sums) for (i, r, cuts, sums), spec in zip(table, self.specs,
+                                                                             strict=True)
+                  if r in (-1, regime))
+            for regime in range(self.regime_count)))
+        object.__setattr__(self, "_cuts", {})
 
     # --- scoring ---------------------------------------------------------------------
+
+    @property
+    def regime_count(self) -> int:
+        """How many regimes the model has (a spec's ``regime`` is below it, or -1)."""
+        sizes = len(self.regime_cuts) + 1
+        return sizes + len(self.regime_cuts) if self.script_regimes and self.regime_cuts \
+            else sizes
+
+    def regime_of(self, vector: ComparisonVector) -> int:
+        """The pair's regime: by the smaller body's shingles (``regime_cuts``) and, with
+        ``script_regimes``, a body regime moved up by ``len(regime_cuts)`` unless both
+        bodies are CJK (``char_bodies`` 2)."""
+        regime = bisect_right(self.regime_cuts, vector.smaller_shingles)
+        if self.script_regimes and regime > 0 and vector.char_bodies < 2:
+            regime += len(self.regime_cuts)
+        return regime
+
+    def regime_name(self, regime: int) -> str:
+        """A regime as the explanation shows it: its size band and, with script regimes,
+        its script."""
+        if regime < 0:
+            return "any"
+        sizes = len(self.regime_cuts)
+        size = regime if regime <= sizes else regime - sizes
+        bounds = (0.0, *self.regime_cuts, float("inf"))
+        band = f"{bounds[size]:g}-{bounds[size + 1]:g} shingles" if size < sizes \
+            else f">= {bounds[size]:g} shingles"
+        if not self.script_regimes or size == 0:
+            return band
+        return f"{band}, {'CJK' if regime <= sizes else 'words'}"
 
     def levels(self, vector: ComparisonVector) -> tuple[int | None, ...]:
         """Each spec's level on ``vector`` (None: missing, or another regime's)."""
         values = vector.values()
-        regime = bisect_right(self.regime_cuts, vector.smaller_shingles)
+        regime = self.regime_of(vector)
         out: list[int | None] = []
         for i, r, cuts, _sums in self._table:
             value = values[i]
@@ -207,7 +260,26 @@ class VectorModel:
 
     def centibits(self, vector: ComparisonVector) -> int:
         """The match weight in centibits: an integer sum (the same on every machine)."""
-        return self._centibits(self.levels(vector))
+        return self.in_force(vector)[1]
+
+    def in_force(self, vector: ComparisonVector
+                 ) -> tuple[int, int, list[tuple[Spec, int | None, int]]]:
+        """(the pair's regime, its match weight in centibits, each spec in force there in
+        spec order with its level and centibits, None and 0 when its measure is
+        missing): only the specs that can weigh, the same sum as :meth:`score`'s."""
+        values = vector.values()
+        regime = self.regime_of(vector)
+        total = _centi(self.prior)
+        parts: list[tuple[Spec, int | None, int]] = []
+        for i, spec, cuts, sums in self._regimes[regime]:
+            value = values[i]
+            if value is None:
+                parts.append((spec, None, 0))
+            else:
+                level = bisect_right(cuts, value)
+                total += sums[level]
+                parts.append((spec, level, sums[level]))
+        return regime, total, parts
 
     def _centibits(self, levels: tuple[int | None, ...]) -> int:
         total = _centi(self.prior)
@@ -237,7 +309,10 @@ class VectorModel:
         threshold by bisection with :meth:`calibrated`; two processes could disagree
         only if their C libraries' ``pow`` differed in the last bit exactly at a
         threshold a weight's probability equals, which one build does not allow."""
-        return _cut(self, threshold)
+        found = self._cuts.get(threshold)
+        if found is None:  # kept on the model: hashing a whole model per lookup cost more
+            found = self._cuts[threshold] = _cut(self, threshold)
+        return found
 
     def matches(self, vector: ComparisonVector, threshold: float) -> bool:
         return self.centibits(vector) >= self.cut(threshold)
@@ -250,6 +325,7 @@ class VectorModel:
             "prior": self.prior,
             "calibration": {"scale": self.scale, "offset": self.offset},
             "regime_cuts": list(self.regime_cuts),
+            **({"script_regimes": True} if self.script_regimes else {}),
             "comparisons": [{"name": s.name, "regime": s.regime, "direction": s.direction,
                              "cuts": list(s.cuts), "present": s.present, "steps": list(s.steps)}
                             for s in self.specs],
@@ -269,7 +345,8 @@ class VectorModel:
             return cls(str(data["version"]), float(data["prior"]), specs,
                        float(calibration.get("scale", 1.0)),
                        float(calibration.get("offset", 0.0)), str(data.get("description", "")),
-                       tuple(float(x) for x in data.get("regime_cuts", ())))
+                       tuple(float(x) for x in data.get("regime_cuts", ())),
+                       bool(data.get("script_regimes", False)))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a vector model: {exc}") from exc
 
@@ -282,7 +359,6 @@ class VectorModel:
         return f'{head},\n "comparisons": [\n  {rows}\n ]\n}}\n'
 
 
-@lru_cache(maxsize=256)
 def _cut(model: VectorModel, threshold: float) -> int:
     if threshold <= 0.0:
         return -(1 << 62)
@@ -299,21 +375,24 @@ def _cut(model: VectorModel, threshold: float) -> int:
 
 
 def blank_model(version: str = "blank", schema: Sequence[tuple[str, int, tuple[float, ...]]]
-                = DEFAULT_SCHEMA, regime_cuts: Sequence[float] = REGIME_CUTS) -> VectorModel:
+                = DEFAULT_SCHEMA, regime_cuts: Sequence[float] = REGIME_CUTS,
+                script_regimes: bool = SCRIPT_REGIMES) -> VectorModel:
     """Every weight 0 on ``schema``, each comparison once per regime: the prior of a
     first fit."""
-    regimes = range(len(regime_cuts) + 1) if regime_cuts else (-1,)
-    return VectorModel(version, 0.0, tuple(
+    shape = VectorModel("shape", 0.0, (), regime_cuts=tuple(float(c) for c in regime_cuts),
+                        script_regimes=script_regimes)
+    regimes = range(shape.regime_count) if regime_cuts else (-1,)
+    return replace(shape, version=version, specs=tuple(
         Spec(name, direction, tuple(float(c) for c in cuts), 0.0, (0.0,) * len(cuts), regime)
-        for regime in regimes for name, direction, cuts in schema),
-        regime_cuts=tuple(float(c) for c in regime_cuts))
+        for regime in regimes for name, direction, cuts in schema))
 
 
 # vector-0: the engine-v2 rule's bounds written on the vector by hand, in bits (what
 # rule-1 is for the rule's levels): the prior the first fit is centred on, so that a
 # kind of pair the labels lack (two empty bodies under unrelated titles) is still
 # decided as the rule would. (regime, comparison) -> (present, {cut: step}); every other
-# weight 0. Regimes: 0 no body, 1 a short body, 2 two long ones.
+# weight 0. Regimes: 0 no body, 1 a short body, 2 two long ones (two CJK bodies); 3 and
+# 4 the same sizes with an alphabetic body (word 5-grams) on either side.
 RULE_PRIOR = -10.0
 RULE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
     # no body: the titles decide (title-only: >= 0.9 alike, no other number or name)
@@ -333,11 +412,46 @@ RULE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
     (2, "jaccard"): (0.0, {0.3: 2.0, 0.6: 4.0}),
     (2, "title"): (0.0, {0.9: 9.0}),
     (2, "title_conflict"): (0.0, {0.8: -10.0}),
+    # the items of a series under one headline ("(1)", "(4)"): one frame, other
+    # pictures, whatever their captions share (the rule's title guard, a veto)
+    (2, "title_number_conflict"): (0.0, {0.8: -20.0}),
     (2, "numbers_conflicts"): (0.0, {1: -3.0, 2: -10.0}),
-    (2, "names_conflicts"): (0.0, {1: -2.0, 2: -10.0}),
+    (2, "names_conflicts"): (0.0, {1: -2.0, 2: -4.0}),
+    (2, "names_conflict"): (0.0, {0.2: -6.0}),
     (1, "numbers_conflicts"): (0.0, {1: -10.0}),
     (1, "names_conflicts"): (0.0, {1: -10.0}),
+    # the same with word bodies (a short body: regime 1's weights, below); two long ones
+    # are a copy at Jaccard >= 0.6 (word-copy) or containment >= 0.7 (word-contained),
+    # never at the CJK partial level (0.6 without another number or name)
+    # (4 bits clear of the prior at each bound: these weights are the model's own where
+    # no label reaches, so the calibration fitted on the labelled regimes must not move
+    # a bound's pair across the threshold)
+    (4, "containment"): (0.0, {0.7: 14.0, 0.8: 4.0, 0.9: 4.0}),
+    (4, "jaccard"): (0.0, {0.3: 2.0, 0.6: 12.0}),
+    (4, "title"): (0.0, {0.9: 12.0}),
+    (4, "title_conflict"): (0.0, {0.8: -10.0}),
+    (4, "numbers_conflicts"): (0.0, {1: -3.0, 2: -10.0}),
+    (4, "names_conflicts"): (0.0, {1: -2.0, 2: -10.0}),
 }
+# Pictures (both sides have some; the labels have none, so these weights are the
+# definition's, kept by every fit): a picture shared is evidence for, one side's
+# pictures all different from the other's is evidence against (pictures@k present: none
+# shared; step at 1: shared). Without a body, as the rule's same-picture level: titles
+# at least 0.6 alike over one photo are one post, and two titles under other photos are
+# two (item (3) and item (4) of a series under one caption: a veto, as for two short
+# bodies). Two long bodies: a shared photo lifts a partial copy under one headline over
+# the threshold when its text alone is borderline; another photo is mild evidence
+# against a template for another town.
+PICTURE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
+    (0, "pictures"): (-20.0, {1.0: 30.0}),
+    (0, "title"): (0.0, {0.6: 4.0, 0.9: 8.0}),
+    (1, "pictures"): (-20.0, {1.0: 26.0}),
+    (2, "pictures"): (-1.5, {1.0: 6.5}),
+}
+RULE_WEIGHTS.update(PICTURE_WEIGHTS)
+RULE_WEIGHTS.update({(3, name): weights for (regime, name), weights in list(RULE_WEIGHTS.items())
+                     if regime == 1})
+RULE_WEIGHTS[(4, "pictures")] = RULE_WEIGHTS[(2, "pictures")]
 
 
 def rule_vector_model(version: str = "vector-0") -> VectorModel:

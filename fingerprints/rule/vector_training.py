@@ -78,8 +78,8 @@ def _with_parameters(model: VectorModel, theta: np.ndarray, version: str,
         specs.append(Spec(s.name, s.direction, s.cuts, values[at],
                           tuple(values[at + 1 : at + 1 + n]), s.regime))
         at += 1 + n
-    return VectorModel(version, values[0], tuple(specs), model.scale, model.offset, description,
-                       model.regime_cuts)
+    return replace(model, version=version, prior=values[0], specs=tuple(specs),
+                   description=description)
 
 
 def minimise_logistic(x: np.ndarray, y: np.ndarray, theta0: np.ndarray, lower: np.ndarray,

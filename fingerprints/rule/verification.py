@@ -57,7 +57,6 @@ move the line between them in the order of the weights.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, fields, replace
 from difflib import SequenceMatcher
 from typing import Any
@@ -76,7 +75,7 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
-from fingerprints.rule.vector_model import Contribution, VectorModel, VectorScore
+from fingerprints.rule.vector_model import CENTIBITS, Contribution, VectorModel, VectorScore
 
 
 @dataclass(frozen=True)
@@ -185,19 +184,18 @@ def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplan
     """``model``'s score of ``vector`` with one contribution per comparison: the specs
     are read generically, so a measure added to the vector is listed (``unweighed``
     until a model weighs it)."""
-    scored = model.score(vector)
-    regime = bisect_right(model.regime_cuts, vector.smaller_shingles)
-    in_force: dict[str, Contribution] = {}
-    for spec, part in zip(model.specs, scored.weights, strict=True):
-        if spec.regime in (-1, regime):
-            found = in_force.get(spec.name)
-            # two specs of one comparison in force (every regime's and this one's): one line
-            in_force[spec.name] = part if found is None else Contribution(
-                spec.name, found.level, found.weight + part.weight)
+    regime, total, specs = model.in_force(vector)
+    in_force: dict[str, tuple[str, float]] = {}
+    for spec, level, centibits in specs:
+        weight = 0.0 if level is None else centibits / CENTIBITS
+        found = in_force.get(spec.name)
+        # two specs of one comparison in force (every regime's and this one's): one line
+        in_force[spec.name] = (spec.label(level), weight) if found is None else (
+            found[0], found[1] + weight)
     parts = tuple(
-        replace(in_force[name], comparison=name) if name in in_force
+        Contribution(name, *in_force[name]) if name in in_force
         else Contribution(name, UNWEIGHED, 0.0) for name in COMPARISONS)
-    return VectorExplanation(scored.model, scored.centibits, scored.probability, scored.prior,
+    return VectorExplanation(model.version, total, model.calibrated(total), model.prior,
                              parts, regime, vector.values())
 
 

@@ -282,6 +282,43 @@ def test_stats_desk_screenshot(page, live_server, sample, editor, language):
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
+def test_stats_teaching_screenshot(page, live_server, editor, language):
+    """What teaching did on /stats/: two editors' labels and five fitted versions whose
+    held-out precision and recall rise (figures written as a week of retraining)."""
+    from datetime import timedelta
+
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+
+    from articles.models import Decision, MatchModelVersion, PairLabel
+
+    _chinese(page, live_server, language)
+    wang = User.objects.create_user("wang", password="x" * 12)
+    for who, answers in ((editor, "ssdsdusdsdssdd"), (wang, "sdsdsuds")):
+        for i, code in enumerate(answers):
+            PairLabel.objects.create(nid_a=f"{who.username}{i}a", nid_b=f"{who.username}{i}b",
+                                     editor=who, answer={"s": "same", "d": "different",
+                                                         "u": "unsure"}[code])
+    for i in range(5):
+        Decision.objects.create(action="split" if i % 2 else "confirm", actor=wang,
+                                doc_id=f"{i:032d}", before={})
+    now = timezone.now()
+    figures = [(0.78, 0.61), (0.82, 0.66), (0.85, 0.70), (0.84, 0.75), (0.89, 0.77)]
+    for day, (precision, recall) in enumerate(figures):
+        row = {"precision": precision, "recall": recall,
+               "f1": 2 * precision * recall / (precision + recall)}
+        made = MatchModelVersion.objects.create(
+            version=f"editors-2026112{day + 4}-0300", base="vector-3", weights={},
+            trained_pairs=30 + 25 * day, held_out_pairs=8 + 6 * day, scheduled=True,
+            flagged=day == 3, report={"thresholds": [0.5], "threshold": 0.5,
+                                      "current": [row], "proposed": [row]})
+        MatchModelVersion.objects.filter(pk=made.pk).update(
+            created_at=now - timedelta(days=5 - day))
+    log_in(page, "editor", "/stats/")
+    page.locator("#teaching").screenshot(path=str(OUT / f"stats-teaching-{language}.png"))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
 def test_admin_proxy_warning_screenshot(page, live_server, sample, editor, language):
     editor.is_staff = editor.is_superuser = True
     editor.save()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fingerprints.rule.config import EngineConfig, kind_of
 from fingerprints.rule.match_model import starting_model
+from fingerprints.rule.vector_model import shipped_vector_model
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -26,7 +27,8 @@ def test_every_field_is_on_the_page_with_its_default_and_a_description() -> None
     config = EngineConfig()
     assert set(rows) == {f.name for f in dataclasses.fields(EngineConfig)}
     for name, (default, _kind, text) in rows.items():
-        made = eval(default, {"starting_model": starting_model})  # noqa: S307 (our own source)
+        names = {"starting_model": starting_model, "shipped_vector_model": shipped_vector_model}
+        made = eval(default, names)  # noqa: S307 (our own source)
         assert made == getattr(config, name), name
         assert text, f"{name} has no comment in fingerprints/rule/config.py"
 

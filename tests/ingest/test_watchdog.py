@@ -39,7 +39,7 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     assert report == {"rebuilt": 1, "requeued": 1, "pushes": 0, "expired": 0,
                       "bodies_cleared": 0, "changes_dropped": 0,
                       "queue_sampled": 1,  # the first sample
-                      "bulk_resumed": 0, "pictures": 0}
+                      "bulk_resumed": 0, "pictures": 0, "retraining": 0}
     run_worker()
     a, b = Article.objects.get(nid="a"), Article.objects.get(nid="b")
     assert b.status == "done" and b.doc_id == a.doc_id
@@ -49,7 +49,7 @@ def test_articles_whose_jobs_redis_lost_are_processed_after_the_watchdog_runs(
     assert watchdog.tick() == {"rebuilt": 0, "requeued": 0, "pushes": 0, "expired": 0,
                                "bodies_cleared": 0, "changes_dropped": 0,
                                "queue_sampled": 0,  # one a period
-                               "bulk_resumed": 0, "pictures": 0}
+                               "bulk_resumed": 0, "pictures": 0, "retraining": 0}
     assert watchdog.tick() == {}
 
 

@@ -22,8 +22,9 @@ DEBIAN_UNITS = {"nginx", "prometheus", "prometheus-alertmanager", "mariadb", "re
                 "certbot.timer"}
 SHELL_WORDS = {"cd", "echo", "for", "do", "done", "if", "then", "fi", "test", "["}
 # A minimal Debian 12 has these (coreutils, passwd, sed, gzip, apt, systemd)
-DEBIAN_BASE = {"apt-get", "cat", "chmod", "chown", "cp", "date", "gunzip", "gzip", "install",
-               "ln", "mkdir", "mv", "rm", "sed", "systemctl", "useradd"}
+DEBIAN_BASE = {"apt-get", "cat", "chmod", "chown", "cp", "date", "gunzip", "gzip", "head",
+               "install", "ln", "ls", "mkdir", "mv", "rm", "sed", "systemctl", "tail",
+               "useradd"}
 # programs of the packages the doc installs, where the names differ
 PROVIDED_BY = {"mariadb": "mariadb-server", "mysqldump": "mariadb-server",
                "redis-cli": "redis-server", "promtool": "prometheus",
@@ -50,16 +51,20 @@ def shell_lines(page: Path) -> list[str]:
 
 
 OPERATORS = {"&&", "||", "|", ";", "&"}
+# $(...): quoted strings inside may hold parentheses; no substitution inside another
+SUBSTITUTION = re.compile(r"""\$\(((?:[^()'"]|'[^']*'|"[^"]*")*)\)""")
 
 
 def commands(line: str) -> list[list[str]]:
     """The simple commands of a line as the shell splits it (at &&, ||, |, ; and with
-    quotes kept together), without redirections and NAME=value prefixes; a
-    $(command 'argument') substitution is one word."""
-    line = re.sub(r"\$\([^'()]*'[^']*'\)", "SUBSTITUTED", line)
+    quotes kept together), without redirections and NAME=value prefixes; a $(...)
+    substitution is one word, and its own commands come first."""
+    found: list[list[str]] = []
+    for inner in SUBSTITUTION.findall(line):
+        found += commands(inner)
+    line = SUBSTITUTION.sub("SUBSTITUTED", line)
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    found: list[list[str]] = []
     words: list[str] = []
     redirect = False
     for token in [*lexer, ";"]:
@@ -111,7 +116,11 @@ def test_the_reader_splits_the_shell_as_the_shell_does():
         ["cd", "/srv"], ["make", "install-prod"], ["mkdir", "-p", "var"]]
     assert commands("a --get X | install -m 0640 /dev/stdin /x") == [
         ["a", "--get", "X"], ["install", "-m", "0640", "/dev/stdin", "/x"]]
-    assert commands("DB=$(python3 -c 'print(1)')") == []
+    assert commands("DB=$(python3 -c 'print(1)')") == [["python3", "-c", "print(1)"]]
+    assert commands("R=$(git tag --list 'v*' | head -1)") == [
+        ["git", "tag", "--list", "v*"], ["head", "-1"]]
+    assert commands('gunzip -c "$(ls /b/*.gz | tail -1)" | mariadb db') == [
+        ["ls", "/b/*.gz"], ["tail", "-1"], ["gunzip", "-c", "SUBSTITUTED"], ["mariadb", "db"]]
     assert commands("gunzip -c x.gz | mariadb db") == [["gunzip", "-c", "x.gz"],
                                                         ["mariadb", "db"]]
 

@@ -72,14 +72,15 @@ SECRET_KEY='a key with spaces # and a hash'
 TIME_ZONE="Asia/Shanghai"
 """
 SHOW = ("shell", "-c", "import os, json; print(json.dumps({k: os.environ.get(k) for k in "
-        "('SECRET_KEY', 'TIME_ZONE', 'LEAKED', 'HOME', 'USER')} | {'uid': os.getuid(), "
-        "'cwd': os.getcwd()}))")
+        "('SECRET_KEY', 'TIME_ZONE', 'LEAKED', 'HOME', 'USER', 'DJANGO_SUPERUSER_PASSWORD')}"
+        " | {'uid': os.getuid(), 'cwd': os.getcwd()}))")
 
 
 def manage(env_file: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(MANAGE), "--env-file", str(env_file), *argv],
                           capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "LEAKED": "from the caller"})
+                          env={**os.environ, "LEAKED": "from the caller",
+                               "DJANGO_SUPERUSER_PASSWORD": "for createsuperuser --noinput"})
 
 
 def test_dedupsite_manage_prints_one_setting_as_read(tmp_path):
@@ -103,4 +104,6 @@ def test_dedupsite_manage_runs_manage_py_with_the_files_settings_only(tmp_path):
     assert seen["SECRET_KEY"] == "a key with spaces # and a hash"
     assert seen["TIME_ZONE"] == "Asia/Shanghai"
     assert seen["LEAKED"] is None
+    # Django's createsuperuser --noinput reads its password from the caller's environment
+    assert seen["DJANGO_SUPERUSER_PASSWORD"] == "for createsuperuser --noinput"
     assert seen["USER"] == me and seen["cwd"] == str(ROOT)

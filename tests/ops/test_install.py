@@ -62,3 +62,40 @@ def test_gunicorn_starts_no_control_socket():
     config = Config()
     config.set("control_socket_disable", settings["control_socket_disable"])
     assert config.control_socket_disable is True
+
+
+# Imported by the runtime code without being a distribution of its own: the spark extra
+# (`spark_dedup --engine spark`), and the module happybase makes from its Thrift file.
+NOT_PINNED = {"pyspark": "the spark extra", "Hbase_thrift": "made by happybase at run time"}
+
+
+def test_every_package_the_code_imports_is_pinned():
+    """A production install has only constraints.txt's packages: a module the code imports
+    that came into the dev venv through a dev extra (urllib3 through requests) broke
+    `migrate` on a production machine (tests/drills/test_operations_doc.py found it)."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    local = {"articles", "dedupsite", "fingerprints"}
+    imported: dict[str, str] = {}
+    for package in sorted(local):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in sys.stdlib_module_names and top not in local:
+                        imported.setdefault(top, str(path.relative_to(ROOT)))
+    pinned = {canonicalize_name(name) for name in pins()}
+    distributions = packages_distributions()
+    unpinned = {module: where for module, where in imported.items()
+                if module not in NOT_PINNED and not pinned & {
+                    canonicalize_name(dist) for dist in distributions.get(module, [])}}
+    assert not unpinned, f"imported, not a runtime dependency (pyproject.toml): {unpinned}"

@@ -79,9 +79,10 @@ def test_the_database_user_is_created_for_the_address_database_url_connects_to()
 
 def test_the_secrets_the_doc_makes_need_no_quoting():
     """SECRET_KEY, METRICS_TOKEN and the database password are used unquoted in the
-    settings file and inside DATABASE_URL: made of letters, digits, - and _ only."""
+    settings file and inside DATABASE_URL (the admin's password on a command line): made
+    of letters, digits, - and _ only."""
     commands = SUBSTITUTION.findall(install_block())
-    assert len(commands) == 3
+    assert len(commands) == 4
     for command in commands:
         made = subprocess.run(["sh", "-c", command], capture_output=True, text=True,
                               check=True).stdout.strip()

@@ -53,7 +53,7 @@ def settings_form(**overrides):
         "title_min_tokens", "extra_stopwords", "user_words", "review_distance", "review_similarity",
         "review_cluster_size", "index_window_days", "retention_days", "change_log_days",
         "boilerplate_min_docs",
-        "picture_bits", "match_threshold")}
+        "picture_bits", "match_threshold", "review_order", "retrain_min_labels")}
     if current.hmm:
         data["hmm"] = "on"
     data.update(overrides)

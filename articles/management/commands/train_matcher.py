@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles.index.reindex import apply_settings
+from articles.tuning.held_out import HELD_OUT
 from articles.tuning.matcher import (
-    HELD_OUT,
     SAMPLE,
     NotEnoughLabels,
     activate,
@@ -23,7 +23,8 @@ from fingerprints.rule.vector_training import STRENGTH as VECTOR_STRENGTH
 class Command(BaseCommand):
     help = ("Fit a new match model version to the editors' decisions (confirmed, merged and "
             "moved pairs are one story, split pairs are not), starting from the active "
-            f"model; one pair in {HELD_OUT} is held out and both models are scored on it. "
+            f"model; one decision in {HELD_OUT} is held out whole (every pair it labelled) "
+            "and both models are scored on those pairs. "
             "The new version is not active until --activate or the admin's activate "
             "action.")
 
@@ -74,7 +75,8 @@ class Command(BaseCommand):
             raise CommandError(f"not enough {what}: {exc}") from exc
         report = version.report
         self.stdout.write(f"{version.version}: {version.weights['description']}; "
-                          f"{version.held_out_pairs} editors' decisions held out.")
+                          f"{version.held_out_pairs} pairs of {report['heldOutDecisions']} "
+                          "editors' decisions held out.")
         self.stdout.write("threshold  current P / R / F1     proposed P / R / F1"
                           + ("    merges, to review: current -> proposed"
                              if "merges" in report["current"][0] else ""))

@@ -151,3 +151,23 @@ def test_an_htmx_action_answers_with_the_updated_cluster_fragment(client, corpus
                                     target_version=corpus["museum"].version),
                          **htmx("cluster-body"))
     assert merged["HX-Redirect"] == f"/clusters/{corpus['museum'].doc_id}/"
+
+
+
+def test_a_split_after_a_confirm_turns_its_pairs_and_leaves_the_others_alone(corpus, editor):
+    """The split's cannot-links take the place of the confirm's must-links on the same
+    pairs (before, both were deleted and neither written), and a must-link between two
+    members that stay is kept."""
+    from articles.editor import actions
+
+    actions.confirm_doc(corpus["river"], editor)
+    confirmed = set(EditorLink.objects.values_list("nid_a", "nid_b"))
+    assert len(confirmed) == 2
+    actions.split_article(Article.objects.get(nid="river-2"), editor, "not the same")
+    links = {(a, b): kind for a, b, kind in EditorLink.objects.values_list(
+        "nid_a", "nid_b", "kind")}
+    split = {("river-1", "river-2"), ("river-2", "river-3")}
+    assert {pair for pair, kind in links.items() if kind == LinkKind.CANNOT} == split
+    assert {pair for pair, kind in links.items() if kind == LinkKind.MUST} == confirmed - split
+    assert set(EditorLink.objects.filter(kind=LinkKind.CANNOT).values_list(
+        "created_by__username", flat=True)) == {"editor"}

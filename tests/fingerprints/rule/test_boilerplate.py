@@ -18,6 +18,7 @@ from fingerprints.rule.boilerplate import (
     is_only_boilerplate,
     strip,
 )
+from fingerprints.rule.match_model import starting_model
 from fingerprints.rule.normalize import normalize
 
 DISCLAIMER = "特别声明：以上文章内容仅代表作者本人观点，不代表新浪看点观点或立场。"
@@ -115,7 +116,7 @@ def test_boilerplate_gets_no_weight_in_features() -> None:
 
 
 def test_bodies_that_are_only_boilerplate_match_by_title_only() -> None:
-    learned, config = _bp(3), EngineConfig()
+    learned, config = _bp(3), EngineConfig(model=starting_model())  # the rule's bounds
     a = extract("吴卓林欠房租事件引发网友热议", DISCLAIMER, boilerplate=learned)
     b = extract("新余生活超过十年的最珍贵回忆", DISCLAIMER, boilerplate=learned)
     assert not verify(a, b, config).ok

@@ -124,3 +124,27 @@ def test_the_candidate_search_proposes_a_repost_and_not_an_unrelated_story(
 def test_a_vector_lists_its_fields_in_one_order() -> None:
     assert COMPARISONS[0] == "jaccard" and "names_conflicts" in COMPARISONS
     assert ComparisonVector.__dataclass_fields__.keys() == set(COMPARISONS)
+
+
+def test_a_series_number_and_a_mute_stub_read_as_the_rule_reads_them(
+        features: dict[str, Features]) -> None:
+    story = features["story"]
+    # "(1)" against "(4)" under one headline: the replaced stretch is a number
+    first = extract("（锐视角）（1）古塔院内书香浓", STORY)
+    fourth = extract("（锐视角）（4）古塔院内书香浓", STORY)
+    series = compare_pair(first, fourth)
+    assert series.title_number_conflict is not None and series.title_number_conflict > 0.8
+    assert series.title_conflict == series.title_number_conflict
+    # another place beside an unchanged number: a name conflict, not a number's
+    place = compare_pair(extract("苏州好人揭榜 常熟3位市民入选", STORY),
+                         extract("苏州好人揭榜 本市3位市民入选", STORY))
+    assert place.title_conflict and place.title_number_conflict == 0.0
+    assert compare_pair(story, features["cut"]).title_number_conflict == 0.0
+    # one short stub under two unrelated posts' titles says nothing of either
+    stub = "视频来自：百度贴吧"
+    posts = compare_pair(extract("我发表了一篇视频贴，大伙来看看吧", stub),
+                         extract("发个帖吧，好久了", stub))
+    assert posts.jaccard == 1.0 and posts.smaller_shingles == 0.0
+    # ... under one headline it is compared as a body
+    same = compare_pair(extract("发个帖吧，好久了", stub), extract("发个帖吧，好久了。", stub))
+    assert same.smaller_shingles > 0

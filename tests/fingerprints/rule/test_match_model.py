@@ -59,28 +59,29 @@ def test_the_threshold_steers_a_chinese_partial_copy_and_keeps_a_copy() -> None:
     wechat = extract("绿道贯通", "点击上方蓝字关注我们。" + STORY + "喜欢就点个在看吧。")
     paper = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + STORY + TAIL)
     copy = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + STORY + TAIL + "责任编辑：李华")
-    partial = verify(wechat, paper, EngineConfig())
-    exact = verify(copy, paper, EngineConfig())
+    partial = verify(wechat, paper, EngineConfig(model=starting_model()))
+    exact = verify(copy, paper, EngineConfig(model=starting_model()))
     assert partial.ok and partial.reason == "contained" and exact.ok and exact.reason == "copy"
     assert [(w.comparison, w.level) for w in partial.score.weights][0] == ("body",
                                                                           "cjk-contained")
     assert 0.5 < partial.probability < exact.probability < 1.0
     between = (partial.probability + exact.probability) / 2
-    strict = EngineConfig(match_threshold=between)
+    strict = EngineConfig(model=starting_model(), match_threshold=between)
     refused = verify(wechat, paper, strict)
     assert not refused.ok and refused.reason == "below match threshold"
     assert verify(copy, paper, strict).ok
     # lowering it below 0.5 lets in what the rule refused, in the order of the weights
     other = extract("江城新闻", "市民在江边散步。" + TAIL + "记者 王明 摄影报道。" * 3)
-    far = verify(other, paper, EngineConfig())
+    far = verify(other, paper, EngineConfig(model=starting_model()))
     assert not far.ok and 0.0 < far.probability < 0.5
-    assert verify(other, paper, EngineConfig(match_threshold=far.probability)).ok
+    assert verify(other, paper,
+                  EngineConfig(model=starting_model(), match_threshold=far.probability)).ok
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])
 def test_the_threshold_is_a_probability(value: float) -> None:
     with pytest.raises(ValueError, match="match_threshold must be between 0 and 1"):
-        EngineConfig(match_threshold=value)
+        EngineConfig(model=starting_model(), match_threshold=value)
 
 
 @pytest.mark.data
@@ -96,7 +97,7 @@ def test_a_threshold_sweep_over_the_labelled_pairs_trades_recall_for_precision()
     gold = {**load_labels("bdci"), **load_labels("bdci", validation=True)}
     ids = sorted({i for pair in gold for i in pair})
     docs = {d.id: d for d in load_docs("bdci")}
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())
     features = dict(zip(ids, extract_many([(docs[i].title, docs[i].content) for i in ids],
                                           config, boilerplate=frozenset(shipped_hashes())),
                         strict=True))

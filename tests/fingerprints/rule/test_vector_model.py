@@ -26,7 +26,8 @@ from fingerprints.rule.vector_training import (
 )
 
 SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
-          "long_containment", "keys", "title", "title_conflict", "short_text",
+          "long_containment", "keys", "title", "title_conflict", "title_number_conflict",
+          "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
           "names_conflict"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
@@ -97,7 +98,7 @@ def test_the_model_is_versioned_json_and_reads_back_the_same() -> None:
         again = VectorModel.from_dict(json.loads(model.to_json()))
         assert again == model
         assert again.to_json() == model.to_json()
-    assert shipped_vector_model().version == "vector-1"
+    assert shipped_vector_model().version == "vector-3"
 
 
 @settings(max_examples=200, deadline=None)
@@ -224,3 +225,102 @@ def test_another_process_with_another_hash_seed_scores_every_pair_the_same() -> 
                               capture_output=True, text=True,
                               env={**os.environ, "PYTHONHASHSEED": seed})
         assert json.loads(done.stdout) == here
+
+
+def test_alphabetic_bodies_are_weighed_in_regimes_of_their_own() -> None:
+    """60-70 % of a CJK text's character 5-grams inside another page is mostly a partial
+    repost; of an English text's word 5-grams, two write-ups of one event quoting the
+    same people. The model keeps them in separate regimes (the labels are Chinese, so
+    the word regimes keep the rule's bounds)."""
+    model = shipped_vector_model()
+    assert model.script_regimes and model.regime_count == 5
+    partial = {"jaccard": 0.4, "containment": 0.66, "containment_of_longer": 0.45,
+               "length_ratio": 0.7, "long_containment": 0.66, "keys": 0.4}
+    cjk, words = vector(**partial), vector(**partial, char_bodies=0.0)
+    assert (model.regime_of(cjk), model.regime_of(words)) == (2, 4)
+    assert model.regime_of(vector(char_bodies=1.0)) == 4  # one side alphabetic
+    assert model.regime_of(vector(smaller_shingles=0.0, char_bodies=0.0)) == 0
+    assert model.score(words).probability < 0.5 < model.score(cjk).probability
+    # the waterfall weighs what the score weighed
+    from fingerprints.rule.verification import explain_vector
+
+    for v in (cjk, words):
+        shown = explain_vector(model, v)
+        assert shown.regime == model.regime_of(v)
+        assert round(model.prior * 100) + sum(round(w.weight * 100) for w in shown.weights) \
+            == model.centibits(v)
+    # the word rule's own levels still match: word-contained (0.7), word-copy (0.6)
+    for level in ({"containment": 0.75, "jaccard": 0.45}, {"containment": 0.65, "jaccard": 0.62}):
+        assert model.score(vector(**{**partial, **level}, char_bodies=0.0)).probability > 0.5
+    # a model without script regimes (vector-1's JSON) reads one set of regimes
+    old = VectorModel.from_dict({**model.as_dict(), "script_regimes": False,
+                                 "comparisons": [c for c in model.as_dict()["comparisons"]
+                                                 if c["regime"] < 3]})
+    assert not old.script_regimes and old.regime_of(words) == 2
+    assert "script_regimes" not in old.as_dict()
+
+
+def test_the_items_of_a_series_under_one_headline_stay_apart() -> None:
+    """"(1)" against "(4)" under one headline, one caption text: the title's replaced
+    stretch is a number; another place name beside an unchanged number is not."""
+    model = shipped_vector_model()
+    copy = {"jaccard": 0.93, "containment": 0.98, "containment_of_longer": 0.97,
+            "length_ratio": 1.0, "long_containment": 0.98, "keys": 0.9, "title": 0.93,
+            "title_conflict": 0.93}
+    assert model.score(vector(**copy, title_number_conflict=0.93)).probability < 0.5
+    assert model.score(vector(**copy, title_number_conflict=0.0)).probability > 0.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors, st.sampled_from(sorted(MODELS)))
+def test_the_explanation_reads_the_specs_in_force_as_the_whole_score_does(
+        v: ComparisonVector, which: str) -> None:
+    """explain_vector reads only the specs in force in the pair's regime; the same lines
+    and weights as reading every spec's score and keeping those in force."""
+    from fingerprints.rule.verification import UNWEIGHED, explain_vector
+
+    model = MODELS[which]
+    scored, regime = model.score(v), model.regime_of(v)
+    lines: dict[str, tuple[str, float]] = {}
+    for spec, part in zip(model.specs, scored.weights, strict=True):
+        if spec.regime in (-1, regime):
+            found = lines.get(spec.name)
+            lines[spec.name] = (part.level, part.weight) if found is None else (
+                found[0], found[1] + part.weight)
+    shown = explain_vector(model, v)
+    assert (shown.centibits, shown.probability, shown.regime) == (
+        scored.centibits, scored.probability, regime)
+    assert [(w.comparison, w.level, w.weight) for w in shown.weights] == [
+        (name, *lines.get(name, (UNWEIGHED, 0.0))) for name in COMPARISONS]
+    assert model.centibits(v) == scored.centibits
+    assert model.cut(0.5) == model.cut(0.5) and model.matches(v, 0.5) == (
+        scored.probability >= 0.5)
+
+
+def test_a_shared_picture_is_evidence_for_and_another_picture_against() -> None:
+    """The labels have no pictures: the pictures' weights are the definition's (vector-0's,
+    kept by the fit)."""
+    model = shipped_vector_model()
+    # a repost keeping 40 % of the original's text beside another text, one headline:
+    # borderline on its text, over the threshold with the original's photo
+    partial = vector(jaccard=0.2, containment=0.25, containment_of_longer=0.2,
+                     length_ratio=0.8, long_containment=0.25, keys=0.25, title=1.0,
+                     title_conflict=0.0, title_number_conflict=0.0)
+    text, shared, other = (model.score(replace(partial, pictures=p)).probability
+                           for p in (None, 1.0, 0.0))
+    assert other < 0.4 < text < 0.6 < 0.9 < shared
+    # a template for another town under another photo stays apart
+    template = replace(partial, containment=0.75, long_containment=0.75, jaccard=0.55,
+                       names_agree=0.7, names_conflict=0.1, names_conflicts=1.0, title=0.8,
+                       title_conflict=0.8)
+    assert model.score(replace(template, pictures=0.0)).probability < \
+        model.score(template).probability
+    # no body: titles 0.6-0.9 alike over one photo are one post, not without it; two
+    # items of a series under one caption with other photos stay apart
+    posts = vector(smaller_shingles=0.0, char_bodies=0.0, title=0.75, title_conflict=0.0,
+                   title_number_conflict=0.0)
+    assert model.score(posts).probability < 0.5 < model.score(
+        replace(posts, pictures=1.0)).probability
+    series = replace(posts, title=1.0)
+    assert model.score(series).probability > 0.5 > model.score(
+        replace(series, pictures=0.0)).probability

@@ -4,10 +4,14 @@ partial copies, short texts, title-only pages and the templates ``verify`` refus
 import random
 
 from fingerprints.rule import EngineConfig, extract, verify
+from fingerprints.rule.match_model import starting_model
 
 from ..texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 
-CONFIG = EngineConfig()
+# the rule's walk (labels-1), which these tests are about, whatever the default model
+RULE = EngineConfig(model=starting_model())
+
+CONFIG = RULE
 
 
 def test_a_repost_with_new_header_and_footer_verifies() -> None:
@@ -92,11 +96,11 @@ def test_a_chinese_repost_under_other_chrome_is_a_partial_copy_by_cjk_containmen
                     + "据悉，绿道二期工程将于明年开工，届时将延伸至城东新区，总长度将超过六十公里，"
                     "沿线还将新建五座城市公园和一个大型滨水广场。")
     assert wechat.char_shingles and paper.char_shingles
-    result = verify(wechat, paper, EngineConfig())
+    result = verify(wechat, paper, RULE)
     # 70-90 % of the shorter's 5-grams shared, Jaccard below the copy rule's 0.6
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
-    off = EngineConfig().with_bounds(cjk_containment=0.9, cjk_strict_containment=1.0)
+    off = RULE.with_bounds(cjk_containment=0.9, cjk_strict_containment=1.0)
     assert not verify(wechat, paper, off).ok
     # English texts are word-shingled: the rule does not apply to them
     english = extract("", "The council approved the new budget on Monday after a long debate.")
@@ -113,15 +117,15 @@ def test_a_repost_under_chrome_a_third_of_its_text_matches_only_without_another_
             "沿线还将新建五座城市公园和一个大型滨水广场。")
     wechat = extract("绿道贯通", chrome + story)
     paper = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）" + story + tail)
-    result = verify(wechat, paper, EngineConfig())
+    result = verify(wechat, paper, RULE)
     # below cjk_containment (0.7), above cjk_strict_containment (0.6)
     assert result.ok and result.reason == "contained-strict"
     assert 0.6 <= result.containment < 0.7
-    assert not verify(wechat, paper, EngineConfig().with_bounds(cjk_strict_containment=1.0)).ok
+    assert not verify(wechat, paper, RULE.with_bounds(cjk_strict_containment=1.0)).ok
     # the same frame with another number in context: a template, refused in the band
     other = extract("滨江绿道全线贯通", "江城日报讯（记者 王明）"
                     + story.replace("约3万名", "约5万名") + tail)
-    refused = verify(wechat, other, EngineConfig())
+    refused = verify(wechat, other, RULE)
     assert not refused.ok and "numbers differ (strict band)" in refused.reason
     assert 0.6 <= refused.containment < 0.7
 
@@ -172,7 +176,7 @@ def test_a_long_body_under_site_name_titles_is_compared_as_a_body() -> None:
                     extract("内蒙古中小企业信息平台", disclaimer), CONFIG)
     assert chrome.similarity == 1.0 and not chrome.ok and chrome.reason == "empty"
     # off_title_max_shingles: under it, even the long body is decided by the titles
-    assert not verify(one, two, EngineConfig().with_bounds(off_title_max_shingles=10_000)).ok
+    assert not verify(one, two, RULE.with_bounds(off_title_max_shingles=10_000)).ok
 
 
 def test_a_chrome_page_is_not_a_partial_copy_of_an_article_carrying_the_same_chrome() -> None:
@@ -186,7 +190,7 @@ def test_a_chrome_page_is_not_a_partial_copy_of_an_article_carrying_the_same_chr
     # the whole page is inside the article, before the disclaimer is learned
     assert result.containment == 1.0
     assert not result.ok and result.reason == "empty"
-    assert verify(page, article, EngineConfig().with_bounds(off_title_max_shingles=0)).ok
+    assert verify(page, article, RULE.with_bounds(off_title_max_shingles=0)).ok
 
 
 def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
@@ -199,7 +203,7 @@ def test_the_strict_band_does_not_take_a_quotation_from_a_long_page() -> None:
     assert 0.6 <= result.containment < 0.7 and result.similarity < 0.1
     assert not result.ok and result.reason == "dissimilar"
     # without the Jaccard floor the strict band would take it
-    loose = verify(answer, long_page, EngineConfig().with_bounds(cjk_strict_jaccard=0.0))
+    loose = verify(answer, long_page, RULE.with_bounds(cjk_strict_jaccard=0.0))
     assert loose.ok and loose.reason == "contained-strict"
 
 
@@ -213,17 +217,17 @@ def test_an_english_repost_with_another_lead_and_footer_is_a_copy_by_word_jaccar
     repost = extract("", _english_words(1000, 45) + ". " + body)
     original = extract("", body + ". " + _english_words(2000, 45))
     assert not repost.char_shingles and not original.char_shingles
-    result = verify(repost, original, EngineConfig())
+    result = verify(repost, original, RULE)
     # under the copy rule's containment (0.8), above word_jaccard (0.6)
     assert result.ok and result.reason == "copy"
     assert result.similarity >= 0.6 and result.containment < 0.8
-    strict = EngineConfig().with_bounds(word_jaccard=0.7, word_containment=1.0)
+    strict = RULE.with_bounds(word_jaccard=0.7, word_containment=1.0)
     assert not verify(repost, original, strict).ok
     # two texts sharing fewer of their five-word sequences stay apart
     shared = _english_words(0, 110)
     one = extract("", _english_words(3000, 75) + ". " + shared)
     two = extract("", shared + ". " + _english_words(4000, 75))
-    refused = verify(one, two, EngineConfig())
+    refused = verify(one, two, RULE)
     assert not refused.ok and refused.similarity < 0.6
 
 
@@ -231,11 +235,11 @@ def test_an_english_story_kept_under_a_later_versions_lead_is_a_partial_copy() -
     story = _english_words(0, 150)
     first = extract("", story + ". " + _english_words(5000, 40))
     later = extract("", _english_words(6000, 120) + ". " + story)
-    result = verify(first, later, EngineConfig())
+    result = verify(first, later, RULE)
     # below the copy rule's Jaccard and the general containment (0.9), above 0.7
     assert result.ok and result.reason == "contained"
     assert 0.7 <= result.containment < 0.9 and result.similarity < 0.6
-    assert not verify(first, later, EngineConfig().with_bounds(word_containment=0.9)).ok
+    assert not verify(first, later, RULE.with_bounds(word_containment=0.9)).ok
 
 
 def test_two_sites_copies_of_a_story_share_a_title_and_two_stories_of_one_site_do_not() -> None:
@@ -279,13 +283,13 @@ def test_a_repost_under_one_headline_needs_less_of_the_body() -> None:
     # another headline over the same bodies, or the rule turned off: refused
     other = extract("城市绿道贯通", shared + _prose(10, 10))
     assert verify(one, other, CONFIG).reason == "dissimilar"
-    assert verify(one, two, EngineConfig().with_bounds(title_jaccard=1.0)).reason == "dissimilar"
+    assert verify(one, two, RULE.with_bounds(title_jaccard=1.0)).reason == "dissimilar"
     # a bulletin for another day under the same headline keeps its number guard
     day1 = extract("城市道路建设进展通报", _prose(9, 10) + "第一期完成投资12亿元。" + shared)
     day2 = extract("城市道路建设进展通报", shared + "第一期完成投资15亿元。" + _prose(10, 10))
     assert verify(day1, day2, CONFIG).reason == "template: 1/1 numbers differ"
     # ... whatever the part guard's threshold: one headline is one frame, never a part
-    lenient = EngineConfig().with_bounds(guard_part_jaccard=0.4)
+    lenient = RULE.with_bounds(guard_part_jaccard=0.4)
     assert verify(day1, day2, lenient).reason == "template: 1/1 numbers differ"
 
 
@@ -299,9 +303,9 @@ def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
     assert result.similarity < 0.3 and result.containment >= 0.9
     assert result.ok and result.reason == "contained"
     # the same pair with the full guard: one differing number vetoes it
-    full = verify(short, long_, EngineConfig().with_bounds(guard_part_min_conflicts=1))
+    full = verify(short, long_, RULE.with_bounds(guard_part_min_conflicts=1))
     assert not full.ok and full.reason.startswith("template")
-    assert not verify(short, long_, EngineConfig().with_bounds(guard_part_jaccard=0.0)).ok
+    assert not verify(short, long_, RULE.with_bounds(guard_part_jaccard=0.0)).ok
     # two fillings of one frame keep the full guard (Jaccard far above the part's)
     day1 = extract("道路通报", report)
     day2 = extract("道路通报", report.replace("12亿元", "15亿元"))
@@ -311,7 +315,7 @@ def test_a_report_inside_a_long_digest_survives_one_differing_number() -> None:
 
 
 def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None:
-    config = EngineConfig()
+    config = RULE
     title = "协查通告，奖励3000元！"
     notice = ("2018年12月12日12时37分，在淮河路赤壁路路口发生一起两辆电动车碰撞的交通事故，"
               "事故发生后有一方电动车驾驶人驾车逃逸。望知情者与交警二大队事故中队联系，"
@@ -341,7 +345,7 @@ def test_a_stub_that_says_nothing_of_its_item_is_decided_by_the_titles() -> None
 
 
 def test_the_seed_papers_short_pair_verifies_and_short_templates_do_not() -> None:
-    config = EngineConfig()
+    config = RULE
     a = extract("计算机应用与软件", "海量网络文本去重系统实验测试，这是一段测试文本的内容。")
     b = extract("计算机应用和软件2",
                 "海量网络文本去重系统实验检测，这是一段相似的测试文本的内容。")
@@ -362,7 +366,7 @@ TENDER = (
 
 
 def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
-    config = EngineConfig()
+    config = RULE
     nanjing = extract("中标结果公告", TENDER.format(c="南京"))
     hangzhou = extract("中标结果公告", TENDER.format(c="杭州"))
     result = verify(nanjing, hangzhou, config)
@@ -371,5 +375,5 @@ def test_the_name_guard_keeps_a_template_for_another_town_apart() -> None:
     repost = extract("转发：中标结果公告", "来源：网络。" + TENDER.format(c="南京"))
     assert verify(nanjing, repost, config).ok
     # the guard counts: with it off (min conflicts above what differs) they would match
-    loose = EngineConfig().with_bounds(name_guard_min_conflicts=50)
+    loose = RULE.with_bounds(name_guard_min_conflicts=50)
     assert verify(nanjing, hangzhou, loose).ok

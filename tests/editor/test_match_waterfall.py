@@ -291,7 +291,7 @@ def test_an_unreadable_explanation_shows_no_waterfall(client, copy_doc, explanat
     assert "why" not in waterfalls(response.content.decode())["riverside-repost-1"]
 
 
-def test_the_waterfall_costs_no_query(client, copy_doc):
+def test_the_waterfall_costs_no_query(client, copy_doc, settings):
     """The explanation is a column of the members already read: as many queries with
     the explanations as without them."""
     from django.db import connection
@@ -299,6 +299,10 @@ def test_the_waterfall_costs_no_query(client, copy_doc):
 
     from articles.models import Article
 
+    # the warm-up's index state reused by both counted requests: on a loaded machine
+    # they can be more than STATE_CACHE_MS (1 s) apart, and the one that read the state
+    # again counted a query more (make test, 2026-11-28: 11 == 10)
+    settings.STATE_CACHE_MS = 600_000
     url = f"/clusters/{copy_doc.doc_id}/"
     client.get(url)  # sessions, settings: warm
     with CaptureQueriesContext(connection) as explained:

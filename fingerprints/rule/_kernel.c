@@ -1723,25 +1723,25 @@ done:
     return result;
 }
 
-/* number_conflicts(a_numbers, a_count, b_numbers, b_count, names) -> (conflicts, shared):
- * verify.number_conflicts over two Features' numbers in context (little-endian uint32
- * values context << 16 | value hash, a name's hash carrying 0x8000; each side keeps
- * its smallest values, a_count/b_count are how many it had). names: compare the names
- * instead of the numbers. */
-static PyObject *number_conflicts(PyObject *self, PyObject *args) {
-    Py_buffer a, b;
-    Py_ssize_t a_count, b_count;
-    int names;
-    if (!PyArg_ParseTuple(args, "y*ny*np", &a, &a_count, &b, &b_count, &names)) return NULL;
-    PyObject *result = NULL;
+/* The contexts of two Features' numbers in context (little-endian uint32 values
+ * context << 16 | value hash, a name's hash carrying 0x8000; each side keeps its
+ * smallest values, a_count/b_count are how many it had), of one kind (names: the names,
+ * else the numbers), below the common cut where both lists are complete: out[0] and
+ * out[1] the contexts of each side, out[2] those both have, out[3] those of them with
+ * no value in common (comparison.both_contexts, verify.number_conflicts). Returns -1
+ * with an exception set on bad input. */
+static int count_contexts(Py_buffer *a, Py_ssize_t a_count, Py_buffer *b, Py_ssize_t b_count,
+                          int names, long out[4]) {
+    int status = -1;
     uint32_t *va = NULL, *vb = NULL;
-    if (a.len % 4 || b.len % 4) {
+    out[0] = out[1] = out[2] = out[3] = 0;
+    if (a->len % 4 || b->len % 4) {
         PyErr_SetString(PyExc_ValueError, "numbers must be whole uint32 values");
         goto done;
     }
-    Py_ssize_t na = a.len / 4, nb = b.len / 4;
+    Py_ssize_t na = a->len / 4, nb = b->len / 4;
     if (!na || !nb) {
-        result = Py_BuildValue("(ii)", 0, 0);
+        status = 0;
         goto done;
     }
     va = PyMem_Malloc((size_t)na * sizeof(uint32_t));
@@ -1750,7 +1750,7 @@ static PyObject *number_conflicts(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    const unsigned char *pa = a.buf, *pb = b.buf;
+    const unsigned char *pa = a->buf, *pb = b->buf;
     for (Py_ssize_t i = 0; i < na; i++)
         va[i] = (uint32_t)pa[4 * i] | (uint32_t)pa[4 * i + 1] << 8 |
                 (uint32_t)pa[4 * i + 2] << 16 | (uint32_t)pa[4 * i + 3] << 24;
@@ -1767,12 +1767,17 @@ static PyObject *number_conflicts(PyObject *self, PyObject *args) {
         if (va[i] < limit && ((va[i] & 0x8000) != 0) == names) va[ka++] = va[i];
     for (Py_ssize_t i = 0; i < nb; i++)
         if (vb[i] < limit && ((vb[i] & 0x8000) != 0) == names) vb[kb++] = vb[i];
-    long conflicts = 0, shared = 0;
+    for (Py_ssize_t i = 0; i < kb; i++) { /* b's contexts, each once */
+        int first = 1;
+        for (Py_ssize_t j = 0; j < i && first; j++) first = (vb[j] >> 16) != (vb[i] >> 16);
+        out[1] += first;
+    }
     for (Py_ssize_t i = 0; i < ka; i++) {
         uint32_t ctx = va[i] >> 16;
         int first = 1;
         for (Py_ssize_t j = 0; j < i && first; j++) first = (va[j] >> 16) != ctx;
         if (!first) continue; /* each context once */
+        out[0]++;
         int in_b = 0, same = 0;
         for (Py_ssize_t j = 0; j < kb; j++) {
             if ((vb[j] >> 16) != ctx) continue;
@@ -1780,14 +1785,45 @@ static PyObject *number_conflicts(PyObject *self, PyObject *args) {
             for (Py_ssize_t x = i; x < ka && !same; x++)
                 same = (va[x] >> 16) == ctx && (va[x] & 0xFFFF) == (vb[j] & 0xFFFF);
         }
-        shared += in_b;
-        conflicts += in_b && !same;
+        out[2] += in_b;
+        out[3] += in_b && !same;
     }
-    result = Py_BuildValue("(ll)", conflicts, shared);
+    status = 0;
 
 done:
     PyMem_Free(va);
     PyMem_Free(vb);
+    return status;
+}
+
+/* number_conflicts(a_numbers, a_count, b_numbers, b_count, names) -> (conflicts, shared):
+ * verify.number_conflicts (count_contexts). */
+static PyObject *number_conflicts(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    Py_ssize_t a_count, b_count;
+    int names;
+    if (!PyArg_ParseTuple(args, "y*ny*np", &a, &a_count, &b, &b_count, &names)) return NULL;
+    long out[4];
+    PyObject *result = NULL;
+    if (count_contexts(&a, a_count, &b, b_count, names, out) == 0)
+        result = Py_BuildValue("(ll)", out[3], out[2]);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+/* contexts(a_numbers, a_count, b_numbers, b_count) -> the numbers' (a, b, shared,
+ * conflicts) and the names' (comparison.both_contexts; count_contexts). */
+static PyObject *contexts(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    Py_ssize_t a_count, b_count;
+    if (!PyArg_ParseTuple(args, "y*ny*n", &a, &a_count, &b, &b_count)) return NULL;
+    long nums[4], names[4];
+    PyObject *result = NULL;
+    if (count_contexts(&a, a_count, &b, b_count, 0, nums) == 0 &&
+        count_contexts(&a, a_count, &b, b_count, 1, names) == 0)
+        result = Py_BuildValue("((llll)(llll))", nums[0], nums[1], nums[2], nums[3],
+                               names[0], names[1], names[2], names[3]);
     PyBuffer_Release(&a);
     PyBuffer_Release(&b);
     return result;
@@ -1809,6 +1845,9 @@ static PyMethodDef methods[] = {
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
     {"normalize", normalize_text, METH_VARARGS,
      "normalize.normalize of a text the table describes, else None (the Python path)."},
+    {"contexts", contexts, METH_VARARGS,
+     "((a, b, shared, conflicts) of the numbers in context, the same of the names): "
+     "comparison.both_contexts."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
     {"overlap", overlap, METH_VARARGS,

@@ -17,10 +17,12 @@ comparison vector and the learned model", lists them and what each is for.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import attrgetter
 
 import numpy as np
 
 from fingerprints.rule.features import Features
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import compare_short
 from fingerprints.rule.sketch import overlap_counts
@@ -49,35 +51,49 @@ def context_counts(a: Features, b: Features, *, names: bool = False) -> Contexts
 
 
 def both_contexts(a: Features, b: Features) -> tuple[Contexts, Contexts]:
-    """(numbers, names) :class:`Contexts` of a pair, in one pass over the two lists."""
-    va = np.frombuffer(a.numbers, dtype="<u4")
-    vb = np.frombuffer(b.numbers, dtype="<u4")
-    if len(va) == 0 or len(vb) == 0:
+    """(numbers, names) :class:`Contexts` of a pair: the kernel's count when it is built,
+    else :func:`_both_contexts_py` (the same counts)."""
+    if kernel is None:
+        return _both_contexts_py(a, b)
+    numbers, names = kernel.contexts(a.numbers, a.number_count, b.numbers, b.number_count)
+    return Contexts(*numbers), Contexts(*names)
+
+
+def _both_contexts_py(a: Features, b: Features) -> tuple[Contexts, Contexts]:
+    """:func:`both_contexts` in Python, in one pass over the two lists.
+
+    A stored value is ``context << 16 | number`` with the name flag in bit 15 of the
+    number, so ``value >> 15`` (``_KIND``) is the context with its kind (odd: a name): two sides
+    agree on a context when they share a value there, and conflict on a shared
+    context when they share none."""
+    va = np.frombuffer(a.numbers, dtype="<u4").tolist()
+    vb = np.frombuffer(b.numbers, dtype="<u4").tolist()
+    if not va or not vb:
         return _NONE, _NONE
     # each side keeps its smallest values; compare only below the common cut, where
     # both lists are complete
     full = 0xFFFFFFFF
-    cut = min(int(va[-1]) if a.number_count > len(va) else full,
-              int(vb[-1]) if b.number_count > len(vb) else full)
-    # a truncated context may have lost some of its numbers: keep whole contexts only
-    below = full + 1 if cut == full else (cut >> 16) << 16
-    sides: list[list[dict[int, set[int]]]] = []
-    for values in (va, vb):
-        kinds: list[dict[int, set[int]]] = [{}, {}]  # numbers, names
-        for value in values.tolist():
-            if value >= below:
-                continue
-            kinds[(value & NAME_FLAG) != 0].setdefault(value >> 16, set()).add(value & 0xFFFF)
-        sides.append(kinds)
-    out = []
-    for by_a, by_b in zip(sides[0], sides[1], strict=True):
-        shared = by_a.keys() & by_b.keys()
-        conflicts = sum(1 for ctx in shared if not by_a[ctx] & by_b[ctx])
-        out.append(Contexts(len(by_a), len(by_b), len(shared), conflicts))
-    return out[0], out[1]
+    cut = min(va[-1] if a.number_count > len(va) else full,
+              vb[-1] if b.number_count > len(vb) else full)
+    if cut != full:
+        # a truncated context may have lost some of its numbers: keep whole contexts only
+        below = (cut >> 16) << 16
+        va = [v for v in va if v < below]
+        vb = [v for v in vb if v < below]
+    in_a = {v >> _KIND for v in va}
+    in_b = {v >> _KIND for v in vb}
+    shared = in_a & in_b
+    conflicts = shared - {v >> _KIND for v in set(va).intersection(vb)}
+    names_a, names_b, names_shared, names_conflicts = (
+        sum(map(_ODD, found)) for found in (in_a, in_b, shared, conflicts))
+    return (Contexts(len(in_a) - names_a, len(in_b) - names_b, len(shared) - names_shared,
+                     len(conflicts) - names_conflicts),
+            Contexts(names_a, names_b, names_shared, names_conflicts))
 
 
 _NONE = Contexts(0, 0, 0, 0)
+_KIND = NAME_FLAG.bit_length() - 1  # value >> _KIND: the context, and its kind in bit 0
+_ODD = (1).__and__  # 1 for a name's context
 
 
 @dataclass(frozen=True)
@@ -128,19 +144,21 @@ class ComparisonVector:
     char_bodies: float  # sides whose sketch is of character shingles (CJK), 0-2
 
     def values(self) -> tuple[float | None, ...]:
-        return tuple(getattr(self, name) for name in COMPARISONS)
+        return _VALUES(self)
 
 
 COMPARISONS: tuple[str, ...] = tuple(f.name for f in fields(ComparisonVector))
+_VALUES = attrgetter(*COMPARISONS)  # ComparisonVector.values
 LONG_SHINGLES = 60  # the rule's containment_min_shingles
 CHROME_SHINGLES = 300  # the rule's off_title_max_shingles: chrome is a few hundred characters
 OFF_TITLE_SIMILARITY = 0.5  # the rule's off_title_similarity
 SHORT_SHINGLES = 30  # the rule's short_shingles
 
 
-def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
-                 ) -> ComparisonVector:
-    """Every comparison of ``a`` and ``b`` (no short-circuit)."""
+def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
+                 pictures: bool = True) -> ComparisonVector:
+    """Every comparison of ``a`` and ``b`` (no short-circuit); ``pictures=False``: the
+    texts alone, the pictures measure missing."""
     shared, na, nb = overlap_counts(a.sketch, b.sketch)
     small, large = sorted((a.sketch.shingles, b.sketch.shingles))
     title, title_conflict, title_number = _short(a.title_key, b.title_key)
@@ -176,7 +194,7 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS
         names_agree=_agree(names),
         names_conflict=_conflict(names),
         names_conflicts=float(names.conflicts) if names.a and names.b else None,
-        pictures=(None if not a.pictures or not b.pictures
+        pictures=(None if not pictures or not a.pictures or not b.pictures
                   else float(nearest_picture(a, b, picture_bits) is not None)),
         off_title=float(a.off_title + b.off_title),
         char_bodies=float(a.char_shingles + b.char_shingles),
@@ -188,6 +206,8 @@ def _short(a: str, b: str) -> tuple[float | None, float | None, float | None]:
     the same when it is a number else 0) of two keys; missing when either is empty."""
     if not a or not b:
         return None, None, None
+    if a == b:  # nothing replaced: what difflib's matching finds, without it
+        return 1.0, 0.0, 0.0
     found = compare_short(min(a, b), max(a, b))  # difflib's matching is not symmetric
     return (found.similarity, found.similarity if found.conflict else 0.0,
             found.similarity if found.number_replaced else 0.0)

@@ -151,6 +151,20 @@ class VectorScore:
                             for w in self.weights]}
 
 
+UNWEIGHED = "unweighed"  # a comparison the model has no spec for in the pair's regime
+
+
+def _line(place: int, specs: Sequence[tuple[Spec, tuple[float, ...], tuple[int, ...]]],
+          levels: tuple[int | None, ...]) -> Contribution:
+    """The explanation's line of the comparison at ``place`` (VectorModel.explain)."""
+    if not specs:
+        return Contribution(COMPARISONS[place], UNWEIGHED, 0.0)
+    weight = 0.0
+    for (_spec, _cuts, sums), level in zip(specs, levels, strict=True):
+        weight += 0.0 if level is None else sums[level] / CENTIBITS
+    return Contribution(COMPARISONS[place], specs[0][0].label(levels[0]), weight)
+
+
 def _centi(value: float) -> int:
     return int(round(value * CENTIBITS))
 
@@ -181,6 +195,13 @@ class VectorModel:
         field(default=(), init=False, compare=False, hash=False, repr=False)
     _cuts: dict[float, int] = field(default_factory=dict, init=False, compare=False,
                                     hash=False, repr=False)  # cut() per threshold
+    # per regime: per comparison (COMPARISONS' order), the specs in force that weigh it,
+    # as (the spec, its cuts, its level sums); and the explanation's lines met so far, by
+    # (regime, comparison, the specs' levels): explain()
+    _explain: tuple[tuple[tuple[tuple[Spec, tuple[float, ...], tuple[int, ...]], ...], ...],
+                    ...] = field(default=(), init=False, compare=False, hash=False, repr=False)
+    _lines: dict[tuple[int, int, tuple[int | None, ...]], Contribution] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         unknown = sorted({s.name for s in self.specs} - set(COMPARISONS))
@@ -213,7 +234,12 @@ class VectorModel:
                                                                              strict=True)
                   if r in (-1, regime))
             for regime in range(self.regime_count)))
+        object.__setattr__(self, "_explain", tuple(
+            tuple(tuple((spec, cuts, sums) for i, spec, cuts, sums in specs if i == place)
+                  for place in range(len(COMPARISONS)))
+            for specs in self._regimes))
         object.__setattr__(self, "_cuts", {})
+        object.__setattr__(self, "_lines", {})
 
     # --- scoring ---------------------------------------------------------------------
 
@@ -280,6 +306,38 @@ class VectorModel:
                 total += sums[level]
                 parts.append((spec, level, sums[level]))
         return regime, total, parts
+
+    def explain(self, vector: ComparisonVector
+                ) -> tuple[int, int, tuple[Contribution, ...]]:
+        """(the pair's regime, its match weight in centibits, one :class:`Contribution`
+        per comparison of the vector in its order): the weight of the specs in force
+        there (two specs of one comparison, every regime's and the regime's own, summed
+        in spec order on one line under the first one's level), ``unweighed`` when none
+        weighs it; the same sum as :meth:`in_force`'s. A line is made once per model and
+        levels, then reused: a pair's explanation costs its bisections."""
+        values = vector.values()
+        regime = self.regime_of(vector)
+        total = _centi(self.prior)
+        lines = self._lines
+        parts: list[Contribution] = []
+        for place, specs in enumerate(self._explain[regime]):
+            value = values[place]
+            if value is None or not specs:
+                levels: tuple[int | None, ...] = (None,) * len(specs)
+            elif len(specs) == 1:
+                level = bisect_right(specs[0][1], value)
+                total += specs[0][2][level]
+                levels = (level,)
+            else:
+                found = [bisect_right(cuts, value) for _spec, cuts, _sums in specs]
+                total += sum(sums[at] for (_spec, _cuts, sums), at
+                             in zip(specs, found, strict=True))
+                levels = tuple(found)
+            line = lines.get((regime, place, levels))
+            if line is None:
+                line = lines[(regime, place, levels)] = _line(place, specs, levels)
+            parts.append(line)
+        return regime, total, tuple(parts)
 
     def _centibits(self, levels: tuple[int | None, ...]) -> int:
         total = _centi(self.prior)

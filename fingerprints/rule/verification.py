@@ -57,12 +57,11 @@ move the line between them in the order of the weights.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
 from fingerprints.rule.comparison import (
-    COMPARISONS,
     ComparisonVector,
     compare_pair,
     context_counts,
@@ -75,7 +74,7 @@ from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import ShortComparison, compare_short
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
-from fingerprints.rule.vector_model import CENTIBITS, Contribution, VectorModel, VectorScore
+from fingerprints.rule.vector_model import VectorModel, VectorScore
 
 
 @dataclass(frozen=True)
@@ -177,24 +176,11 @@ class VectorExplanation(VectorScore):
         return data
 
 
-UNWEIGHED = "unweighed"  # a comparison the model has no spec for in the pair's regime
-
-
 def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplanation:
     """``model``'s score of ``vector`` with one contribution per comparison: the specs
     are read generically, so a measure added to the vector is listed (``unweighed``
     until a model weighs it)."""
-    regime, total, specs = model.in_force(vector)
-    in_force: dict[str, tuple[str, float]] = {}
-    for spec, level, centibits in specs:
-        weight = 0.0 if level is None else centibits / CENTIBITS
-        found = in_force.get(spec.name)
-        # two specs of one comparison in force (every regime's and this one's): one line
-        in_force[spec.name] = (spec.label(level), weight) if found is None else (
-            found[0], found[1] + weight)
-    parts = tuple(
-        Contribution(name, *in_force[name]) if name in in_force
-        else Contribution(name, UNWEIGHED, 0.0) for name in COMPARISONS)
+    regime, total, parts = model.explain(vector)
     return VectorExplanation(model.version, total, model.calibrated(total), model.prior,
                              parts, regime, vector.values())
 
@@ -205,9 +191,7 @@ def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorM
     scored by ``model``; the pair matches when its integer match weight reaches the
     model's cut for ``config.match_threshold`` (the same integers online, in batch and
     on Spark). ``pictures=False``: the texts alone (the pictures measure missing)."""
-    vector = compare_pair(a, b, picture_bits=config.picture_bits)
-    if not pictures and any(f.name == "pictures" for f in fields(vector)):
-        vector = replace(vector, pictures=None)
+    vector = compare_pair(a, b, picture_bits=config.picture_bits, pictures=pictures)
     score = explain_vector(model, vector)
     ok = score.centibits >= model.cut(config.match_threshold)
     return Verification(ok, vector.jaccard or 0.0, vector.containment or 0.0,

@@ -4,20 +4,29 @@ data is, symmetric and the same from stored bytes."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from itertools import combinations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fingerprints.rule import EngineConfig, Features, extract
 from fingerprints.rule.comparison import (
     COMPARISONS,
     ComparisonVector,
+    Contexts,
+    _both_contexts_py,
+    both_contexts,
     compare_pair,
     context_counts,
 )
 from fingerprints.rule.decision import proposes
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.sketch import _overlap_counts_py, overlap_counts
 from fingerprints.rule.verification import number_conflicts
+from fingerprints.rule.vocabulary import NAME_FLAG
 
 from ..texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 
@@ -148,3 +157,58 @@ def test_a_series_number_and_a_mute_stub_read_as_the_rule_reads_them(
     # ... under one headline it is compared as a body
     same = compare_pair(extract("发个帖吧，好久了", stub), extract("发个帖吧，好久了。", stub))
     assert same.smaller_shingles > 0
+
+
+def _contexts_by_dict(a: Features, b: Features, names: bool) -> tuple[int, int, int, int]:
+    """The counts spelled out: each side's contexts below the common cut, as
+    context -> its set of numbers; a shared context conflicts when the sets are
+    disjoint."""
+    va, vb = (np.frombuffer(f.numbers, dtype="<u4").tolist() for f in (a, b))
+    if not va or not vb:
+        return 0, 0, 0, 0
+    full = 0xFFFFFFFF
+    cut = min(va[-1] if a.number_count > len(va) else full,
+              vb[-1] if b.number_count > len(vb) else full)
+    below = full + 1 if cut == full else (cut >> 16) << 16
+    sides = []
+    for values in (va, vb):
+        side: dict[int, set[int]] = {}
+        for v in values:
+            if v < below and bool(v & NAME_FLAG) == names:
+                side.setdefault(v >> 16, set()).add(v & 0xFFFF)
+        sides.append(side)
+    shared = sides[0].keys() & sides[1].keys()
+    return (len(sides[0]), len(sides[1]), len(shared),
+            sum(1 for c in shared if not sides[0][c] & sides[1][c]))
+
+
+@lru_cache(maxsize=1)
+def _base() -> Features:
+    return extract("标题", STORY)
+
+
+_VALUES = st.lists(st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 5)),
+                   max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES, _VALUES, st.integers(0, 6), st.integers(0, 6))
+def test_the_contexts_are_counted_as_spelled_out(
+        left: list[tuple[int, bool, int]], right: list[tuple[int, bool, int]],
+        more_left: int, more_right: int) -> None:
+    # few contexts and numbers, so that sides share, agree and conflict; a side whose
+    # count exceeds its list was cut (its largest stored value is the cut)
+    def side(values: list[tuple[int, bool, int]], more: int) -> Features:
+        stored = sorted({ctx << 16 | (NAME_FLAG if name else 0) | n for ctx, name, n in values})
+        return replace(_base(), numbers=np.array(stored, dtype="<u4").tobytes(),
+                       number_count=len(stored) + (more if stored else 0))
+
+    a, b = side(left, more_left), side(right, more_right)
+    assert kernel is not None, "fingerprints.rule._kernel is not built: run `make install`"
+    numbers, names = both_contexts(a, b)
+    assert (numbers, names) == _both_contexts_py(a, b)  # the kernel's and Python's
+    assert tuple(vars(numbers).values()) == _contexts_by_dict(a, b, names=False)
+    assert tuple(vars(names).values()) == _contexts_by_dict(a, b, names=True)
+    assert both_contexts(b, a) == (Contexts(numbers.b, numbers.a, numbers.shared,
+                                            numbers.conflicts),
+                                   Contexts(names.b, names.a, names.shared, names.conflicts))

@@ -277,7 +277,8 @@ def test_the_explanation_reads_the_specs_in_force_as_the_whole_score_does(
         v: ComparisonVector, which: str) -> None:
     """explain_vector reads only the specs in force in the pair's regime; the same lines
     and weights as reading every spec's score and keeping those in force."""
-    from fingerprints.rule.verification import UNWEIGHED, explain_vector
+    from fingerprints.rule.vector_model import UNWEIGHED
+    from fingerprints.rule.verification import explain_vector
 
     model = MODELS[which]
     scored, regime = model.score(v), model.regime_of(v)

@@ -16,8 +16,8 @@ from fingerprints.rule import Candidate, EngineConfig, cascade, decide, extract,
 from fingerprints.rule.comparison import COMPARISONS, compare_pair
 from fingerprints.rule.config import model_from_dict
 from fingerprints.rule.match_model import starting_model
-from fingerprints.rule.vector_model import VectorModel, shipped_vector_model
-from fingerprints.rule.verification import UNWEIGHED, explain_vector
+from fingerprints.rule.vector_model import UNWEIGHED, VectorModel, shipped_vector_model
+from fingerprints.rule.verification import explain_vector
 
 from ..texts import BULLETIN_1, BULLETIN_2, OTHER, STORY, STORY_CUT, STORY_REPOST
 

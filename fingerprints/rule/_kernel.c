@@ -1829,6 +1829,120 @@ static PyObject *contexts(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* The longest block a[alo:ahi] and b[blo:bhi] have in common, as difflib's
+ * SequenceMatcher(None, a, b, autojunk=False).find_longest_match finds it: of the
+ * longest, the one that ends first in a, then in b (with no junk and no popular
+ * element its extensions add nothing). len[j + 1] holds the length of the common
+ * suffix of a[..i] and b[..j] (the previous row, then this one). */
+static void longest_match(const Py_UCS4 *a, const Py_UCS4 *b, Py_ssize_t alo, Py_ssize_t ahi,
+                          Py_ssize_t blo, Py_ssize_t bhi, Py_ssize_t *len, Py_ssize_t *best) {
+    best[0] = alo, best[1] = blo, best[2] = 0;
+    for (Py_ssize_t j = blo; j <= bhi; j++) len[j] = 0;
+    for (Py_ssize_t i = alo; i < ahi; i++) {
+        /* right to left, so that len[j] is still the previous row's when len[j + 1] is set */
+        for (Py_ssize_t j = bhi - 1; j >= blo; j--) {
+            if (a[i] != b[j]) {
+                len[j + 1] = 0;
+                continue;
+            }
+            Py_ssize_t k = len[j + 1] = (j > blo ? len[j] : 0) + 1;
+            if (k > best[2] || (k == best[2] && k && i - k + 1 + k - 1 == best[0] + best[2] - 1
+                                && j - k + 1 < best[1])) {
+                best[0] = i - k + 1, best[1] = j - k + 1, best[2] = k;
+            }
+        }
+    }
+}
+
+/* matching_blocks(a, b) -> ((i, j, size), ...): difflib's
+ * SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of two strings
+ * (adjacent blocks joined, the (len(a), len(b), 0) sentinel last): shorttext's edit
+ * similarity and replaced stretches without difflib's dictionaries. */
+static PyObject *matching_blocks(PyObject *self, PyObject *args) {
+    PyObject *sa, *sb;
+    if (!PyArg_ParseTuple(args, "UU", &sa, &sb)) return NULL;
+    Py_ssize_t la = PyUnicode_GET_LENGTH(sa), lb = PyUnicode_GET_LENGTH(sb);
+    Py_UCS4 *a = PyUnicode_AsUCS4Copy(sa), *b = PyUnicode_AsUCS4Copy(sb);
+    Py_ssize_t *len = PyMem_Malloc((size_t)(lb + 1) * sizeof(Py_ssize_t));
+    /* at most min(la, lb) blocks, and as many ranges waiting */
+    Py_ssize_t most = (la < lb ? la : lb) + 1;
+    Py_ssize_t *blocks = PyMem_Malloc((size_t)most * 3 * sizeof(Py_ssize_t));
+    Py_ssize_t *queue = PyMem_Malloc((size_t)most * 2 * 4 * sizeof(Py_ssize_t));
+    PyObject *result = NULL;
+    if (!a || !b || !len || !blocks || !queue) {
+        if (a && b) PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t found = 0, waiting = 0;
+    queue[0] = 0, queue[1] = la, queue[2] = 0, queue[3] = lb;
+    waiting = 1;
+    while (waiting) {
+        waiting--;
+        Py_ssize_t alo = queue[4 * waiting], ahi = queue[4 * waiting + 1];
+        Py_ssize_t blo = queue[4 * waiting + 2], bhi = queue[4 * waiting + 3];
+        Py_ssize_t best[3];
+        longest_match(a, b, alo, ahi, blo, bhi, len, best);
+        Py_ssize_t i = best[0], j = best[1], k = best[2];
+        if (!k) continue;
+        blocks[3 * found] = i, blocks[3 * found + 1] = j, blocks[3 * found + 2] = k;
+        found++;
+        if (alo < i && blo < j) {
+            Py_ssize_t *q = queue + 4 * waiting++;
+            q[0] = alo, q[1] = i, q[2] = blo, q[3] = j;
+        }
+        if (i + k < ahi && j + k < bhi) {
+            Py_ssize_t *q = queue + 4 * waiting++;
+            q[0] = i + k, q[1] = ahi, q[2] = j + k, q[3] = bhi;
+        }
+    }
+    /* sorted by i (blocks never overlap in a, and their order in b is the same) */
+    for (Py_ssize_t x = 1; x < found; x++) {
+        Py_ssize_t t0 = blocks[3 * x], t1 = blocks[3 * x + 1], t2 = blocks[3 * x + 2];
+        Py_ssize_t y = x - 1;
+        while (y >= 0 && blocks[3 * y] > t0) {
+            memcpy(blocks + 3 * (y + 1), blocks + 3 * y, 3 * sizeof(Py_ssize_t));
+            y--;
+        }
+        blocks[3 * (y + 1)] = t0, blocks[3 * (y + 1) + 1] = t1, blocks[3 * (y + 1) + 2] = t2;
+    }
+    result = PyList_New(0);
+    if (!result) goto done;
+    Py_ssize_t i1 = 0, j1 = 0, k1 = 0;
+    for (Py_ssize_t x = 0; x <= found; x++) {
+        Py_ssize_t i2 = x < found ? blocks[3 * x] : la, j2 = x < found ? blocks[3 * x + 1] : lb;
+        Py_ssize_t k2 = x < found ? blocks[3 * x + 2] : 0;
+        if (x < found && i1 + k1 == i2 && j1 + k1 == j2) {
+            k1 += k2;
+            continue;
+        }
+        if (k1) {
+            PyObject *item = Py_BuildValue("(nnn)", i1, j1, k1);
+            if (!item || PyList_Append(result, item) < 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(result);
+                goto done;
+            }
+            Py_DECREF(item);
+        }
+        i1 = i2, j1 = j2, k1 = k2;
+    }
+    PyObject *sentinel = Py_BuildValue("(nnn)", la, lb, (Py_ssize_t)0);
+    if (!sentinel || PyList_Append(result, sentinel) < 0) {
+        Py_XDECREF(sentinel);
+        Py_CLEAR(result);
+        goto done;
+    }
+    Py_DECREF(sentinel);
+
+done:
+    PyMem_Free(a);
+    PyMem_Free(b);
+    PyMem_Free(len);
+    PyMem_Free(blocks);
+    PyMem_Free(queue);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
@@ -1848,6 +1962,9 @@ static PyMethodDef methods[] = {
     {"contexts", contexts, METH_VARARGS,
      "((a, b, shared, conflicts) of the numbers in context, the same of the names): "
      "comparison.both_contexts."},
+    {"matching_blocks", matching_blocks, METH_VARARGS,
+     "difflib's SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of two "
+     "strings, as tuples (shorttext.matching_blocks)."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
     {"overlap", overlap, METH_VARARGS,

@@ -18,6 +18,8 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from importlib import resources
 
+from fingerprints.rule.kernel import kernel
+
 NAME_TAGS = frozenset({"nr", "ns", "nt", "nrt", "nrfg"})
 
 
@@ -53,17 +55,48 @@ class ShortComparison:
     number_replaced: bool = False
 
 
+Block = tuple[int, int, int]  # (i, j, size): a[i:i + size] == b[j:j + size]
+
+
+def matching_blocks(a: str, b: str) -> list[Block]:
+    """``difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()``
+    (its sentinel last): the kernel's when it is built (the same blocks, without
+    difflib's dictionaries), else difflib's."""
+    if kernel is not None:
+        found: list[Block] = kernel.matching_blocks(a, b)
+        return found
+    return [tuple(block) for block in  # type: ignore[misc]
+            SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
+
+
+def ratio(a: str, b: str, blocks: list[Block]) -> float:
+    """difflib's ratio: 2 x matched characters / total characters."""
+    total = len(a) + len(b)
+    return 2.0 * sum(size for _i, _j, size in blocks) / total if total else 1.0
+
+
+def replaced(blocks: list[Block]) -> list[tuple[int, int, int, int]]:
+    """The (i1, i2, j1, j2) of difflib's ``replace`` opcodes of ``blocks``: where
+    both sides have something between two matching blocks."""
+    out = []
+    i = j = 0
+    for ai, bj, size in blocks:
+        if i < ai and j < bj:
+            out.append((i, ai, j, bj))
+        i, j = ai + size, bj + size
+    return out
+
+
 def compare_short(a: str, b: str) -> ShortComparison:
     """Edit similarity of two keys (letters and digits) and whether a replaced
     stretch holds a number or a name."""
     if not a or not b:
         return ShortComparison(0.0, "")
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    similarity = matcher.ratio()
-    replaced = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-                if tag == "replace"]
-    number = any(ch.isdigit() for i1, i2, j1, j2 in replaced for ch in a[i1:i2] + b[j1:j2])
-    for i1, i2, j1, j2 in replaced:
+    blocks = matching_blocks(a, b)
+    similarity = ratio(a, b, blocks)
+    replaced_ = replaced(blocks)
+    number = any(ch.isdigit() for i1, i2, j1, j2 in replaced_ for ch in a[i1:i2] + b[j1:j2])
+    for i1, i2, j1, j2 in replaced_:
         for text, lo, hi in ((a, i1, i2), (b, j1, j2)):
             kind = _conflict(text, lo, hi)
             if kind:

@@ -58,7 +58,6 @@ move the line between them in the order of the weights.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Any
 
 from fingerprints.rule.comparison import (
@@ -71,7 +70,13 @@ from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.match_model import MatchModel, Score
 from fingerprints.rule.picture_evidence import nearest_picture
-from fingerprints.rule.shorttext import ShortComparison, compare_short
+from fingerprints.rule.shorttext import (
+    ShortComparison,
+    compare_short,
+    matching_blocks,
+    ratio,
+    replaced,
+)
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.sketch import Overlap, compare
 from fingerprints.rule.vector_model import VectorModel, VectorScore
@@ -365,11 +370,11 @@ def title_numbers_differ(a: Features, b: Features, config: EngineConfig) -> bool
     ta, tb = a.title_key, b.title_key
     if ta == tb or not any(map(str.isdigit, ta)) or not any(map(str.isdigit, tb)):
         return False  # most titles have no digit: no matcher on the hot path
-    matcher = SequenceMatcher(None, ta, tb, autojunk=False)
-    if matcher.ratio() < config.bounds.title_frame_similarity:
+    blocks = matching_blocks(ta, tb)
+    if ratio(ta, tb, blocks) < config.bounds.title_frame_similarity:
         return False
-    return any(tag == "replace" and ta[i1:i2].isdigit() and tb[j1:j2].isdigit()
-               for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+    return any(ta[i1:i2].isdigit() and tb[j1:j2].isdigit()
+               for i1, i2, j1, j2 in replaced(blocks))
 
 
 def _in_context(conflicts: int, shared: int) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from importlib import resources
 from itertools import accumulate
@@ -154,7 +154,21 @@ class VectorScore:
 UNWEIGHED = "unweighed"  # a comparison the model has no spec for in the pair's regime
 
 
-def _line(place: int, specs: Sequence[tuple[Spec, tuple[float, ...], tuple[int, ...]]],
+_Weighing = tuple[Spec, tuple[float, ...], tuple[int, ...]]  # a spec, its cuts, level sums
+# a comparison in one regime: the specs in force that weigh it; with one spec, its line
+# per level; the line of a missing measure (or of no spec: unweighed)
+_Explainer = tuple[tuple[_Weighing, ...], tuple[Contribution, ...], Contribution]
+
+
+def _explainer(place: int, specs: tuple[_Weighing, ...]) -> _Explainer:
+    missing = _line(place, specs, (None,) * len(specs))
+    if len(specs) != 1:
+        return specs, (), missing
+    return specs, tuple(_line(place, specs, (level,))
+                        for level in range(len(specs[0][1]) + 1)), missing
+
+
+def _line(place: int, specs: Sequence[_Weighing],
           levels: tuple[int | None, ...]) -> Contribution:
     """The explanation's line of the comparison at ``place`` (VectorModel.explain)."""
     if not specs:
@@ -195,13 +209,19 @@ class VectorModel:
         field(default=(), init=False, compare=False, hash=False, repr=False)
     _cuts: dict[float, int] = field(default_factory=dict, init=False, compare=False,
                                     hash=False, repr=False)  # cut() per threshold
-    # per regime: per comparison (COMPARISONS' order), the specs in force that weigh it,
-    # as (the spec, its cuts, its level sums); and the explanation's lines met so far, by
-    # (regime, comparison, the specs' levels): explain()
-    _explain: tuple[tuple[tuple[tuple[Spec, tuple[float, ...], tuple[int, ...]], ...], ...],
-                    ...] = field(default=(), init=False, compare=False, hash=False, repr=False)
+    # per regime: per comparison (COMPARISONS' order), an _Explainer; and the lines of
+    # two specs' levels met so far, by (regime, comparison, levels): explain()
+    _explain: tuple[tuple[_Explainer, ...], ...] = field(
+        default=(), init=False, compare=False, hash=False, repr=False)
     _lines: dict[tuple[int, int, tuple[int | None, ...]], Contribution] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False)
+    _hash: int = field(default=0, init=False, compare=False, hash=False, repr=False)
+
+    def __hash__(self) -> int:
+        """The hash of the compared fields, made once: a configuration holding the model
+        is a cache key per decision (decision._strict), and hashing every spec's cuts
+        each time cost more than the comparison vector."""
+        return self._hash
 
     def __post_init__(self) -> None:
         unknown = sorted({s.name for s in self.specs} - set(COMPARISONS))
@@ -235,11 +255,14 @@ class VectorModel:
                   if r in (-1, regime))
             for regime in range(self.regime_count)))
         object.__setattr__(self, "_explain", tuple(
-            tuple(tuple((spec, cuts, sums) for i, spec, cuts, sums in specs if i == place)
+            tuple(_explainer(place, tuple((spec, cuts, sums) for i, spec, cuts, sums in specs
+                                          if i == place))
                   for place in range(len(COMPARISONS)))
             for specs in self._regimes))
         object.__setattr__(self, "_cuts", {})
         object.__setattr__(self, "_lines", {})
+        object.__setattr__(self, "_hash", hash(tuple(
+            getattr(self, f.name) for f in fields(self) if f.compare)))
 
     # --- scoring ---------------------------------------------------------------------
 
@@ -318,25 +341,24 @@ class VectorModel:
         values = vector.values()
         regime = self.regime_of(vector)
         total = _centi(self.prior)
-        lines = self._lines
         parts: list[Contribution] = []
-        for place, specs in enumerate(self._explain[regime]):
+        for place, (specs, by_level, missing) in enumerate(self._explain[regime]):
             value = values[place]
             if value is None or not specs:
-                levels: tuple[int | None, ...] = (None,) * len(specs)
-            elif len(specs) == 1:
-                level = bisect_right(specs[0][1], value)
-                total += specs[0][2][level]
-                levels = (level,)
+                parts.append(missing)
+            elif by_level:  # one spec: its line per level, made with the model
+                cuts, sums = specs[0][1], specs[0][2]
+                level = bisect_right(cuts, value)
+                total += sums[level]
+                parts.append(by_level[level])
             else:
-                found = [bisect_right(cuts, value) for _spec, cuts, _sums in specs]
+                levels = tuple(bisect_right(cuts, value) for _spec, cuts, _sums in specs)
                 total += sum(sums[at] for (_spec, _cuts, sums), at
-                             in zip(specs, found, strict=True))
-                levels = tuple(found)
-            line = lines.get((regime, place, levels))
-            if line is None:
-                line = lines[(regime, place, levels)] = _line(place, specs, levels)
-            parts.append(line)
+                             in zip(specs, levels, strict=True))
+                line = self._lines.get((regime, place, levels))
+                if line is None:
+                    line = self._lines[(regime, place, levels)] = _line(place, specs, levels)
+                parts.append(line)
         return regime, total, tuple(parts)
 
     def _centibits(self, levels: tuple[int | None, ...]) -> int:

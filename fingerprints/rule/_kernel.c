@@ -1767,6 +1767,37 @@ static int count_contexts(Py_buffer *a, Py_ssize_t a_count, Py_buffer *b, Py_ssi
         if (va[i] < limit && ((va[i] & 0x8000) != 0) == names) va[ka++] = va[i];
     for (Py_ssize_t i = 0; i < nb; i++)
         if (vb[i] < limit && ((vb[i] & 0x8000) != 0) == names) vb[kb++] = vb[i];
+    int sorted = 1; /* as extraction stores them: then one merge of the two lists */
+    for (Py_ssize_t i = 1; i < ka && sorted; i++) sorted = va[i - 1] < va[i];
+    for (Py_ssize_t i = 1; i < kb && sorted; i++) sorted = vb[i - 1] < vb[i];
+    if (sorted) {
+        Py_ssize_t i = 0, j = 0;
+        for (Py_ssize_t x = 0; x < ka; x++) out[0] += !x || (va[x] >> 16) != (va[x - 1] >> 16);
+        for (Py_ssize_t x = 0; x < kb; x++) out[1] += !x || (vb[x] >> 16) != (vb[x - 1] >> 16);
+        while (i < ka && j < kb) {
+            uint32_t ca = va[i] >> 16, cb = vb[j] >> 16;
+            if (ca != cb) { /* skip the smaller context's values */
+                if (ca < cb) while (i < ka && (va[i] >> 16) == ca) i++;
+                else while (j < kb && (vb[j] >> 16) == cb) j++;
+                continue;
+            }
+            int same = 0; /* one context on both sides: a value in common? */
+            while (i < ka && (va[i] >> 16) == ca && j < kb && (vb[j] >> 16) == ca) {
+                if (va[i] == vb[j]) {
+                    same = 1;
+                    break;
+                }
+                if (va[i] < vb[j]) i++;
+                else j++;
+            }
+            while (i < ka && (va[i] >> 16) == ca) i++;
+            while (j < kb && (vb[j] >> 16) == ca) j++;
+            out[2]++;
+            out[3] += !same;
+        }
+        status = 0;
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < kb; i++) { /* b's contexts, each once */
         int first = 1;
         for (Py_ssize_t j = 0; j < i && first; j++) first = (vb[j] >> 16) != (vb[i] >> 16);

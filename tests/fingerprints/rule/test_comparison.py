@@ -207,6 +207,9 @@ def test_the_contexts_are_counted_as_spelled_out(
     assert kernel is not None, "fingerprints.rule._kernel is not built: run `make install`"
     numbers, names = both_contexts(a, b)
     assert (numbers, names) == _both_contexts_py(a, b)  # the kernel's and Python's
+    # the kernel merges sorted lists (as extraction stores them) and loops over others
+    unsorted = replace(a, numbers=np.frombuffer(a.numbers, dtype="<u4")[::-1].tobytes())
+    assert both_contexts(unsorted, b) == _both_contexts_py(unsorted, b)
     assert tuple(vars(numbers).values()) == _contexts_by_dict(a, b, names=False)
     assert tuple(vars(names).values()) == _contexts_by_dict(a, b, names=True)
     assert both_contexts(b, a) == (Contexts(numbers.b, numbers.a, numbers.shared,

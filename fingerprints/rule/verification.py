@@ -205,10 +205,13 @@ def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorM
 
 def _vector_reason(score: VectorExplanation, ok: bool) -> str:
     """The comparison that pushed hardest the way the pair was decided."""
-    side = [w for w in score.weights if (w.weight > 0 if ok else w.weight < 0)]
-    if not side:
+    top, most = None, 0.0  # the first of the largest weights pushing that way
+    for w in score.weights:
+        push = w.weight if ok else -w.weight
+        if push > most:
+            top, most = w, push
+    if top is None:
         return "match weight" if ok else "below match threshold"
-    top = max(side, key=lambda w: abs(w.weight))
     return f"{'match' if ok else 'no match'}: {top.comparison} {top.level}"
 
 

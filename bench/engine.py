@@ -15,7 +15,8 @@
    change can remove), rjieba's segmentation of the same texts, the engine's full online
    rule
    (features + content, title and key index lookups + ``decide``, boilerplate learned
-   as it goes: ``common.run_engine``),
+   as it goes: ``common.run_engine``) with the default match model and with the rule
+   walk's (``labels-1``: ``online-labels``),
    rensa MinHash-LSH (128 permutations, 16 bands, character 5-grams, query + insert,
    Python shingling included: the baseline of the ratios), datasketch MinHash-LSH and
    the ``simhash`` package with jieba words, and the local batch command
@@ -67,6 +68,7 @@ from older_engine import OlderEngine, exit_on_sigterm  # noqa: E402
 
 from fingerprints.rule import EngineConfig, extract_many  # noqa: E402
 from fingerprints.rule.keys import STORED_KEYS
+from fingerprints.rule.match_model import starting_model  # noqa: E402
 from fingerprints.rule.normalize import normalize  # noqa: E402
 from fingerprints.rule.tokenize import get_segmenter  # noqa: E402
 from fingerprints.stores.block_index import RedisBlockIndex  # noqa: E402
@@ -103,6 +105,7 @@ CASES = {
     "engine: features (extract_many)": "features",
     "engine: features, rjieba (DEDUP_C_SEGMENTER=0)": "features-rjieba",
     "engine: full online rule": "online",
+    "engine: full online rule, the rule walk's model (labels-1)": "online-labels",
     "  of which segmentation alone (C segmenter)": "segment",
     "rjieba segmentation alone (DEDUP_C_SEGMENTER=0)": "segment-rjieba",
     "local batch command (spark_dedup --engine local --workers 1)": "batch",
@@ -213,6 +216,7 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
         "segment": lambda: segment(normalized),
         "features": lambda: extract_many(items),
         "online": lambda: run_engine(docs, EngineConfig()),
+        "online-labels": lambda: run_engine(docs, EngineConfig(model=starting_model())),
         "rensa": lambda: run_rensa_lsh(docs),
         "datasketch": lambda: run_minhash_lsh(docs),
         "simhash": lambda: run_plain_simhash(docs),
@@ -221,6 +225,7 @@ def one_case(case: str, corpus: str) -> dict[str, float]:
     {"segment": lambda: segment([(warm_up[0].title, warm_up[0].content)]),
      "features": lambda: extract_many([(warm_up[0].title, warm_up[0].content)]),
      "online": lambda: run_engine(warm_up, EngineConfig()),
+     "online-labels": lambda: run_engine(warm_up, EngineConfig(model=starting_model())),
      "rensa": lambda: run_rensa_lsh(warm_up),
      "datasketch": lambda: run_minhash_lsh(warm_up),
      "simhash": lambda: run_plain_simhash(warm_up)}[case]()

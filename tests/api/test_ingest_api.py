@@ -88,7 +88,8 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     by_url = client.get("/api/v1/articles/a3", **auth).json()
     assert by_url["matchedBy"] == "url" and by_url["matchProbability"] == 1.0
     assert by_url["matchExplanation"] == {"rule": "url", "model": None, "prior": None,
-                                          "matchWeight": None, "weights": []}
+                                          "matchWeight": None, "probability": None,
+                                          "weights": []}
 
 
 def test_a_different_text_gets_a_new_doc_id(client, auth, run_worker):

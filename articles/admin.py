@@ -274,6 +274,8 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
                 return redirect(reverse("admin:articles_matchmodelversion_changelist"))
             if request.POST.get("shipped_vector"):
                 version = matcher.shipped_vector_version()
+            elif request.POST.get("shipped_rule"):
+                version = matcher.shipped_rule_version()
             elif request.POST.get("vector"):
                 version = matcher.train_vector(user=request.user)
             elif request.POST.get("unlabelled"):

@@ -114,16 +114,27 @@ def run_plain_simhash(docs: Sequence[Doc]) -> dict[str, str]:
 
 def run_engine_vector(docs: Sequence[Doc]) -> dict[str, str]:
     """The engine deciding with the shipped model on the comparison vector (engine v4,
-    ``data/vector_model.json``) instead of the default rule-walk model."""
+    ``data/vector_model.json``), named: the default since vector-3 (``engine`` at an
+    older commit is the rule's model)."""
     from fingerprints.rule import EngineConfig
     from fingerprints.rule.vector_model import shipped_vector_model
 
     return run_engine(docs, EngineConfig(model=shipped_vector_model()))
 
 
+def run_engine_labels(docs: Sequence[Doc]) -> dict[str, str]:
+    """The engine deciding with the rule's shipped model (engine v3, ``labels-1``,
+    ``data/match_model.json``), the default before vector-3."""
+    from fingerprints.rule import EngineConfig
+    from fingerprints.rule.match_model import starting_model
+
+    return run_engine(docs, EngineConfig(model=starting_model()))
+
+
 METHODS = {
     "engine": run_engine,
     "engine-vector": run_engine_vector,
+    "engine-labels": run_engine_labels,
     "minhash-lsh": run_minhash_lsh,
     "rensa-lsh": run_rensa_lsh,
     "simhash+jieba": run_plain_simhash,

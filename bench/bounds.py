@@ -51,7 +51,7 @@ def main() -> int:
     args = parser.parse_args()
     first, validation, first_keys, validation_keys = labelled_pairs()
     pairs, keys = first + validation, first_keys + validation_keys
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())  # the rule's levels, not the default
     shipped = starting_model()
     fitted, moves = fit_bounds(pairs, shipped, config, "bounds-all", keys=keys)
     print(f"The bound search on all {len(pairs)} labelled pairs, from {shipped.version} "

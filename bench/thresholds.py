@@ -29,6 +29,7 @@ from fingerprints.batch.replay import Item, Replayer  # noqa: E402
 from fingerprints.rule import EngineConfig, Features, extract_many, verify  # noqa: E402
 from fingerprints.rule.boilerplate import shipped_hashes  # noqa: E402
 from fingerprints.rule.bounds import Bounds, least_count  # noqa: E402
+from fingerprints.rule.match_model import starting_model  # noqa: E402
 
 
 def moves(name: str, value: float | int) -> list[float | int]:
@@ -62,7 +63,7 @@ def candidate_pairs(features: list[Features], ids: list[str], config: EngineConf
 
 
 def main() -> int:
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())  # the rule's levels, not the default
     known = frozenset(shipped_hashes())
     corpora: dict[str, tuple[list[Features], list[tuple[int, int]]]] = {}
     for corpus in CORPORA:

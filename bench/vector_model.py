@@ -136,7 +136,7 @@ def main() -> int:
     labels = {**first, **validation}
     pairs = sorted(labels)
     order = {d.id: i for i, d in enumerate(load_docs("bdci"))}
-    config = EngineConfig()
+    config = EngineConfig(model=starting_model())  # the rule's levels, not the default
     examples = [VectorExample(compare_pair(features[a], features[b]), labels[(a, b)][0] == 1)
                 for a, b in pairs]
     rule_examples = [Example(levels_of(features[a], features[b], config), labels[(a, b)][0] == 1)

@@ -88,6 +88,18 @@ def auth(api_key: str) -> dict[str, str]:
 
 
 @pytest.fixture
+def rule_model(redis_client: redis.Redis) -> None:
+    """The rule's shipped model (``labels-1``: the weights of the rule walk's levels,
+    engine v3) as the engine's model instead of the default on the comparison vector,
+    activated as an admin would: its version added, then activated. For tests of the
+    rule walk's own levels and explanations (``same-picture``, ``shared-other-title``...)."""
+    from articles.index.reindex import apply_settings
+    from articles.tuning import matcher
+
+    apply_settings(matcher.activate(matcher.shipped_rule_version()))
+
+
+@pytest.fixture
 def run_worker(redis_client: redis.Redis) -> Callable[[], int]:
     """Run a real RQ worker (no fork, timing its jobs as dedup_worker's does) in burst
     mode over every queue; return jobs done."""

@@ -179,19 +179,28 @@ class ImageResult(BaseModel):
 
 
 class MatchWeight(BaseModel):
-    comparison: Literal["body", "title", "numbers", "names", "pictures"]
+    # a vector model's comparisons are its measures: any name of COMPARISONS
+    comparison: str = Field(description=(
+        "under the rule's model (labels-1) body, title, numbers, names or pictures; under a "
+        "model on the comparison vector (the default) one measure of the vector "
+        "(docs/engine.md, \"The comparison vector and the learned model\")"))
     level: str = Field(description="the comparison's level (docs/engine.md, the match model)")
     weight: float = Field(description="match weight in bits (log2 of a Bayes factor)")
+    value: float | None = Field(None, description=(
+        "the measure (a model on the comparison vector; null when the data is missing)"))
 
 
 class MatchExplanation(BaseModel):
-    """The match model's score: ``prior`` plus the weights is ``matchWeight``, and the
-    probability is 1 / (1 + 2^-matchWeight). A canonical-URL match has only ``rule``."""
+    """The match model's score: ``prior`` plus the weights is ``matchWeight``; the rule's
+    model's probability is 1 / (1 + 2^-matchWeight), a vector model's is calibrated
+    (``probability``). A canonical-URL match has only ``rule``."""
 
     rule: str | None = Field(None, description="a hard rule that matched (\"url\")")
     model: str | None = Field(None, description="the model's version")
     prior: float | None = None
     matchWeight: float | None = None
+    probability: float | None = Field(None, description=(
+        "a vector model's calibrated match probability (the rule's model: none)"))
     weights: list[MatchWeight] = Field(default_factory=list)
 
 

@@ -66,7 +66,9 @@ class MediaWeight(models.Model):
 class MatchModelVersion(models.Model):
     """A match model fitted to the editors' decisions (``train_matcher``,
     articles/tuning/matcher.py). ``EngineSettings.match_model`` names the active one
-    (none: the model shipped with the project); the others are proposals or retired."""
+    (none: the shipped model on the comparison vector, ``vector-4``); the others are
+    proposals, retired, or the rule's shipped model ``labels-1`` added to be activated
+    (:func:`articles.tuning.matcher.shipped_rule_version`)."""
 
     version = models.CharField(_("version"), max_length=40, unique=True)
     base = models.CharField(_("fitted from"), max_length=40,
@@ -207,11 +209,11 @@ class EngineSettings(models.Model):
     match_model = models.ForeignKey(
         MatchModelVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
         verbose_name=_("match model"),
-        help_text=_("The weights the match threshold is applied to and the bounds where "
-                    "their levels begin (a share of shingles, a title similarity): a "
-                    "version fitted to the editors' decisions (match model versions; "
-                    "compare it there first), or empty for the model shipped with the "
-                    "project. Saving applies it to the next article, without a reindex."),
+        help_text=_("The model the match threshold is applied to: empty for the model "
+                    "shipped with the project (on the comparison vector), or a version "
+                    "(match model versions; compare it there first): one fitted to the "
+                    "editors' decisions, or the shipped model of the rule's levels. "
+                    "Saving applies it to the next article, without a reindex."),
     )
     review_order = models.CharField(
         _("review: order"), max_length=8, choices=ReviewOrder.choices,
@@ -295,7 +297,7 @@ class EngineSettings(models.Model):
 
     def engine_config(self) -> Any:
         from fingerprints.rule import EngineConfig
-        from fingerprints.rule.match_model import starting_model
+        from fingerprints.rule.vector_model import shipped_vector_model
 
         return EngineConfig(
             k=self.k, title_k=self.title_k, candidate_radius=self.candidate_radius,
@@ -307,7 +309,8 @@ class EngineSettings(models.Model):
             boilerplate_min_docs=self.boilerplate_min_docs,
             picture_bits=self.picture_bits,
             match_threshold=self.match_threshold,
-            model=self.match_model.model() if self.match_model is not None else starting_model(),
+            model=(self.match_model.model() if self.match_model is not None
+                   else shipped_vector_model()),
         )
 
 

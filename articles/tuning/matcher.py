@@ -63,7 +63,7 @@ from fingerprints.batch.replay import Item, Replayer
 from fingerprints.rule import EngineConfig, Features
 from fingerprints.rule.comparison import compare_pair
 from fingerprints.rule.decision import proposes
-from fingerprints.rule.match_model import MatchModel
+from fingerprints.rule.match_model import MatchModel, starting_model
 from fingerprints.rule.match_training import (
     FOLDS,
     STRENGTH,
@@ -126,6 +126,10 @@ def editor_pairs(config: EngineConfig) -> list[Labelled]:
     return out
 
 
+VECTOR_ACTIVE = ("the active model is a vector model: fit a vector version, or add and "
+                 "activate the rule's shipped model (labels-1) to fit rule versions")
+
+
 def train(*, strength: float = STRENGTH, bounds: bool = False,
           user: Any = None) -> MatchModelVersion:
     """Fit a new model version to the editors' decisions; it is not active until
@@ -135,7 +139,7 @@ def train(*, strength: float = STRENGTH, bounds: bool = False,
     config = active_config()
     current = config.model
     if not isinstance(current, MatchModel):
-        raise NotEnoughLabels("the active model is a vector model: fit a vector version")
+        raise NotEnoughLabels(VECTOR_ACTIVE)
     pairs = editor_pairs(config)
     train_on = _enough([p for p in pairs if not p.held_out])
     description = f"fitted to {len(train_on)} editors' decisions from {current.version}"
@@ -198,7 +202,7 @@ def train_unlabelled(*, sample: int = SAMPLE, user: Any = None) -> MatchModelVer
                               f"recent articles; at least {MIN_PAIRS} are needed")
     current = config.model
     if not isinstance(current, MatchModel):
-        raise NotEnoughLabels("the active model is a vector model: fit a vector version")
+        raise NotEnoughLabels(VECTOR_ACTIVE)
     proposed = estimate(pairs, current, _next_version(), description=(
         f"estimated without labels (EM) from {len(pairs)} candidate pairs of "
         f"{len(rows)} recent articles"))
@@ -422,6 +426,16 @@ def audit_stream(held: Sequence[ComparedPair], current: EngineConfig,
 
     return {"answers": len(held), "current": figures(current),
             "proposed": figures(proposed)}
+
+
+def shipped_rule_version() -> MatchModelVersion:
+    """The rule's shipped model (``data/match_model.json``, ``labels-1``: the weights of
+    the rule walk's levels, engine v3) as a version an admin can activate instead of the
+    default vector model, and fit rule versions from; made once (by its version name)."""
+    model = starting_model()
+    version, _created = MatchModelVersion.objects.get_or_create(
+        version=model.version, defaults={"base": "rule-1", "weights": model.as_dict()})
+    return version
 
 
 def shipped_vector_version() -> MatchModelVersion:

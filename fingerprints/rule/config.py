@@ -15,10 +15,10 @@ from typing import Any, Final
 
 from fingerprints.rule.blocks import MAX_K
 from fingerprints.rule.bounds import Bounds
-from fingerprints.rule.match_model import MatchModel, starting_model
+from fingerprints.rule.match_model import MatchModel
 from fingerprints.rule.tokenize import SegmenterSpec, UserWord
 from fingerprints.rule.vector_model import KIND as VECTOR_KIND
-from fingerprints.rule.vector_model import VectorModel
+from fingerprints.rule.vector_model import VectorModel, shipped_vector_model
 
 DEFAULT_BOUNDS = Bounds()
 
@@ -88,19 +88,20 @@ class EngineConfig:
     # --- the match model (fingerprints/rule/match_model.py; docs/engine.md) ---
     # a pair matches when its match probability under ``model`` is at least this, in
     # every language: raising it never adds a match, lowering it never removes one.
-    # 0.5 (a match weight of 0) is where the starting model decides as the rule did.
+    # 0.5 is where the shipped models were measured (labels-1 decides there as the rule
+    # did; vector-4's probability is calibrated: docs/results/match-model.md).
     match_threshold: float = 0.5
     # a candidate whose doc's anchor row the caller could not supply (the star rule
     # cannot be checked: fingerprints/rule/decision.py) joins that doc only when its own
     # match probability is at least this as well: a near-certain copy, in every
     # language. Raising it never adds a match, lowering it never removes one.
     anchorless_threshold: float = 0.99
-    # the weights of the comparisons' levels and the bounds where the levels begin
-    # (fingerprints/rule/bounds.py; data: data/match_model.json or a model fitted by
-    # train_matcher), or a model on the comparison vector (engine v4:
-    # fingerprints/rule/vector_model.py; data/vector_model.json). Applies to the next
-    # lookup.
-    model: MatchModel | VectorModel = field(default_factory=starting_model)
+    # the model on the comparison vector (engine v4: fingerprints/rule/vector_model.py;
+    # data/vector_model.json, vector-4, or a version fitted to the editors' decisions), or
+    # the rule's model: the weights of the rule walk's levels and the bounds where they
+    # begin (engine v3: fingerprints/rule/bounds.py; data/match_model.json, labels-1, or
+    # a model fitted by train_matcher). Applies to the next lookup.
+    model: MatchModel | VectorModel = field(default_factory=shipped_vector_model)
 
     def __post_init__(self) -> None:
         for name, top in (("k", MAX_K), ("title_k", MAX_K), ("picture_bits", 32)):

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from articles.models import Article, Doc
-from fingerprints.rule.match_model import starting_model
+from fingerprints.rule.comparison import COMPARISONS
+from fingerprints.rule.vector_model import shipped_vector_model
 
 # dialect: the whole write path: bulk INSERT, row locks, the batch UPDATE, unsigned columns
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.dialect]
@@ -71,14 +72,18 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     assert Doc.objects.get(doc_id=first["docId"]).size == 2
     # the match model's probability and how its weights add up; none for a new docId
     assert first["matchProbability"] is None and first["matchExplanation"] is None
+    # (the default model on the comparison vector: every comparison with its measure,
+    # and a calibrated probability instead of the logistic of the weight)
     explained = second["matchExplanation"]
-    model = starting_model()
-    assert explained["model"] == model.version
-    assert explained["weights"][0] == {"comparison": "body", "level": "copy",
-                                       "weight": model.weight("body", "copy")}
+    model = shipped_vector_model()
+    assert (explained["model"], explained["prior"]) == (model.version, model.prior)
+    assert [w["comparison"] for w in explained["weights"]] == list(COMPARISONS)
+    jaccard = explained["weights"][0]
+    assert (jaccard["level"], jaccard["value"]) == (">= 0.95", 1.0) and jaccard["weight"] > 0
     total = explained["prior"] + sum(w["weight"] for w in explained["weights"])
-    assert explained["matchWeight"] == total
-    assert second["matchProbability"] == pytest.approx(1 / (1 + 2 ** -total))
+    assert explained["matchWeight"] == pytest.approx(total, abs=1e-6)
+    assert second["matchProbability"] == pytest.approx(explained["probability"])
+    assert second["matchProbability"] > 0.99
     members = client.get(f"/api/v1/docs/{first['docId']}", **auth).json()["members"]
     assert {m["nid"]: m["matchProbability"] for m in members} == {
         "a1": None, "a2": second["matchProbability"]}
@@ -88,7 +93,8 @@ def test_the_same_text_under_two_nids_gets_one_doc_id(client, auth, run_worker):
     by_url = client.get("/api/v1/articles/a3", **auth).json()
     assert by_url["matchedBy"] == "url" and by_url["matchProbability"] == 1.0
     assert by_url["matchExplanation"] == {"rule": "url", "model": None, "prior": None,
-                                          "matchWeight": None, "weights": []}
+                                          "matchWeight": None, "probability": None,
+                                          "weights": []}
 
 
 def test_a_different_text_gets_a_new_doc_id(client, auth, run_worker):

@@ -107,9 +107,13 @@ def test_a_skewed_bucket_is_cut_into_tiles_and_finds_every_pair(spark) -> None:
 
 def test_spark_given_picture_hashes_gives_the_batch_engines_doc_ids(spark, tmp_path) -> None:
     """The input's picture hashes decide as online (tests/images/test_picture_decisions.py
-    shows online == the in-process engine on the same stream): the photo post and the
-    rewrite join their original, the photo series stays apart."""
+    shows online == the in-process engine on the same stream), under either model: with
+    the rule's (labels-1) the photo post and the rewrite join their original by its
+    same-picture level and the photo series stays apart by its veto; with the default
+    model on the comparison vector the photo post joins too."""
     from fingerprints.batch.spark import run_job
+    from fingerprints.rule import EngineConfig
+    from fingerprints.rule.match_model import starting_model
     from tests.images.test_picture_decisions import STREAM, _hashes
 
     records = [{"nid": nid, "url": f"https://site-{nid}.example/{nid}", "title": title,
@@ -117,7 +121,12 @@ def test_spark_given_picture_hashes_gives_the_batch_engines_doc_ids(spark, tmp_p
                 "pictures": [f"{h:016x}" for path in images for h in _hashes(path)]}
                for nid, title, content, images in STREAM]
     source = write_jsonl(tmp_path / "pictures.jsonl", records)
-    run_job(spark, str(source), str(tmp_path / "out"))
-    mapping = read_mapping(tmp_path / "out")
-    assert mapping == batch.run(records).mapping()
-    assert mapping["o1"] == mapping["o2"] == mapping["o3"] and mapping["s3"] != mapping["s4"]
+    mappings = {}
+    for name, config in (("rule", EngineConfig(model=starting_model())),
+                         ("default", EngineConfig())):
+        run_job(spark, str(source), str(tmp_path / name), config)
+        mappings[name] = read_mapping(tmp_path / name)
+        assert mappings[name] == batch.run(records, config).mapping(), name
+    rule = mappings["rule"]
+    assert rule["o1"] == rule["o2"] == rule["o3"] and rule["s3"] != rule["s4"]
+    assert mappings["default"]["o2"] == mappings["default"]["o1"]

@@ -115,7 +115,9 @@ def plain(total: float) -> str:
     return f"{total:.1f}" if total >= 0 else f"\u2212{-total:.1f}"
 
 
-def test_a_copy_shows_each_step_its_weight_and_the_probability(client, copy_doc):
+def test_a_copy_shows_each_step_its_weight_and_the_probability(client, rule_model, copy_doc):
+    """The rule's model's waterfall: the levels its walk reached (the default vector
+    model's: test_a_vector_model_shows_every_comparison_of_the_vector)."""
     from articles.models import Article
     from fingerprints.rule.match_model import starting_model
 
@@ -155,22 +157,48 @@ def test_a_copy_shows_each_step_its_weight_and_the_probability(client, copy_doc)
 
 
 def test_the_bars_start_where_the_previous_ended(client, copy_doc):
-    import re
+    """Each bar goes from the running total before its step to the one after (the
+    default model on the comparison vector has many small steps, the rule's a few); a
+    step narrower than MIN_BAR is a mark of that width centred on its left end."""
+    from articles.editor.explain import BAR_WIDTH, MIN_BAR, PAD
+    from articles.models import Article
 
     html = client.get(f"/clusters/{copy_doc.doc_id}/").content.decode()
     row = html[html.index('data-nid="riverside-repost-1"'):]
     table = row[:row.index("</table>")]
-    bars = [(float(x), float(w)) for x, w in
-            re.findall(r'<rect class="\w+" x="([\d.]+)" y="2" width="([\d.]+)"', table)]
-    prior, body, *_rest, total = bars
-    # the prior goes left from 0, the copy right from where the prior ended, past 0
-    assert body[0] == pytest.approx(prior[0], abs=0.1)
-    assert body[0] + body[1] > prior[0] + prior[1]
-    assert total[0] == pytest.approx(prior[0] + prior[1], abs=0.1)  # the total starts at 0
+    bars = [(kind, float(x), float(w)) for kind, x, w in
+            re.findall(r'<rect class="(\w+)" x="([\d.]+)" y="2" width="([\d.]+)"', table)]
+    explained = Article.objects.get(nid="riverside-repost-1").match_explanation
+    weights = [w["weight"] for w in explained["weights"]]
+    (prior_kind, prior_x, prior_width), *steps, (total_kind, total_x, total_width) = bars
+    assert (prior_kind, total_kind) == ("prior", "total") and len(steps) == len(weights)
+    # the prior goes left from 0, where the total starts; the match ends right of 0
+    assert explained["prior"] < 0 < explained["matchWeight"]
+    totals = [0.0, explained["prior"]]
+    for weight in weights:
+        totals.append(totals[-1] + weight)
+    low, high = min(totals), max(totals)  # the axis spans BAR_WIDTH from low to high
+
+    def at(bits: float) -> float:
+        return PAD + (bits - low) / (high - low) * BAR_WIDTH
+
+    assert prior_x + prior_width == pytest.approx(at(0.0), abs=0.1)
+    assert total_x == pytest.approx(at(0.0), abs=0.1)
+    running = explained["prior"]
+    for (kind, x, width), weight in zip(steps, weights, strict=True):
+        left, right = sorted((at(running), at(running + weight)))
+        if right - left < MIN_BAR:
+            left, right = left - MIN_BAR / 2, left + MIN_BAR / 2
+        assert kind == ("up" if weight > 0 else "down" if weight < 0 else "zero")
+        assert (x, width) == (pytest.approx(left, abs=0.25), pytest.approx(right - left,
+                                                                           abs=0.25))
+        running += weight
+    assert total_x + total_width == pytest.approx(at(running), abs=0.25)
     assert 'style="' not in table
 
 
-def test_the_waterfall_in_chinese(client, copy_doc):
+def test_the_waterfall_in_chinese(client, rule_model, copy_doc):
+    """The rule's levels in Chinese (the vector's: test_the_vector_waterfall_in_chinese)."""
     from articles.models import Article
 
     client.cookies["django_language"] = "zh-hans"
@@ -224,9 +252,11 @@ def test_a_member_placed_by_an_editor_keeps_its_last_explanation_marked(client, 
     shown = page["riverside-repost-1"]
     assert shown["why"] == "waterfall"
     assert "placed by an editor" in shown["text"]
-    copy_weight = Article.objects.get(nid="riverside-repost-1").match_explanation[
-        "weights"][0]["weight"]
-    assert shown["rows"][1][:2] == ("body: copy (most of the text shared)", signed(copy_weight))
+    # the default model on the comparison vector: its first comparison, the Jaccard
+    first = Article.objects.get(nid="riverside-repost-1").match_explanation["weights"][0]
+    assert shown["rows"][1][:2] == (
+        f"body: shared text (Jaccard): {first['level']} {first['value']:.3f}",
+        signed(first["weight"]))
     # its weights may be of another docId's anchor: the page names none
     assert "verified against" not in shown["text"]
 

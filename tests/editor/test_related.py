@@ -67,8 +67,10 @@ def test_a_docid_lists_the_docids_its_members_match_and_can_merge_into_one(clien
     html = _related(client, y)
     # y's anchor matches z, a member of x's docId (y and x themselves do not match)
     assert x.doc_id in html
+    # the default model on the comparison vector names its largest weight (the rule's
+    # model named its exit: "contained"): y's body is inside z's
     assert re.search(r'Matched: <bdi class="mono">y</bdi> ↔ <bdi class="mono">z</bdi> '
-                     r"\(contained, \d+%\)", html)
+                     r"\(match: containment &gt;= 0\.95, \d+%\)", html)
     form = re.search(r'<form method="post" action="/clusters/' + y.doc_id
                      + r'/merge/".*?</form>', html, re.S)
     assert form is not None and f'name="target" value="{x.doc_id}"' in form.group(0)

@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("recompute", "decisions", "migrations", "rollback")
-DECIDING_FILES = ("fingerprints/rule/data/match_model.json",
+DECIDING_FILES = ("fingerprints/rule/data/vector_model.json",
+                  "fingerprints/rule/data/match_model.json",
                   "fingerprints/rule/data/rule_model.json",
                   "fingerprints/rule/data/boilerplate.txt")
 

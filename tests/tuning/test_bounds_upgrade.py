@@ -96,8 +96,9 @@ def test_settings_at_their_defaults_upgrade_without_a_new_version() -> None:
 
 def test_a_state_written_before_the_move_keeps_its_bounds() -> None:
     """Workers read the active state, written by the old code with the bounds beside
-    the model: they decide with those bounds until the admin saves again."""
-    state = config_to_json(EngineConfig())
+    the model: they decide with those bounds until the admin saves again. (The old
+    code's only model was the rule's: labels-1, not the default vector model.)"""
+    state = config_to_json(EngineConfig(model=starting_model()))
     del state["model"]["bounds"]
     state["jaccard"], state["cjk_containment"] = 0.75, 0.8
     config = config_from_json(state)

@@ -12,13 +12,15 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from articles.editor import actions
-from articles.models import Article, EditorLink, EngineSettings, MatchModelVersion
+from articles.models import Article, EditorLink, EngineSettings
 from articles.tuning import editor_audit
 
-from .test_train_matcher import admin_client, pairs  # noqa: F401 (the fixture)
+from .test_train_matcher import admin_client, fitted_versions, pairs  # noqa: F401 (the fixture)
 
 # decision pks from 1 (whichever test ran before): the held-out decisions are the same
-pytestmark = pytest.mark.django_db(transaction=True, reset_sequences=True)
+# versions of the rule's levels: under the rule's model, activated as an admin would
+pytestmark = [pytest.mark.django_db(transaction=True, reset_sequences=True),
+              pytest.mark.usefixtures("rule_model")]
 
 
 def decide(made, poisoner: User, honest: User, poisoned: int) -> None:
@@ -50,7 +52,7 @@ def test_a_version_fitted_on_one_editors_decisions_is_flagged_and_not_activated(
         call_command("train_matcher", "--activate", stdout=out)
     assert EngineSettings.load().match_model_id == before  # not activated
     assert "Flagged:" in out.getvalue() and "poisoner" in out.getvalue()
-    version = MatchModelVersion.objects.get()
+    version = fitted_versions().get()
     report = version.report
     rows = {row["editor"]: row for row in report["editors"]}
     assert set(rows) == {"poisoner", "honest"}
@@ -78,6 +80,6 @@ def test_decisions_shared_among_editors_are_not_flagged(admin_client, auth, run_
         link.created_by = first if n % 2 else second  # ... and then shared half and half
         link.save(update_fields=["created_by"])
     call_command("train_matcher", "--activate", stdout=io.StringIO())
-    version = MatchModelVersion.objects.get()
+    version = fitted_versions().get()
     assert version.report["flags"] == [] and version.report["withoutEditor"] is None
     assert EngineSettings.load().match_model_id == version.pk

@@ -15,6 +15,7 @@ from articles.editor import actions
 from articles.models import Article, Decision, EditorLink, EngineSettings, LinkKind
 from articles.tuning import matcher, preview
 from articles.tuning.state import active_config
+from fingerprints.rule.match_model import starting_model
 from fingerprints.rule.match_training import precision_recall, scores
 
 from .test_settings import settings_form
@@ -115,7 +116,8 @@ def _pairs_per_decision(by: dict[tuple[str, str], int]) -> dict[int, int]:
 
 
 def test_the_versions_comparison_is_scored_on_the_held_out_decisions_alone(
-        admin_client, auth, run_worker, monkeypatch):  # noqa: F811
+        admin_client, auth, run_worker, monkeypatch, rule_model):  # noqa: F811
+    """A fit of the rule's levels, scored on the rule's levels: under the rule's model."""
     decide(admin_client, auth, run_worker)
     config = active_config()
     found = {p.nids: p for p in matcher.editor_pairs(config)}
@@ -166,4 +168,5 @@ def test_the_versions_comparison_is_scored_on_the_held_out_decisions_alone(
     page = admin_client.post("/admin/articles/enginesettings/preview/",
                              settings_form(match_model=version.pk)).content.decode()
     assert f"only the {len(held)} pairs of the editors' decisions held out" in page
-    assert EngineSettings.load().match_model is None  # a preview activates nothing
+    # a preview activates nothing: the rule's model stays
+    assert EngineSettings.load().match_model.version == starting_model().version

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from articles.editor import actions
 from articles.index.reindex import apply_settings
@@ -17,6 +17,7 @@ from articles.tuning import matcher
 from articles.tuning.state import active_config, config_from_json, config_to_json
 from fingerprints.rule import EngineConfig
 from fingerprints.rule.comparison import COMPARISONS
+from fingerprints.rule.match_model import starting_model
 from fingerprints.rule.vector_model import VectorModel, shipped_vector_model
 from tests.tuning.test_train_matcher import pairs, post, text
 
@@ -40,17 +41,58 @@ def test_an_admin_adds_the_shipped_vector_model_and_activates_it(admin_client, a
     assert "comparison vector (engine v4)" in page
     assert admin_client.get(f"/admin/articles/matchmodelversion/{version.pk}/change/"
                             ).status_code == 200
-    assert admin_client.post(
-        f"/admin/articles/matchmodelversion/{version.pk}/activate/").status_code == 302
+    explanation = _a_copy_after_activating(admin_client, auth, run_worker, version, "v")
     assert isinstance(EngineSettings.load().engine_config().model, VectorModel)
     assert active_config().model == shipped_vector_model()
-    made = pairs(admin_client, auth, "v", 1, seed=5)
+    assert explanation["model"] == shipped_vector_model().version
+    assert [w["comparison"] for w in explanation["weights"]] == list(COMPARISONS)
+
+
+def _a_copy_after_activating(admin_client, auth, run_worker, version: MatchModelVersion,
+                             prefix: str) -> dict:
+    """Activate ``version`` through the admin, post a copy pair, process it: the copy's
+    match explanation (the copy joined its original)."""
+    assert admin_client.post(
+        f"/admin/articles/matchmodelversion/{version.pk}/activate/").status_code == 302
+    made = pairs(admin_client, auth, prefix, 1, seed=5)
     run_worker()
     _kind, a, b = made[0]  # the copy pair
     copy = Article.objects.get(nid=b)
     assert copy.doc_id == Article.objects.get(nid=a).doc_id
-    assert copy.match_explanation["model"] == shipped_vector_model().version
-    assert [w["comparison"] for w in copy.match_explanation["weights"]] == list(COMPARISONS)
+    return dict(copy.match_explanation)
+
+
+def test_with_no_version_active_the_engine_decides_with_the_shipped_vector_model():
+    assert EngineConfig().model == shipped_vector_model()
+    assert EngineSettings.load().match_model is None
+    assert EngineSettings.load().engine_config().model == shipped_vector_model()
+    assert active_config().model == shipped_vector_model()
+
+
+def test_an_admin_adds_the_rules_shipped_model_activates_it_and_goes_back(admin_client, auth,
+                                                                         run_worker):
+    """labels-1 (the rule's levels, the default before the vector's model) stays selectable: added
+    as a version, activated, and a rule fit refused until it is active."""
+    with pytest.raises(CommandError, match="labels-1"):
+        call_command("train_matcher", stdout=io.StringIO())
+    page = admin_client.get("/admin/articles/matchmodelversion/").content.decode()
+    assert "Add the shipped model of the rule’s levels" in page
+    chinese = admin_client.get("/admin/articles/matchmodelversion/",
+                               HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "加入随项目提供的规则级别模型" in chinese
+    response = admin_client.post("/admin/articles/matchmodelversion/train/",
+                                 {"shipped_rule": "1"})
+    version = MatchModelVersion.objects.get()
+    assert response.status_code == 302 and version.kind == "levels"
+    assert version.model() == starting_model()
+    assert matcher.shipped_rule_version() == version  # made once
+    explanation = _a_copy_after_activating(admin_client, auth, run_worker, version, "r")
+    assert active_config().model == starting_model()
+    assert explanation["model"] == starting_model().version
+    assert explanation["weights"][0]["comparison"] == "body"
+    # emptying the field goes back to the default
+    apply_settings(matcher.activate(None))
+    assert active_config().model == shipped_vector_model()
 
 
 def test_the_labels_are_the_pairs_the_engine_compared(admin_client, auth, run_worker):

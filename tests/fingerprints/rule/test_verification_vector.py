@@ -106,7 +106,8 @@ def test_models_of_both_kinds_read_back_from_their_json() -> None:
     assert model_from_dict(vector.as_dict()) == vector
     assert isinstance(model_from_dict(vector.as_dict()), VectorModel)
     assert model_from_dict(starting_model().as_dict()) == starting_model()
-    assert VECTOR.vector is vector and EngineConfig().vector is None
+    assert VECTOR.vector is vector and EngineConfig(model=starting_model()).vector is None
+    assert EngineConfig().vector is vector  # the default
     with pytest.raises(ValueError, match="no level bounds"):
         VECTOR.with_bounds(jaccard=0.5)
 

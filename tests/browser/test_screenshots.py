@@ -480,9 +480,11 @@ def test_cluster_vector_waterfall_screenshot(page, live_server, vector_engine, s
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_match_model_version_screenshot(page, live_server, sample, editor, language):
+def test_match_model_version_screenshot(page, live_server, sample, editor, language,
+                                       rule_model):
     """A proposed match model version before activation: the held-out comparison, the
-    weights and the level bounds, the moved ones in bold."""
+    weights and the level bounds, the moved ones in bold (a version of the rule's levels,
+    proposed while labels-1 is active, as fitting one asks)."""
     from dataclasses import replace
 
     from articles.tuning import matcher

@@ -12,7 +12,8 @@ scripted editor then works the desk as a person does, with Django's test client 
 real views and forms: it reads the pair's two ids off the page, answers "same story"
 or "different" as the label says, and posts the form (the queue chooses, 20 % audit).
 After each batch an admin fits a vector version in the admin (the *train* button:
-prior centred on the active model, one labelled component in five held out) and
+prior centred on where the chain of fits started, ``matcher.prior_of``; one labelled
+component in five held out) and
 activates it. Each version is scored on the unseen families' pairs (their stored
 features, as the engine verifies a candidate, at the match threshold) beside the model
 active before the first answer.

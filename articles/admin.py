@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -244,7 +245,19 @@ class MatchModelVersionAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("how it was made"))
     def how(self, obj: MatchModelVersion) -> str:
-        return str(obj.weights.get("description", ""))
+        """A vector version fitted to labels, said in the admin's language from what it
+        recorded (its labels, its start); any other, its stored description."""
+        description = str(obj.weights.get("description", ""))
+        labels = obj.labels or {}
+        if obj.kind != "vector" or "answers" not in labels:
+            return description
+        said = _("fitted to %(pairs)s pairs the engine compared, from %(decisions)s "
+                 "editors' decisions and %(answers)s answers on the teaching queue, "
+                 "from %(base)s") % {"pairs": obj.trained_pairs,
+                                     "decisions": len(labels.get("decisions") or []),
+                                     "answers": len(labels["answers"]), "base": obj.base}
+        strength = re.search(r"\(strength ([0-9.]+)\)", description)
+        return str(said) + (f" ({_('strength')} {strength.group(1)})" if strength else "")
 
     @admin.display(description=_("active"), boolean=True)
     def is_active(self, obj: MatchModelVersion) -> bool:

@@ -142,6 +142,10 @@ REVIEW_POLL_SECONDS = max(0, env_int("REVIEW_POLL_SECONDS", 10))
 # drawn at random from them (the audit stream), not by uncertainty.
 TEACHING_WINDOW = max(2, env_int("TEACHING_WINDOW", 300))
 TEACHING_AUDIT_PERCENT = min(100, max(0, env_int("TEACHING_AUDIT_PERCENT", 20)))
+# A drill (docs/dashboard.md): a CSV file of labelled pairs (columns id_a, id_b: the two
+# articles' nids; other columns are not read). When set, /review/teach/ asks only those
+# pairs whose two articles are stored, instead of the candidate search's; empty: off.
+TEACHING_DRILL_PAIRS = env_str("TEACHING_DRILL_PAIRS", "")
 # An open /clusters/ page asks this often whether its clusters received new articles ("N
 # new" banner); 0 turns the polling off.
 CLUSTERS_POLL_SECONDS = max(0, env_int("CLUSTERS_POLL_SECONDS", 10))

@@ -19,6 +19,10 @@ Which pair is asked next (:func:`choose`):
   desk was asked about twice in its last answers, so a templated bulletin does not fill
   the queue.
 
+A drill (``TEACHING_DRILL_PAIRS``, a file of labelled pairs) replaces the candidate
+search's pool by those pairs (:func:`drill_pool`), so that a scripted editor answering
+with the labels (bench/teaching_drill.py) is asked only what it can answer.
+
 An answer is a :class:`~articles.models.PairLabel` on exactly that pair, stored with
 the model version and probability that scored it; where the editor may act, "same
 story" joins the later article to the earlier one's docId and "different" splits a
@@ -27,6 +31,7 @@ pair the engine joined (articles/editor/actions.py), undone with the answer.
 
 from __future__ import annotations
 
+import csv
 import random
 from dataclasses import dataclass, replace
 from typing import Any
@@ -37,7 +42,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from articles.editor import actions
-from articles.models import Article, Decision, PairAnswer, PairLabel
+from articles.models import Article, ArticleStatus, Decision, PairAnswer, PairLabel
 from articles.tuning.preview import recent_articles
 from articles.tuning.state import active_config
 from fingerprints.batch.replay import Item, Replayer
@@ -149,6 +154,44 @@ def candidate_pool(config: EngineConfig | None = None, window: int | None = None
     return list(out.values())
 
 
+def drill_pairs(path: str) -> list[tuple[str, str]]:
+    """The pairs of a drill file (``TEACHING_DRILL_PAIRS``): its ``id_a``, ``id_b`` columns,
+    in file order, each pair once. Labels, if the file has them, are not read: the desk
+    must not know the answers."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = [(str(r["id_a"]).strip(), str(r["id_b"]).strip())
+                for r in csv.DictReader(handle)]
+    return list(dict.fromkeys((a, b) for a, b in rows if a and b and a != b))
+
+
+def drill_pool(path: str, config: EngineConfig | None = None) -> list[Candidate]:
+    """The drill's pool: the pairs of ``path`` whose two articles are stored and
+    processed, the earlier article first, scored as :func:`candidate_pool` scores (the
+    candidate search is not asked: a drill asks about its labelled pairs only)."""
+    config = config or active_config()
+    pairs = drill_pairs(path)
+    rows = {r["nid"]: r for r in Article.objects.filter(
+        nid__in={n for pair in pairs for n in pair}, status=ArticleStatus.DONE,
+        doc__isnull=False, features__isnull=False).values("id", "nid", "features",
+                                                          "doc__doc_id")}
+    features = {nid: Features.from_bytes(bytes(r["features"] or b"")) for nid, r in rows.items()}
+    shipped = replace(config, model=shipped_vector_model())
+    out: dict[tuple[int, int], Candidate] = {}
+    for x, y in pairs:
+        if x not in rows or y not in rows:
+            continue
+        first, later = sorted((rows[x], rows[y]), key=lambda r: r["id"])
+        key = (first["id"], later["id"])
+        if key in out:
+            continue
+        fa, fb = features[first["nid"]], features[later["nid"]]
+        out[key] = Candidate(
+            first["id"], later["id"], first["nid"], later["nid"], first["doc__doc_id"] or "",
+            first["doc__doc_id"] == later["doc__doc_id"],
+            verify(fb, fa, config).probability, verify(fb, fa, shipped).probability)
+    return list(out.values())
+
+
 def answered_pairs() -> set[tuple[str, str]]:
     return set(PairLabel.objects.filter(undone_at__isnull=True)
                .values_list("nid_a", "nid_b"))
@@ -184,7 +227,9 @@ def next_pair(user: Any, rng: random.Random | None = None) -> Asked | None:
     recent = list(PairLabel.objects.filter(editor=user if user.is_authenticated else None)
                   .filter(undone_at__isnull=True).order_by("-id")
                   .values_list("family", flat=True)[:RECENT])
-    return choose(candidate_pool(config), answered_pairs(), recent, config, rng)
+    pool = (drill_pool(settings.TEACHING_DRILL_PAIRS, config) if settings.TEACHING_DRILL_PAIRS
+            else candidate_pool(config))
+    return choose(pool, answered_pairs(), recent, config, rng)
 
 
 def record(asked: Asked, answer: str, user: Any) -> tuple[PairLabel, str]:

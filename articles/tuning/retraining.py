@@ -4,8 +4,8 @@ The admin's switches (``EngineSettings``): ``retrain_automatically`` (default of
 the workers' watchdog (articles/ingest/watchdog.py) queue a fit once
 ``retrain_min_labels`` new labels exist (:func:`new_labels`: editors' decisions and sure
 answers on the teaching queue, standing, made since the last fitted version). The job
-fits with the existing path (``matcher.train_vector``: prior centred on the active
-model when it is a vector model, whole decisions held out), which records the labels
+fits with the existing path (``matcher.train_vector``: prior centred on
+``matcher.prior_of``, whole decisions held out), which records the labels
 and the figures and flags the version when one editor gave more than 60 % of its labels.
 It is activated only when ``retrain_activate`` is on, the version is not flagged and
 :func:`worse_on` finds no held-out measure on which it is worse than the active model;

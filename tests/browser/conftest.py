@@ -6,7 +6,10 @@ Never `playwright install`: the system chromium is used (executable_path).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +25,8 @@ collect_ignore = [] if os.environ.get("DEDUPSITE_SCREENSHOTS") else ["test_scree
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PASSWORD = "pw-12345-long"
+ROOT = Path(__file__).resolve().parents[2]
+SEEDED = 60  # teaching answers given through the desk before the browser opens (taught)
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +42,9 @@ def browser() -> Iterator:
         browser.close()
 
 
-@pytest.fixture
-def page(browser, live_server) -> Iterator:
+def _browser_page(browser, live_server) -> Iterator:
+    """A page in a browser context of its own (cookies, session): fails the test on
+    any script error."""
     context = browser.new_context(base_url=live_server.url, locale="en-US",
                                   viewport={"width": 1360, "height": 900})
     page = context.new_page()
@@ -49,6 +55,17 @@ def page(browser, live_server) -> Iterator:
     yield page
     context.close()
     assert not errors, errors  # no script error on any page
+
+
+@pytest.fixture
+def page(browser, live_server) -> Iterator:
+    yield from _browser_page(browser, live_server)
+
+
+@pytest.fixture
+def other_page(browser, live_server) -> Iterator:
+    """The second editor's browser."""
+    yield from _browser_page(browser, live_server)
 
 
 @pytest.fixture
@@ -69,9 +86,52 @@ def viewer(transactional_db):
     return User.objects.create_user("viewer", password=PASSWORD, is_staff=True)
 
 
+@pytest.fixture
+def second_editor(editor):
+    from django.contrib.auth.models import User
+
+    other = User.objects.create_user("editor2", password=PASSWORD)
+    other.groups.set(editor.groups.all())
+    return other
+
+
 def log_in(page, username: str, next_path: str = "/clusters/") -> None:
     page.goto(f"/accounts/login/?next={next_path}")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"**{next_path}")
+
+
+# --- the teaching desk on the labelled crawled pairs (test_teaching_two_editors_browser.py)
+
+
+def teaching_drill() -> Any:
+    """bench/teaching_drill.py: the drill's split, the articles, the scripted desk."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import teaching_drill
+
+    return teaching_drill
+
+
+@pytest.fixture
+def taught(client, auth, run_worker, editor, settings, tmp_path) -> Any:
+    """The labelled crawled articles posted and processed, the desk on the drill's
+    pairs, and ``SEEDED`` answers of the first editor given through its pages."""
+    from django.test import Client
+
+    drill = teaching_drill()
+    the_split = drill.split(drill.crawled_labels())
+    path = tmp_path / "drill.csv"
+    drill.write_pairs(path, the_split.asked)
+    settings.TEACHING_DRILL_PAIRS = str(path)
+    settings.TEACHING_AUDIT_PERCENT = 0  # the pair taken back is asked again, not a draw
+    drill.post_articles(client, auth, drill.article_payloads(
+        {n for pair in the_split.labels for n in pair}))
+    run_worker()
+    editor.is_staff = editor.is_superuser = True  # the admin of the scene too
+    editor.save()
+    desk_client = Client()
+    assert desk_client.login(username="editor", password=PASSWORD)
+    assert drill.Desk(desk_client, None).answer(SEEDED, the_split.labels) == SEEDED
+    return the_split

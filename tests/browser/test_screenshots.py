@@ -520,3 +520,28 @@ def test_teaching_screenshots(page, live_server, sample, editor, language, setti
     if why.count():
         why.locator("summary").click()
     shoot(page, f"teach-answered-{language}.png", full_page=True)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_two_editors_teaching_screenshots(page, other_page, live_server, taught, editor,
+                                          second_editor, language):
+    """The two editors' teaching scene (test_teaching_two_editors_browser.py): a pair
+    answered by keyboard, the retrained version's preview in the admin, /stats/."""
+    from tests.browser.test_teaching_two_editors_browser import in_chinese, scene
+
+    if language == "zh":
+        in_chinese(page, live_server)
+        in_chinese(other_page, live_server)
+
+    def shoot_step(target, name: str) -> None:
+        path = str(OUT / f"{name}-{language}.png")
+        if not hasattr(target, "keyboard"):  # a part of a page
+            target.screenshot(path=path)
+        elif name == "teach-retrained-preview":  # the version, its chart and comparison
+            target.screenshot(path=path, full_page=True,
+                              clip={"x": 0, "y": 0, "width": 1360, "height": 1500})
+        else:
+            shoot(target, f"{name}-{language}.png", full_page=True)
+
+    scene(page, other_page, live_server, taught, editor, second_editor, shoot_step)

@@ -7,14 +7,13 @@ first one changed is refused with a warning and the current state, and nothing i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
 from articles.models import Article, AuditEntry, Doc
 from tests.browser import stories
-from tests.browser.conftest import PASSWORD, log_in
+from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,30 +23,6 @@ def corpus(client, auth, run_worker) -> dict[str, Doc]:
     stories.load(client, auth, run_worker)
     return {key: Article.objects.get(nid=f"{key}-1").doc
             for key in ("river", "library", "museum", "xss")}
-
-
-@pytest.fixture
-def second_editor(editor):
-    from django.contrib.auth.models import User
-
-    other = User.objects.create_user("editor2", password=PASSWORD)
-    other.groups.set(editor.groups.all())
-    return other
-
-
-@pytest.fixture
-def other_page(browser, live_server) -> Iterator:
-    """The second editor's browser: its own context (cookies, session)."""
-    context = browser.new_context(base_url=live_server.url, locale="en-US",
-                                  viewport={"width": 1360, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    page.on("dialog", lambda dialog: dialog.accept())
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def outcome(page) -> str:

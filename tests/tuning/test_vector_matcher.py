@@ -170,3 +170,29 @@ def admin_client(client, db):
     User.objects.create_superuser("admin", "a@example.com", "pw-long-enough-1")
     client.login(username="admin", password="pw-long-enough-1")
     return client
+
+
+def test_a_refit_is_centred_on_the_model_no_label_was_fitted_to() -> None:
+    """Every fit uses every standing label again, so its prior is centred on where the
+    chain of fits started, not on a version already fitted to those labels (which would
+    count them twice)."""
+    from dataclasses import replace
+
+    shipped = shipped_vector_model()
+
+    def version(name: str, base: str, prior: float, trained: int) -> VectorModel:
+        model = replace(shipped, version=name, prior=prior)
+        MatchModelVersion.objects.create(version=name, base=base, weights=model.as_dict(),
+                                         trained_pairs=trained)
+        return model
+
+    assert matcher.prior_of(EngineConfig()) == shipped  # the active model is not a vector
+    version("editors-1", shipped.version, 1.0, 40)
+    second = version("editors-2", "editors-1", 2.0, 80)
+    assert matcher.prior_of(EngineConfig(model=second)) == shipped
+    # a version no label was fitted to (an admin added it) starts a chain of its own
+    added = version("added-1", "vector-0", -3.0, 0)
+    third = version("editors-3", "added-1", 0.5, 30)
+    found = matcher.prior_of(EngineConfig(model=third))
+    assert (found.version, found.prior) == ("added-1", -3.0)
+    assert matcher.prior_of(EngineConfig(model=added)) == added

@@ -141,35 +141,34 @@ class Replayer:
         self._by_picture: dict[int, list[int]] = {}  # picture hash -> items showing it
         self._stories = PictureStories()
         self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
-        self._features: dict[int, Features] = {}
         # seq -> the article as a candidate: made once, as a hit it comes back many times
         self._candidates: dict[int, Candidate] = {}
         self._last = -1
 
     def add(self, item: Item) -> Assignment:
-        if item.seq <= self._last:
-            raise ValueError(f"items must come in increasing seq order: {item.seq} after "
+        seq, feats = item.seq, item.features
+        if seq <= self._last:
+            raise ValueError(f"items must come in increasing seq order: {seq} after "
                              f"{self._last}")
-        self._last = item.seq
+        self._last = seq
         assignment = self._assign(item)
-        self.anchor_of[item.seq] = assignment.anchor
-        self._features[item.seq] = item.features
-        self._candidates[item.seq] = Candidate(item.seq, str(assignment.anchor), item.features,
-                                               item.seq == assignment.anchor)
+        anchor = assignment.anchor
+        self.anchor_of[seq] = anchor
+        # the members of a doc share its anchor's doc key (one str per doc)
+        doc_key = str(seq) if anchor == seq else self._candidates[anchor].doc_key
+        self._candidates[seq] = Candidate(seq, doc_key, feats, anchor == seq)
         numbers = self._feature_numbers
-        key = (assignment.anchor, numbers.setdefault(item.features, len(numbers)))
-        fp = item.features.content_fp  # zero too: the online index holds it
-        self._content.add(fp, fp)
-        self._by_content.setdefault(fp, {}).setdefault(key, item.seq)
-        fp = item.features.title_fp
-        if fp:
-            self._title.add(fp, fp)
-            self._by_title.setdefault(fp, {}).setdefault(key, item.seq)
+        key = (anchor, numbers.setdefault(feats, len(numbers)))
+        # zero too: the online index holds it
+        _index(self._content, self._by_content, feats.content_fp, key, seq)
+        if feats.title_fp:
+            _index(self._title, self._by_title, feats.title_fp, key, seq)
         if item.url_hash is not None:
-            self._urls.setdefault(item.url_hash, item.seq)
-        self._keys.add(item.seq, stored_keys(item.features.keys))
-        if item.features.pictures:
-            self._add_pictures(item, assignment.anchor)
+            self._urls.setdefault(item.url_hash, seq)
+        if feats.keys:
+            self._keys.add(seq, stored_keys(feats.keys))
+        if feats.pictures:
+            self._add_pictures(item, anchor)
         return assignment
 
     def _add_pictures(self, item: Item, anchor: int) -> None:
@@ -214,22 +213,25 @@ class Replayer:
         seq, feats = item.seq, item.features
         known = self._urls.get(item.url_hash) if item.url_hash is not None else None
         members = self._members(feats)
+        if known is None and not members and not feats.pictures:
+            return Assignment(seq, item.nid, seq, None, None, None, None)  # as cascade
         stock: frozenset[int] = frozenset()
+        by_seq = self._candidates
         if feats.pictures:
             feats, candidates, stock = self._with_pictures(feats, members)
         else:
-            candidates = [self._candidate(member) for member in sorted(members)]
+            candidates = [by_seq[member] for member in sorted(members)]
         if self.pairs is not None:
             self.pairs.extend((c.article_id, seq) for c in candidates)
 
         def anchors_of(doc_key: str) -> tuple[Candidate]:
-            anchor = self._candidate(int(doc_key))
+            anchor = by_seq[int(doc_key)]
             if stock and anchor.features.pictures:
                 anchor = replace(anchor, features=without_stock(anchor.features, stock))
             return (anchor,)
 
         match = cascade(
-            feats, url_owner=self._candidate(known) if known is not None else None,
+            feats, url_owner=by_seq[known] if known is not None else None,
             hits=candidates, anchors_of=anchors_of, config=self.config)
         if match is None:
             return Assignment(seq, item.nid, seq, None, None, None, None)
@@ -237,29 +239,43 @@ class Replayer:
                           match.article_id, match.distance, match.similarity)
 
     def _members(self, feats: Features) -> set[int]:
-        """The index hits of ``feats``: content (and probes), title and key indexes."""
-        hits: dict[tuple[int, int], int] = {}
+        """The index hits of ``feats``: content (and probes), title and key indexes.
+
+        A (doc, features) key lives under one content fingerprint and one title
+        fingerprint (those of its features), and both maps hold the same member for it
+        (the first item added with it), so the hits are the union of the maps' members."""
+        config = self.config
+        # as online: every key hit
+        members = self._keys.query(query_keys(feats.keys)) if feats.keys else set()
         # As online: every item within the candidate radius among those sharing a block
         # with the content fingerprint or one of its probes (engine.content_probes).
-        found = self._content.query_union([feats.content_fp, *content_probes(feats, self.config)],
-                                          self.config.content_radius)
-        for fp in found:
-            for key, member in self._by_content[fp].items():
-                if hits.get(key, member + 1) > member:
-                    hits[key] = member
+        by_content = self._by_content
+        for fp in self._content.query_union([feats.content_fp, *content_probes(feats, config)],
+                                            config.content_radius):
+            members.update(by_content[fp].values())
         if feats.title_fp:
+            by_title = self._by_title
             for fp, _value, _distance in self._title.query(feats.title_fp,
-                                                           self.config.title_radius):
-                for key, member in self._by_title[fp].items():
-                    if hits.get(key, member + 1) > member:
-                        hits[key] = member
-        members = self._keys.query(query_keys(feats.keys))  # as online: every key hit
-        members.update(hits.values())
+                                                           config.title_radius):
+                members.update(by_title[fp].values())
         return members
 
     def _candidate(self, member: int) -> Candidate:
         """A replayed article as a candidate: its doc is named by its anchor's seq."""
         return self._candidates[member]
+
+
+def _index(index: MemoryBlockIndex, by_fp: dict[int, dict[tuple[int, int], int]], fp: int,
+           key: tuple[int, int], seq: int) -> None:
+    """``seq`` as the candidate of ``key`` under ``fp`` unless an earlier item is. A
+    fingerprint is in the block index exactly when it has a candidate map: the index is
+    written once per distinct fingerprint."""
+    found = by_fp.get(fp)
+    if found is None:
+        index.add(fp, fp)
+        by_fp[fp] = {key: seq}
+    elif key not in found:
+        found[key] = seq
 
 
 def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list[Assignment]:
@@ -382,20 +398,21 @@ def summarize(
     media_weights: Mapping[str, float] | None = None,
 ) -> BatchResult:
     by_seq = {item.seq: item for item in items}
-    anchors = {a.anchor for a in assignments}
-    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in anchors)
-    best: dict[int, Item] = {}
-    sizes: Counter[int] = Counter()
+    # per doc (by anchor seq): its size, and its representative with its key (each
+    # member's key computed once)
+    sizes: dict[int, int] = {}
+    best: dict[int, tuple[tuple[float, int], Item]] = {}
     for a in assignments:
+        anchor = a.anchor
         item = by_seq[a.seq]
-        sizes[a.anchor] += 1
-        current = best.get(a.anchor)
-        if current is None or (representative_key(item, media_weights)
-                               > representative_key(current, media_weights)):
-            best[a.anchor] = item
-    docs = [
-        DocSummary(doc_ids[f], by_seq[f].nid, best[f].nid, sizes[f], f) for f in sorted(anchors)
-    ]
+        sizes[anchor] = sizes.get(anchor, 0) + 1
+        key = representative_key(item, media_weights)
+        current = best.get(anchor)
+        if current is None or key > current[0]:
+            best[anchor] = (key, item)
+    anchors = sorted(sizes)
+    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in anchors)
+    docs = [DocSummary(doc_ids[f], by_seq[f].nid, best[f][1].nid, sizes[f], f) for f in anchors]
     return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
 
 

@@ -88,12 +88,16 @@ def decide(
 
     strict = _strict(config)
     probes = content_probes(new, config)
+    # new's keys as a set once, not once per member (shares_key)
+    new_keys = frozenset(query_keys(new.keys)) if new.keys else frozenset()
     ranked: list[tuple[tuple[int, float, int], Match]] = []
     for doc_key, members in by_doc.items():
-        members.sort(key=lambda c: c.article_id)
+        if len(members) > 1:  # a doc is mostly one candidate (its anchor)
+            members.sort(key=_article_id)
         anchor = next((c for c in members if c.is_anchor), None)
         doc_age = anchor.article_id if anchor else members[0].article_id
-        found = _match_doc(new, doc_key, members, anchor, config, strict, probes)
+        found = _match_doc(new, doc_key, members, anchor, config, strict, probes,
+                           new_keys=new_keys)
         if found is not None:
             rule_rank = _RULES.index(found.matched_by)
             score = max(found.similarity, found.containment)
@@ -101,6 +105,10 @@ def decide(
     if not ranked:
         return None
     return min(ranked, key=lambda item: item[0])[1]
+
+
+def _article_id(candidate: Candidate) -> int:
+    return candidate.article_id
 
 
 def _match_doc(
@@ -111,6 +119,8 @@ def _match_doc(
     config: EngineConfig,
     strict: EngineConfig,
     probes: Sequence[int] = (),
+    *,
+    new_keys: frozenset[int],
 ) -> Match | None:
     checked: dict[int, Verification] = {}
     # the picture rules need pictures on both sides: without, the text rules alone
@@ -128,7 +138,7 @@ def _match_doc(
             if rule == "title":
                 distance = _title_distance(new, member, config)
             elif rule == "content":
-                distance = _content_distance(new, member, config, probes)
+                distance = _content_distance(new, member, config, probes, new_keys)
             else:
                 distance = nearest_picture(new, member.features, config.picture_bits)
             if distance is None:
@@ -153,7 +163,8 @@ def _title_distance(new: Features, member: Candidate, config: EngineConfig) -> i
 
 
 def _content_distance(
-    new: Features, member: Candidate, config: EngineConfig, probes: Sequence[int]
+    new: Features, member: Candidate, config: EngineConfig, probes: Sequence[int],
+    new_keys: frozenset[int],
 ) -> int | None:
     """Content Hamming distance to ``member``, or None when the content rule cannot match it.
 
@@ -161,14 +172,15 @@ def _content_distance(
     it, or when it shares a key with ``new`` (fingerprints/stores/key_index.py: the key index
     found it); the distance reported stays the direct one.
     """
-    if shares_key(new, member.features):
-        return hamming(new.content_fp, member.features.content_fp)
-    if not new.content_fp or not member.features.content_fp:
+    stored = member.features
+    if new_keys and stored.keys and not new_keys.isdisjoint(stored_keys(stored.keys)):
+        return hamming(new.content_fp, stored.content_fp)  # shares_key, new_keys once
+    if not new.content_fp or not stored.content_fp:
         return None
-    distance = hamming(new.content_fp, member.features.content_fp)
+    distance = hamming(new.content_fp, stored.content_fp)
     if distance > config.content_radius and (
         not probes
-        or content_reach(new, member.features.content_fp, config, probes)
+        or content_reach(new, stored.content_fp, config, probes)
         > config.content_radius
     ):
         return None

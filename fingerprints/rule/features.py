@@ -14,6 +14,9 @@ MAX_PICTURES = 255  # picture hashes kept per article (the API allows far fewer)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
+_HEAD = struct.Struct("<BQQIIH")  # version, fingerprints, counts, numbers
+_LENGTH = struct.Struct("<H")  # a text's UTF-8 length
+_COUNT = struct.Struct("<B")  # a count or the flags
 
 
 @dataclass(frozen=True)
@@ -57,25 +60,23 @@ class Features:
         each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
         3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
         pictures = self.pictures[:MAX_PICTURES]
-        head = struct.pack(
-            "<BQQIIH",
-            FEATURES_VERSION if pictures else 4,
-            self.title_fp,
-            self.content_fp,
-            self.token_count,
-            self.number_count,
-            len(self.numbers) // 4,
-        )
-        tail = struct.pack("<B", len(self.weak_bits)) + self.weak_bits
-        for text in (self.title_key, self.short_text):
-            data = text.encode("utf-8")
-            tail += struct.pack("<H", len(data)) + data
-        tail += struct.pack("<B", len(self.keys) // 4) + self.keys
-        tail += struct.pack("<B", (OFF_TITLE if self.off_title else 0)
-                            | (CHAR_SHINGLES if self.char_shingles else 0))
+        title_key = self.title_key.encode("utf-8")
+        short_text = self.short_text.encode("utf-8")
+        count = _COUNT.pack
+        # the parts joined once (the batch command writes every article's bytes)
+        parts = [
+            _HEAD.pack(FEATURES_VERSION if pictures else 4, self.title_fp, self.content_fp,
+                       self.token_count, self.number_count, len(self.numbers) // 4),
+            self.numbers, self.sketch.to_bytes(),
+            count(len(self.weak_bits)), self.weak_bits,
+            _LENGTH.pack(len(title_key)), title_key, _LENGTH.pack(len(short_text)), short_text,
+            count(len(self.keys) // 4), self.keys,
+            count((OFF_TITLE if self.off_title else 0)
+                  | (CHAR_SHINGLES if self.char_shingles else 0)),
+        ]
         if pictures:
-            tail += struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures)
-        return head + self.numbers + self.sketch.to_bytes() + tail
+            parts.append(struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures))
+        return b"".join(parts)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:

@@ -112,6 +112,11 @@ class MatchModel:
     bounds: Bounds = Bounds()
     _lookup: Mapping[tuple[str, str], float] = field(
         default_factory=dict, compare=False, hash=False, repr=False)
+    # levels -> (score, probability): the rule's walk ends in one of a few hundred level
+    # sequences, so each is scored once (a Score is immutable: shared). Not an init
+    # field, so that dataclasses.replace gives the new model an empty one.
+    _scored: dict[tuple[tuple[str, str], ...], tuple[Score, float]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         lookup = {(c, lvl): float(w) for c, lvl, w in self.weights}
@@ -131,6 +136,16 @@ class MatchModel:
     def score(self, levels: Iterable[tuple[str, str]]) -> Score:
         return Score(self.version, self.prior,
                      tuple(Weight(c, lvl, self._lookup[(c, lvl)]) for c, lvl in levels))
+
+    def scored(self, levels: Iterable[tuple[str, str]]) -> tuple[Score, float]:
+        """:meth:`score` of ``levels`` and its probability, each distinct sequence of
+        levels computed once."""
+        key = tuple(levels)
+        found = self._scored.get(key)
+        if found is None:
+            score = self.score(key)
+            found = self._scored[key] = (score, score.probability)
+        return found
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatchModel:

@@ -230,8 +230,8 @@ def _judged(distance: int, ov: Overlap, path: _Path, config: EngineConfig) -> Ve
     ``config.match_threshold``; the reason is the rule's, or what the model changed."""
     if not isinstance(config.model, MatchModel):
         raise TypeError("the rule's walk is scored by a model of its levels")
-    score = config.model.score(path.levels)
-    ok = score.probability >= config.match_threshold
+    score, probability = config.model.scored(path.levels)
+    ok = probability >= config.match_threshold
     reason = path.reason
     if ok and not path.accepting:
         reason = "same-picture" if path.level("pictures") == "shared" else "match weight"
@@ -245,19 +245,20 @@ def _walk(a: Features, b: Features, config: EngineConfig) -> tuple[int, Overlap,
     """The comparisons rules 1-5 make on the texts, in the rule's order."""
     distance = hamming(a.content_fp, b.content_fp)
     ov = compare(a.sketch, b.sketch)
+    bounds = config.bounds  # a property: read once per pair
     small = min(a.sketch.shingles, b.sketch.shingles)
     if small == 0 or (_mute_bodies(a, b, small, config) and compare_short(
-            a.title_key, b.title_key).similarity < config.bounds.off_title_similarity):
+            a.title_key, b.title_key).similarity < bounds.off_title_similarity):
         # no body, or bodies that cannot tell two items apart under unrelated titles
         # (two redirect pages, two disclaimers, two "video from Tieba" stubs): only the
         # titles can tell
         return distance, ov, _title_only(a, b, config)
-    if small < config.bounds.short_shingles:
-        if ov.jaccard >= config.bounds.short_jaccard:
+    if small < bounds.short_shingles:
+        if ov.jaccard >= bounds.short_jaccard:
             return distance, ov, _guarded(a, b, config, ov.jaccard, "short-copy")
         if a.short_text and b.short_text:
             short = compare_short(a.short_text, b.short_text)
-            if short.similarity >= config.bounds.short_edit:
+            if short.similarity >= bounds.short_edit:
                 if short.conflict:
                     return distance, ov, _Path(False, f"template: another {short.conflict}",
                                                [("body", "short-template")])
@@ -268,10 +269,9 @@ def _walk(a: Features, b: Features, config: EngineConfig) -> tuple[int, Overlap,
             # only the titles can tell
             return distance, ov, _title_only(a, b, config)
         return distance, ov, _Path(False, "short-text", [("body", "short-different")])
-    bounds = config.bounds
     if ov.jaccard >= bounds.jaccard and ov.containment >= bounds.copy_containment:
         return distance, ov, _guarded(a, b, config, ov.jaccard, "copy")
-    if small >= config.bounds.containment_min_shingles:
+    if small >= bounds.containment_min_shingles:
         return distance, ov, _long_bodies(a, b, ov, config)
     return distance, ov, _Path(False, "dissimilar", [("body", "different")])
 
@@ -302,20 +302,21 @@ def _long_bodies(a: Features, b: Features, ov: Overlap, config: EngineConfig) ->
     """Rule 4 for two bodies of at least ``containment_min_shingles`` shingles that the
     copy rule did not accept: containment, the CJK containment rule and its strict
     band, the word Jaccard and word containment rules."""
-    if ov.containment >= config.bounds.containment:
+    bounds = config.bounds
+    if ov.containment >= bounds.containment:
         return _guarded(a, b, config, ov.jaccard, "contained")
     if a.char_shingles and b.char_shingles:
-        if ov.containment >= config.bounds.cjk_containment:
+        if ov.containment >= bounds.cjk_containment:
             return _guarded(a, b, config, ov.jaccard, "contained", "cjk-contained")
-        if (ov.containment >= config.bounds.cjk_strict_containment
-                and ov.jaccard >= config.bounds.cjk_strict_jaccard):
+        if (ov.containment >= bounds.cjk_strict_containment
+                and ov.jaccard >= bounds.cjk_strict_jaccard):
             return _strictly_guarded(a, b, config)
     if not a.char_shingles and not b.char_shingles:
-        if ov.jaccard >= config.bounds.word_jaccard:
+        if ov.jaccard >= bounds.word_jaccard:
             return _guarded(a, b, config, ov.jaccard, "copy", "word-copy")
-        if ov.containment >= config.bounds.word_containment:
+        if ov.containment >= bounds.word_containment:
             return _guarded(a, b, config, ov.jaccard, "contained", "word-contained")
-    if ov.jaccard >= config.bounds.title_jaccard:
+    if ov.jaccard >= bounds.title_jaccard:
         title = _title_level(_title_match(a, b, config))
         if title == "same":
             # two fillings of one frame under one headline are what the guard is for:

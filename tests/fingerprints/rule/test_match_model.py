@@ -48,6 +48,21 @@ def test_every_level_the_schema_has_is_weighed_and_nothing_else() -> None:
         MatchModel.from_dict({"version": "x"})
 
 
+def test_a_remembered_score_is_the_models_own_after_a_replace() -> None:
+    from dataclasses import replace
+
+    model = starting_model()
+    levels = [("body", "copy"), ("numbers", "agree"), ("names", "none-shared")]
+    score, p = model.scored(levels)
+    assert score == model.score(levels) and p == score.probability
+    assert model.scored(tuple(levels))[0] is score  # scored once per sequence of levels
+    heavier = replace(model, weights=tuple((c, lvl, w + 1.0) for c, lvl, w in model.weights))
+    other, other_p = heavier.scored(levels)
+    assert other == heavier.score(levels) != score
+    assert other.match_weight == pytest.approx(score.match_weight + len(levels))
+    assert other_p > p
+
+
 def test_probability_is_the_logistic_of_the_match_weight_in_bits() -> None:
     assert probability(0) == 0.5
     assert probability(1) == pytest.approx(2 / 3)

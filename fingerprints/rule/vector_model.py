@@ -203,14 +203,11 @@ class VectorModel:
     # of each level: present, present + steps[0], ...)
     _table: tuple[tuple[int, int, tuple[float, ...], tuple[int, ...]], ...] = field(
         default=(), compare=False, hash=False, repr=False)
-    # per regime: the specs in force there (every regime's and its own), in spec order,
-    # as (the measure's place, the spec, its cuts, its level sums): what a pair is scored on
-    _regimes: tuple[tuple[tuple[int, Spec, tuple[float, ...], tuple[int, ...]], ...], ...] = \
-        field(default=(), init=False, compare=False, hash=False, repr=False)
     _cuts: dict[float, int] = field(default_factory=dict, init=False, compare=False,
                                     hash=False, repr=False)  # cut() per threshold
-    # per regime: per comparison (COMPARISONS' order), an _Explainer; and the lines of
-    # two specs' levels met so far, by (regime, comparison, levels): explain()
+    # per regime: per comparison (COMPARISONS' order), an _Explainer of the specs in
+    # force there (every regime's and its own, in spec order): what a pair is scored on;
+    # and the lines of two specs' levels met so far, by (regime, comparison, levels)
     _explain: tuple[tuple[_Explainer, ...], ...] = field(
         default=(), init=False, compare=False, hash=False, repr=False)
     _lines: dict[tuple[int, int, tuple[int | None, ...]], Contribution] = field(
@@ -249,16 +246,12 @@ class VectorModel:
                        tuple(accumulate((_centi(w) for w in s.steps), initial=_centi(s.present))))
                       for s in self.specs)
         object.__setattr__(self, "_table", table)
-        object.__setattr__(self, "_regimes", tuple(
-            tuple((i, spec, cuts, sums) for (i, r, cuts, sums), spec in zip(table, self.specs,
-                                                                             strict=True)
-                  if r in (-1, regime))
-            for regime in range(self.regime_count)))
         object.__setattr__(self, "_explain", tuple(
-            tuple(_explainer(place, tuple((spec, cuts, sums) for i, spec, cuts, sums in specs
-                                          if i == place))
+            tuple(_explainer(place, tuple((spec, cuts, sums) for (i, r, cuts, sums), spec
+                                          in zip(table, self.specs, strict=True)
+                                          if i == place and r in (-1, regime)))
                   for place in range(len(COMPARISONS)))
-            for specs in self._regimes))
+            for regime in range(self.regime_count)))
         object.__setattr__(self, "_cuts", {})
         object.__setattr__(self, "_lines", {})
         object.__setattr__(self, "_hash", hash(tuple(
@@ -308,27 +301,9 @@ class VectorModel:
         return tuple(out)
 
     def centibits(self, vector: ComparisonVector) -> int:
-        """The match weight in centibits: an integer sum (the same on every machine)."""
-        return self.in_force(vector)[1]
-
-    def in_force(self, vector: ComparisonVector
-                 ) -> tuple[int, int, list[tuple[Spec, int | None, int]]]:
-        """(the pair's regime, its match weight in centibits, each spec in force there in
-        spec order with its level and centibits, None and 0 when its measure is
-        missing): only the specs that can weigh, the same sum as :meth:`score`'s."""
-        values = vector.values()
-        regime = self.regime_of(vector)
-        total = _centi(self.prior)
-        parts: list[tuple[Spec, int | None, int]] = []
-        for i, spec, cuts, sums in self._regimes[regime]:
-            value = values[i]
-            if value is None:
-                parts.append((spec, None, 0))
-            else:
-                level = bisect_right(cuts, value)
-                total += sums[level]
-                parts.append((spec, level, sums[level]))
-        return regime, total, parts
+        """The match weight in centibits: an integer sum (the same on every machine) of
+        the specs in force in the pair's regime (:meth:`explain`'s)."""
+        return self.explain(vector)[1]
 
     def explain(self, vector: ComparisonVector
                 ) -> tuple[int, int, tuple[Contribution, ...]]:
@@ -336,7 +311,7 @@ class VectorModel:
         per comparison of the vector in its order): the weight of the specs in force
         there (two specs of one comparison, every regime's and the regime's own, summed
         in spec order on one line under the first one's level), ``unweighed`` when none
-        weighs it; the same sum as :meth:`in_force`'s. A line is made once per model and
+        weighs it; the same sum as :meth:`score`'s. A line is made once per model and
         levels, then reused: a pair's explanation costs its bisections."""
         values = vector.values()
         regime = self.regime_of(vector)

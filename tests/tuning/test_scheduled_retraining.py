@@ -9,12 +9,11 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from articles.editor import actions
 from articles.ingest import watchdog
-from articles.models import Article, EngineSettings, MatchModelVersion, PairLabel
+from articles.models import EngineSettings, MatchModelVersion, PairLabel
 from articles.tuning import editor_audit, matcher, retraining
 from articles.tuning.state import active_config
-from tests.tuning.test_train_matcher import pairs
+from tests.tuning.test_train_matcher import decide, pairs
 
 PAIRS = 24  # pairs of each kind (copy, template) the fits below are made on
 
@@ -140,13 +139,7 @@ def test_the_watchdog_fits_a_candidate_that_records_its_labels_and_waits(
     # splits when other tests had run first
     made = pairs(admin_client, auth, "s", PAIRS, seed=7)
     run_worker()
-    for i, (kind, _a, b) in enumerate(made):  # two editors, neither with most labels
-        second = Article.objects.get(nid=b)
-        who = anna if i % 2 else bo
-        if kind == "copy":
-            actions.confirm_doc(second.doc, who)
-        else:
-            actions.split_article(second, who, "another item of the template")
+    decide(made, lambda i: anna if i % 2 else bo)  # two editors, neither with most labels
     settings = EngineSettings.load()
     settings.retrain_automatically = True
     settings.save()
@@ -171,12 +164,7 @@ def test_a_fit_on_one_editors_labels_is_flagged_and_never_activated(
     anna, _bo = editors
     made = pairs(admin_client, auth, "f", PAIRS, seed=7)
     run_worker()
-    for kind, _a, b in made:
-        second = Article.objects.get(nid=b)
-        if kind == "copy":
-            actions.confirm_doc(second.doc, anna)
-        else:
-            actions.split_article(second, anna, "another item of the template")
+    decide(made, lambda i: anna)
     settings = EngineSettings.load()
     settings.retrain_activate = True
     settings.save()

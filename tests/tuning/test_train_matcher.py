@@ -64,6 +64,17 @@ def pairs(client, auth, prefix: str, n: int, seed: int) -> list[tuple[str, str, 
     return out
 
 
+def decide(made: list[tuple[str, str, str]], editor_of=lambda i: None) -> None:
+    """The editors decide each pair of :func:`pairs`: a copy confirmed, a template split
+    (``editor_of(i)``: the editor of the i-th pair, None for none)."""
+    for i, (kind, _a, b) in enumerate(made):
+        second = Article.objects.get(nid=b)
+        if kind == "copy":
+            actions.confirm_doc(second.doc, editor_of(i))
+        else:
+            actions.split_article(second, editor_of(i), "another item of the template")
+
+
 @pytest.fixture
 def admin_client(client, db):
     User.objects.create_superuser("admin", "a@example.com", "pw-long-enough-1")
@@ -92,12 +103,7 @@ def test_editors_splitting_templates_teach_a_version_that_splits_them(admin_clie
         first, second = Article.objects.get(nid=a), Article.objects.get(nid=b)
         assert first.doc_id == second.doc_id, (kind, a)  # the engine joined every pair
         assert level(b) == ("copy" if kind == "copy" else "cjk-contained")
-    for kind, _a, b in made:  # the editors: copies confirmed, templates split
-        second = Article.objects.get(nid=b)
-        if kind == "copy":
-            actions.confirm_doc(second.doc, None)
-        else:
-            actions.split_article(second, None, "another item of the template")
+    decide(made)  # the editors: copies confirmed, templates split
     held = held_out(made)
     assert {kind for kind, _a, _b in held} == {"copy", "template"}  # both kinds held out
 

@@ -19,7 +19,7 @@ from fingerprints.rule import EngineConfig
 from fingerprints.rule.comparison import COMPARISONS
 from fingerprints.rule.match_model import starting_model
 from fingerprints.rule.vector_model import VectorModel, shipped_vector_model
-from tests.tuning.test_train_matcher import pairs, post, text
+from tests.tuning.test_train_matcher import decide, pairs, post, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -118,12 +118,7 @@ def test_editors_decisions_fit_a_vector_version_compared_on_held_out_decisions(
         admin_client, auth, run_worker):
     made = pairs(admin_client, auth, "p", 18, seed=7)
     run_worker()
-    for kind, _a, b in made:  # the editors: copies confirmed, templates split
-        second = Article.objects.get(nid=b)
-        if kind == "copy":
-            actions.confirm_doc(second.doc, None)
-        else:
-            actions.split_article(second, None, "another item of the template")
+    decide(made)  # the editors: copies confirmed, templates split
     labelled = matcher.compared_pairs()
     assert len(labelled) == 36  # one compared pair per decision here: b against a
     assert {p.held_out for p in labelled} == {True, False}

@@ -180,7 +180,10 @@ def test_cursors_follow_commit_order_when_two_transactions_overlap():
     release.set()
     one.join(20)
     two.join(20)
-    assert order == ["first", "second"]
+    # both committed; which thread appended first after its commit is the scheduler's
+    # choice, not the database's (it failed so on a loaded run): the commit order is
+    # the cursors'
+    assert sorted(order) == ["first", "second"]
     logged = {c.doc_id: c.cursor for c in Change.objects.all()}
     assert logged["first-doc"] < logged["second-doc"]
     assert seen_while_open == [] and following == 0

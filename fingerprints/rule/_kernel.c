@@ -1885,23 +1885,20 @@ static void longest_match(const Py_UCS4 *a, const Py_UCS4 *b, Py_ssize_t alo, Py
     }
 }
 
-/* matching_blocks(a, b) -> ((i, j, size), ...): difflib's
- * SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of two strings
- * (adjacent blocks joined, the (len(a), len(b), 0) sentinel last): shorttext's edit
- * similarity and replaced stretches without difflib's dictionaries. */
-static PyObject *matching_blocks(PyObject *self, PyObject *args) {
-    PyObject *sa, *sb;
-    if (!PyArg_ParseTuple(args, "UU", &sa, &sb)) return NULL;
-    Py_ssize_t la = PyUnicode_GET_LENGTH(sa), lb = PyUnicode_GET_LENGTH(sb);
-    Py_UCS4 *a = PyUnicode_AsUCS4Copy(sa), *b = PyUnicode_AsUCS4Copy(sb);
+/* difflib's SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of a[:la]
+ * and b[:lb], adjacent blocks joined, without the sentinel: written to joined (3 a block,
+ * room for min(la, lb) + 1 blocks), their count returned; -1 when out of memory (the
+ * error set). */
+static Py_ssize_t joined_blocks(const Py_UCS4 *a, Py_ssize_t la, const Py_UCS4 *b, Py_ssize_t lb,
+                                Py_ssize_t *joined) {
     Py_ssize_t *len = PyMem_Malloc((size_t)(lb + 1) * sizeof(Py_ssize_t));
     /* at most min(la, lb) blocks, and as many ranges waiting */
     Py_ssize_t most = (la < lb ? la : lb) + 1;
     Py_ssize_t *blocks = PyMem_Malloc((size_t)most * 3 * sizeof(Py_ssize_t));
     Py_ssize_t *queue = PyMem_Malloc((size_t)most * 2 * 4 * sizeof(Py_ssize_t));
-    PyObject *result = NULL;
-    if (!a || !b || !len || !blocks || !queue) {
-        if (a && b) PyErr_NoMemory();
+    Py_ssize_t count = -1;
+    if (!len || !blocks || !queue) {
+        PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t found = 0, waiting = 0;
@@ -1936,8 +1933,7 @@ static PyObject *matching_blocks(PyObject *self, PyObject *args) {
         }
         blocks[3 * (y + 1)] = t0, blocks[3 * (y + 1) + 1] = t1, blocks[3 * (y + 1) + 2] = t2;
     }
-    result = PyList_New(0);
-    if (!result) goto done;
+    count = 0;
     Py_ssize_t i1 = 0, j1 = 0, k1 = 0;
     for (Py_ssize_t x = 0; x <= found; x++) {
         Py_ssize_t i2 = x < found ? blocks[3 * x] : la, j2 = x < found ? blocks[3 * x + 1] : lb;
@@ -1947,30 +1943,188 @@ static PyObject *matching_blocks(PyObject *self, PyObject *args) {
             continue;
         }
         if (k1) {
-            PyObject *item = Py_BuildValue("(nnn)", i1, j1, k1);
-            if (!item || PyList_Append(result, item) < 0) {
-                Py_XDECREF(item);
-                Py_CLEAR(result);
-                goto done;
-            }
-            Py_DECREF(item);
+            joined[3 * count] = i1, joined[3 * count + 1] = j1, joined[3 * count + 2] = k1;
+            count++;
         }
         i1 = i2, j1 = j2, k1 = k2;
     }
-    PyObject *sentinel = Py_BuildValue("(nnn)", la, lb, (Py_ssize_t)0);
-    if (!sentinel || PyList_Append(result, sentinel) < 0) {
-        Py_XDECREF(sentinel);
-        Py_CLEAR(result);
-        goto done;
-    }
-    Py_DECREF(sentinel);
-
 done:
-    PyMem_Free(a);
-    PyMem_Free(b);
     PyMem_Free(len);
     PyMem_Free(blocks);
     PyMem_Free(queue);
+    return count;
+}
+
+/* Two strings' characters and their joined matching blocks, the (la, lb, 0) sentinel
+ * last (joined_blocks'); free with free_blocks. */
+typedef struct {
+    Py_UCS4 *a, *b;
+    Py_ssize_t la, lb, count, *joined;
+} Blocks;
+
+static void free_blocks(Blocks *m) {
+    PyMem_Free(m->a);
+    PyMem_Free(m->b);
+    PyMem_Free(m->joined);
+}
+
+/* 0, or -1 with the error set (m is then still freed by free_blocks) */
+static int blocks_of(PyObject *sa, PyObject *sb, Blocks *m) {
+    m->la = PyUnicode_GET_LENGTH(sa), m->lb = PyUnicode_GET_LENGTH(sb);
+    m->a = PyUnicode_AsUCS4Copy(sa), m->b = PyUnicode_AsUCS4Copy(sb);
+    Py_ssize_t most = (m->la < m->lb ? m->la : m->lb) + 1;
+    m->joined = PyMem_Malloc((size_t)(most + 1) * 3 * sizeof(Py_ssize_t));
+    if (!m->a || !m->b || !m->joined) {
+        if (m->a && m->b) PyErr_NoMemory();
+        return -1;
+    }
+    m->count = joined_blocks(m->a, m->la, m->b, m->lb, m->joined);
+    if (m->count < 0) return -1;
+    Py_ssize_t *end = m->joined + 3 * m->count;
+    end[0] = m->la, end[1] = m->lb, end[2] = 0;
+    return 0;
+}
+
+/* matching_blocks(a, b) -> ((i, j, size), ...): difflib's
+ * SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of two strings
+ * (adjacent blocks joined, the (len(a), len(b), 0) sentinel last): shorttext's edit
+ * similarity and replaced stretches without difflib's dictionaries. */
+static PyObject *matching_blocks(PyObject *self, PyObject *args) {
+    PyObject *sa, *sb;
+    if (!PyArg_ParseTuple(args, "UU", &sa, &sb)) return NULL;
+    Blocks m = {0};
+    PyObject *result = NULL;
+    if (blocks_of(sa, sb, &m) < 0) goto done;
+    result = PyList_New(m.count + 1);
+    if (!result) goto done;
+    for (Py_ssize_t x = 0; x <= m.count; x++) {
+        const Py_ssize_t *block = m.joined + 3 * x;
+        PyObject *item = Py_BuildValue("(nnn)", block[0], block[1], block[2]);
+        if (!item) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, x, item);
+    }
+done:
+    free_blocks(&m);
+    return result;
+}
+
+/* 1 when text[lo:hi], widened to the words around it, holds a name of names (a set):
+ * every substring of up to 4 characters that overlaps the stretch (shorttext._conflict's
+ * loop); 0 when none; -1 on an error. */
+static int holds_name(PyObject *text, Py_ssize_t length, Py_ssize_t lo, Py_ssize_t hi,
+                      PyObject *names) {
+    for (Py_ssize_t start = lo - 3 > 0 ? lo - 3 : 0; start < hi; start++) {
+        Py_ssize_t first = start + 1 > lo + 1 ? start + 1 : lo + 1;
+        Py_ssize_t last = start + 4 < length ? start + 4 : length;
+        for (Py_ssize_t end = first; end <= last; end++) {
+            PyObject *word = PyUnicode_Substring(text, start, end);
+            if (!word) return -1;
+            int found = PySet_Contains(names, word);
+            Py_DECREF(word);
+            if (found) return found;
+        }
+    }
+    return 0;
+}
+
+/* compare_short(a, b, names) -> (similarity, conflict, number_replaced):
+ * shorttext.compare_short_py of two non-empty keys: difflib's ratio over the matching
+ * blocks, "number" or "name" when a replaced stretch (widened as shorttext._conflict
+ * widens it) holds a digit or a word of the set names, else "", and whether a replaced
+ * stretch itself holds a digit. */
+static PyObject *compare_short(PyObject *self, PyObject *args) {
+    PyObject *sa, *sb, *names;
+    if (!PyArg_ParseTuple(args, "UUO!", &sa, &sb, &PyFrozenSet_Type, &names)) return NULL;
+    Blocks m = {0};
+    PyObject *result = NULL;
+    if (blocks_of(sa, sb, &m) < 0) goto done;
+    const Py_UCS4 *a = m.a, *b = m.b;
+    const Py_ssize_t la = m.la, lb = m.lb, count = m.count, *joined = m.joined;
+    Py_ssize_t matched = 0;
+    for (Py_ssize_t x = 0; x < count; x++) matched += joined[3 * x + 2];
+    Py_ssize_t total = la + lb;
+    double similarity = total ? 2.0 * (double)matched / (double)total : 1.0;
+    /* the replaced stretches: where both sides have something between two blocks */
+    int number = 0;
+    const char *kind = "";
+    Py_ssize_t i = 0, j = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        i = j = 0;
+        for (Py_ssize_t x = 0; x <= count; x++) {
+            Py_ssize_t ai = joined[3 * x], bj = joined[3 * x + 1], size = joined[3 * x + 2];
+            if (i < ai && j < bj) {
+                if (pass == 0) {
+                    for (Py_ssize_t p = i; p < ai && !number; p++) number = Py_UNICODE_ISDIGIT(a[p]);
+                    for (Py_ssize_t p = j; p < bj && !number; p++) number = Py_UNICODE_ISDIGIT(b[p]);
+                } else {
+                    const Py_UCS4 *sides[2] = {a, b};
+                    PyObject *texts[2] = {sa, sb};
+                    Py_ssize_t lengths[2] = {la, lb}, los[2] = {i, j}, his[2] = {ai, bj};
+                    for (int side = 0; side < 2 && !*kind; side++) {
+                        Py_ssize_t lo = los[side], hi = his[side], n = lengths[side];
+                        Py_ssize_t from = lo - 1 > 0 ? lo - 1 : 0, to = hi + 1 < n ? hi + 1 : n;
+                        for (Py_ssize_t p = from; p < to; p++) {
+                            if (Py_UNICODE_ISDIGIT(sides[side][p])) {
+                                kind = "number";
+                                break;
+                            }
+                        }
+                        if (*kind) break;
+                        int found = holds_name(texts[side], n, lo, hi, names);
+                        if (found < 0) goto done;
+                        if (found) kind = "name";
+                    }
+                    if (*kind) break;
+                }
+            }
+            i = ai + size, j = bj + size;
+        }
+    }
+    result = Py_BuildValue("(dsO)", similarity, kind, number ? Py_True : Py_False);
+done:
+    free_blocks(&m);
+    return result;
+}
+
+/* view's uint32 values, ascending and distinct, in out (room for all); their count */
+static Py_ssize_t sorted_distinct(const Py_buffer *view, uint32_t *out) {
+    Py_ssize_t n = view->len / 4, ascending = 1;
+    memcpy(out, view->buf, (size_t)n * 4);
+    for (Py_ssize_t x = 1; x < n && ascending; x++) ascending = out[x - 1] < out[x];
+    if (ascending) return n;
+    qsort(out, (size_t)n, 4, compare_u32);
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t x = 0; x < n; x++)
+        if (!kept || out[kept - 1] != out[x]) out[kept++] = out[x];
+    return kept;
+}
+
+/* shared_keys(a, b) -> (distinct values both have, distinct values of a, of b) of two
+ * uint32 arrays (comparison._shared_keys' sets), in any order. */
+static PyObject *shared_keys(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    if (!PyArg_ParseTuple(args, "y*y*", &a, &b)) return NULL;
+    uint32_t *va = PyMem_Malloc((size_t)(a.len / 4 + 1) * 4);
+    uint32_t *vb = PyMem_Malloc((size_t)(b.len / 4 + 1) * 4);
+    PyObject *result = NULL;
+    if (!va || !vb) {
+        PyErr_NoMemory();
+    } else {
+        Py_ssize_t na = sorted_distinct(&a, va), nb = sorted_distinct(&b, vb), shared = 0;
+        for (Py_ssize_t x = 0, y = 0; x < na && y < nb;) {
+            if (va[x] < vb[y]) x++;
+            else if (va[x] > vb[y]) y++;
+            else shared++, x++, y++;
+        }
+        result = Py_BuildValue("(nnn)", shared, na, nb);
+    }
+    PyMem_Free(va);
+    PyMem_Free(vb);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
     return result;
 }
 
@@ -1993,6 +2147,10 @@ static PyMethodDef methods[] = {
     {"contexts", contexts, METH_VARARGS,
      "((a, b, shared, conflicts) of the numbers in context, the same of the names): "
      "comparison.both_contexts."},
+    {"compare_short", compare_short, METH_VARARGS,
+     "(similarity, conflict, number_replaced) of two keys: shorttext.compare_short_py."},
+    {"shared_keys", shared_keys, METH_VARARGS,
+     "(distinct values both have, of a, of b) of two uint32 arrays: comparison._shared_keys."},
     {"matching_blocks", matching_blocks, METH_VARARGS,
      "difflib's SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() of two "
      "strings, as tuples (shorttext.matching_blocks)."},

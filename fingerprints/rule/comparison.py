@@ -24,7 +24,7 @@ import numpy as np
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.picture_evidence import nearest_picture
-from fingerprints.rule.shorttext import compare_short
+from fingerprints.rule.shorttext import short_measures
 from fingerprints.rule.sketch import overlap_counts
 from fingerprints.rule.vocabulary import NAME_FLAG
 
@@ -159,24 +159,24 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
                  pictures: bool = True) -> ComparisonVector:
     """Every comparison of ``a`` and ``b`` (no short-circuit); ``pictures=False``: the
     texts alone, the pictures measure missing."""
-    shared, na, nb = overlap_counts(a.sketch, b.sketch)
-    small, large = sorted((a.sketch.shingles, b.sketch.shingles))
+    sketch_a, sketch_b = a.sketch, b.sketch
+    shared, na, nb = overlap_counts(sketch_a, sketch_b)
+    small, large = sorted((sketch_a.shingles, sketch_b.shingles))
     title, title_conflict, title_number = _short(a.title_key, b.title_key)
     # as the rule's mute bodies: the smaller is chrome off its title, or a short body
     # under two titles (a "video from Tieba" stub under two posts' own titles); under
     # titles at least OFF_TITLE_SIMILARITY alike it is compared as a body (one article
     # crawled twice with its body off its title)
-    chrome = (any(side.off_title and side.sketch.shingles == small for side in (a, b))
-              and small < CHROME_SHINGLES
+    chrome = ((a.off_title and sketch_a.shingles == small
+               or b.off_title and sketch_b.shingles == small) and small < CHROME_SHINGLES
               or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \
         and (title or 0.0) < OFF_TITLE_SIMILARITY
     bodies = na > 0 and nb > 0
-    jaccard = shared / (na + nb - shared) if bodies else None
     containment = shared / min(na, nb) if bodies else None
-    numbers, names = both_contexts(a, b)
+    numbers, names = _context_counts(a, b)
     short, short_conflict, _number = _short(a.short_text, b.short_text)
     return ComparisonVector(
-        jaccard=jaccard,
+        jaccard=shared / (na + nb - shared) if bodies else None,
         containment=containment,
         containment_of_longer=shared / max(na, nb) if bodies else None,
         length_ratio=small / large if small else None,
@@ -190,15 +190,29 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
         short_conflict=short_conflict,
         numbers_agree=_agree(numbers),
         numbers_conflict=_conflict(numbers),
-        numbers_conflicts=float(numbers.conflicts) if numbers.a and numbers.b else None,
+        numbers_conflicts=float(numbers[3]) if numbers[0] and numbers[1] else None,
         names_agree=_agree(names),
         names_conflict=_conflict(names),
-        names_conflicts=float(names.conflicts) if names.a and names.b else None,
+        names_conflicts=float(names[3]) if names[0] and names[1] else None,
         pictures=(None if not pictures or not a.pictures or not b.pictures
                   else float(nearest_picture(a, b, picture_bits) is not None)),
         off_title=float(a.off_title + b.off_title),
         char_bodies=float(a.char_shingles + b.char_shingles),
     )
+
+
+Counts = tuple[int, int, int, int]  # a Contexts' fields: a, b, shared, conflicts
+
+
+def _context_counts(a: Features, b: Features) -> tuple[Counts, Counts]:
+    """:func:`both_contexts` as plain tuples (the kernel's own, without the dataclass)."""
+    if kernel is None:
+        numbers, names = _both_contexts_py(a, b)
+        return ((numbers.a, numbers.b, numbers.shared, numbers.conflicts),
+                (names.a, names.b, names.shared, names.conflicts))
+    counts: tuple[Counts, Counts] = kernel.contexts(a.numbers, a.number_count, b.numbers,
+                                                    b.number_count)
+    return counts
 
 
 def _short(a: str, b: str) -> tuple[float | None, float | None, float | None]:
@@ -208,26 +222,35 @@ def _short(a: str, b: str) -> tuple[float | None, float | None, float | None]:
         return None, None, None
     if a == b:  # nothing replaced: what difflib's matching finds, without it
         return 1.0, 0.0, 0.0
-    found = compare_short(min(a, b), max(a, b))  # difflib's matching is not symmetric
-    return (found.similarity, found.similarity if found.conflict else 0.0,
-            found.similarity if found.number_replaced else 0.0)
+    # difflib's matching is not symmetric
+    similarity, conflict, number = short_measures(min(a, b), max(a, b))
+    return similarity, similarity if conflict else 0.0, similarity if number else 0.0
 
 
 def _shared_keys(a: bytes, b: bytes) -> float | None:
+    """The share of the smaller distinct key list found in the other; missing when
+    either has none (the kernel's counts when it is built, the same as the sets')."""
     if not a or not b:
         return None
+    if kernel is not None:
+        shared, na, nb = kernel.shared_keys(a, b)
+        return float(shared / min(na, nb))
     ka = set(np.frombuffer(a, dtype="<u4").tolist())
     kb = set(np.frombuffer(b, dtype="<u4").tolist())
     return len(ka & kb) / min(len(ka), len(kb))
 
 
-def _agree(contexts: Contexts) -> float | None:
-    if not contexts.a or not contexts.b:
+def _agree(contexts: Counts) -> float | None:
+    """The share of the smaller side's contexts both have with the same value."""
+    side_a, side_b, shared, conflicts = contexts
+    if not side_a or not side_b:
         return None
-    return (contexts.shared - contexts.conflicts) / min(contexts.a, contexts.b)
+    return (shared - conflicts) / min(side_a, side_b)
 
 
-def _conflict(contexts: Contexts) -> float | None:
-    if not contexts.a or not contexts.b:
+def _conflict(contexts: Counts) -> float | None:
+    """The share of the smaller side's contexts both have with other values."""
+    side_a, side_b, _shared, conflicts = contexts
+    if not side_a or not side_b:
         return None
-    return contexts.conflicts / min(contexts.a, contexts.b)
+    return conflicts / min(side_a, side_b)

@@ -90,6 +90,23 @@ def replaced(blocks: list[Block]) -> list[tuple[int, int, int, int]]:
 def compare_short(a: str, b: str) -> ShortComparison:
     """Edit similarity of two keys (letters and digits) and whether a replaced
     stretch holds a number or a name."""
+    return ShortComparison(*short_measures(a, b))
+
+
+def short_measures(a: str, b: str) -> tuple[float, str, bool]:
+    """:class:`ShortComparison`'s fields of two keys: the kernel's (one call, the same
+    figures) when it is built, else :func:`compare_short_py`'s."""
+    if not a or not b:
+        return 0.0, "", False
+    if kernel is not None:
+        found: tuple[float, str, bool] = kernel.compare_short(a, b, name_words())
+        return found
+    short = compare_short_py(a, b)
+    return short.similarity, short.conflict, short.number_replaced
+
+
+def compare_short_py(a: str, b: str) -> ShortComparison:
+    """:func:`compare_short` in Python: the reference the kernel's is tested against."""
     if not a or not b:
         return ShortComparison(0.0, "")
     blocks = matching_blocks(a, b)

@@ -18,6 +18,7 @@ from fingerprints.rule.comparison import (
     ComparisonVector,
     Contexts,
     _both_contexts_py,
+    _shared_keys,
     both_contexts,
     compare_pair,
     context_counts,
@@ -215,3 +216,33 @@ def test_the_contexts_are_counted_as_spelled_out(
     assert both_contexts(b, a) == (Contexts(numbers.b, numbers.a, numbers.shared,
                                             numbers.conflicts),
                                    Contexts(names.b, names.a, names.shared, names.conflicts))
+
+
+_KEYS = st.lists(st.integers(min_value=0, max_value=40), max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_KEYS, _KEYS)
+def test_the_shared_keys_are_the_sets_whatever_the_order(left: list[int], right: list[int]
+                                                          ) -> None:
+    assert kernel is not None, "fingerprints.rule._kernel is not built: run `make install`"
+    a = np.array(left, dtype="<u4").tobytes()
+    b = np.array(right, dtype="<u4").tobytes()
+    # stored keys are sorted and distinct; the kernel also sorts others (repeats counted once)
+    assert kernel.shared_keys(a, b) == (len(set(left) & set(right)), len(set(left)),
+                                        len(set(right)))
+    assert _shared_keys(a, b) == (len(set(left) & set(right)) / min(len(set(left)),
+                                                                    len(set(right)))
+                                  if left and right else None)
+
+
+def test_the_vector_is_the_same_with_and_without_the_kernel(
+        features: dict[str, Features], monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = list(combinations(features.values(), 2))
+    with_kernel = [compare_pair(a, b) for a, b in pairs]
+    monkeypatch.setattr("fingerprints.rule.comparison.kernel", None)
+    monkeypatch.setattr("fingerprints.rule.shorttext.kernel", None)
+    monkeypatch.setattr("fingerprints.rule.sketch.kernel", None)
+    assert [compare_pair(a, b) for a, b in pairs] == with_kernel
+    assert any(v.keys is not None and 0 < v.keys < 1 for v in with_kernel)
+    assert any(v.title is not None and 0 < v.title < 1 for v in with_kernel)

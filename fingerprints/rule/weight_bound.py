@@ -1,0 +1,225 @@
+"""An exact early exit for the comparison vector's model: pairs that cannot reach the cut.
+
+A vector model's match weight is an integer sum, one weight per comparison of the pair
+(:mod:`fingerprints.rule.vector_model`), and a pair matches when the sum reaches the
+model's cut. Most of a verification's cost is in a few comparisons (the titles' and
+short texts' replaced stretches searched for numbers and names, the shared keys) and
+in the explanation made for every pair; the sketches' overlap, the numbers and names
+in context and the titles' edit similarity alone come from the kernel in a few
+microseconds.
+
+:func:`cannot_match` starts from the most each comparison could add in the pair's
+regime and replaces, stage by stage, that most by what the cheap measures do add (the
+bodies' overlap and sizes, then the titles' similarity, then the numbers and names in
+context); a comparison it does not compute keeps the most it could add given what is
+known of it (a title conflict is the titles' similarity or 0, the shared keys a share,
+a comparison this module does not know anything it weighs). As soon as that upper
+bound is below the cut, no verification of the pair can match, and
+:func:`~fingerprints.rule.decision.decide` refuses it without one. A pair it lets
+through is verified in full, so every decision, score and explanation stays what the
+verification gives. A batch without learned boilerplate verifies thousands of pairs
+that share only a footer's clause keys: nearly all of them stop at the first stage.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+from fingerprints.rule.comparison import (
+    CHROME_SHINGLES,
+    COMPARISONS,
+    LONG_SHINGLES,
+    OFF_TITLE_SIMILARITY,
+    SHORT_SHINGLES,
+    Contexts,
+    _agree,
+    _conflict,
+    both_contexts,
+)
+from fingerprints.rule.config import EngineConfig
+from fingerprints.rule.features import Features
+from fingerprints.rule.shorttext import matching_blocks, ratio
+from fingerprints.rule.sketch import overlap_counts
+from fingerprints.rule.vector_model import CENTIBITS, VectorModel
+
+# A comparison's weight in one regime as one step function: its cut points (those of
+# every spec in force there, the every-regime one and the regime's own) and the
+# centibits of each level (their sum); a missing measure adds 0
+_Steps = tuple[tuple[float, ...], tuple[int, ...]]
+_NONE: _Steps = ((), (0,))  # a comparison no spec weighs
+
+# The stages, the cheapest and most telling first: the measures each computes exactly;
+# those it knows to lie in [0, a value] (a title conflict is the titles' similarity or
+# 0); and the shares in [0, 1] it knows only present or missing (the shared keys, the
+# pictures). A comparison in no stage adds the most it could.
+_STAGES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("smaller_shingles", "jaccard", "containment", "title"),
+     ("title_conflict", "title_number_conflict"), ("keys", "pictures")),
+    (("containment_of_longer", "length_ratio", "long_containment", "off_title",
+      "char_bodies", "numbers_agree", "numbers_conflict", "numbers_conflicts",
+      "names_agree", "names_conflict", "names_conflicts"), (), ()),
+    (("short_text",), ("short_conflict",), ()),
+)
+
+
+@dataclass(frozen=True)
+class _Regime:
+    """One regime of a model, as the bound reads it."""
+
+    exact: tuple[tuple[_Steps, ...], ...]  # per stage, in _STAGES' order
+    within: tuple[tuple[_Steps, ...], ...]
+    shares: tuple[tuple[int, ...], ...]  # the most each adds when present
+    # per stage: the prior plus the most every comparison not computed by then adds
+    rest: tuple[int, ...]
+
+    def stage(self, k: int, exact: tuple[float | None, ...],
+              within: tuple[float | None, ...] = (), present: tuple[bool, ...] = ()) -> int:
+        """The weight stage ``k``'s measures add (the most, for the others)."""
+        total = 0
+        for (cuts, sums), value in zip(self.exact[k], exact, strict=True):
+            if value is not None:
+                total += sums[bisect_right(cuts, value)]
+        for (cuts, sums), high in zip(self.within[k], within, strict=True):
+            if high is not None:
+                total += _most(cuts, sums, high)
+        for most, there in zip(self.shares[k], present, strict=True):
+            if there:
+                total += most
+        return total
+
+
+def _most(cuts: tuple[float, ...], sums: tuple[int, ...], high: float) -> int:
+    """The most a measure in [0, ``high``] adds."""
+    return max(sums[bisect_right(cuts, 0.0) : bisect_right(cuts, high) + 1])
+
+
+def _steps(model: VectorModel, name: str, regime: int) -> _Steps:
+    """``name``'s specs in force in ``regime`` as one step function (the same sum as
+    ``VectorModel.explain``'s, level by level)."""
+    specs = [(spec.cuts, tuple(accumulate((_centi(w) for w in spec.steps),
+                                          initial=_centi(spec.present))))
+             for spec in model.specs if spec.name == name and spec.regime in (-1, regime)]
+    if not specs:
+        return _NONE
+    cuts = tuple(sorted({cut for spec_cuts, _sums in specs for cut in spec_cuts}))
+    # a value at or above cuts[j - 1] and below cuts[j] is at one level of every spec
+    starts = (float("-inf"), *cuts)
+    return cuts, tuple(sum(sums[bisect_right(spec_cuts, low)] for spec_cuts, sums in specs)
+                       for low in starts)
+
+
+def _centi(value: float) -> int:
+    """Bits as whole centibits, as the model rounds its weights."""
+    return int(round(value * CENTIBITS))
+
+
+@lru_cache(maxsize=8)
+def _regimes(model: VectorModel) -> tuple[_Regime, ...]:
+    """Each regime's step functions (made once per model)."""
+    out = []
+    for regime in range(model.regime_count):
+        steps = {name: _steps(model, name, regime) for name in COMPARISONS}
+        most = {name: max(0, *sums) for name, (_cuts, sums) in steps.items()}
+        left = set(COMPARISONS)
+        rest = []
+        for exact, within, shares in _STAGES:
+            left -= {*exact, *within, *shares}
+            rest.append(_centi(model.prior) + sum(most[name] for name in left))
+        out.append(_Regime(
+            tuple(tuple(steps[name] for name in exact) for exact, _, _ in _STAGES),
+            tuple(tuple(steps[name] for name in within) for _, within, _ in _STAGES),
+            tuple(tuple(_most(*steps[name], 1.0) for name in shares)
+                  for _, _, shares in _STAGES),
+            tuple(rest)))
+    return tuple(out)
+
+
+def _regime(model: VectorModel, smaller_shingles: float, char_bodies: int) -> int:
+    """``VectorModel.regime_of`` of a vector with these two measures."""
+    regime = bisect_right(model.regime_cuts, smaller_shingles)
+    if model.script_regimes and regime > 0 and char_bodies < 2:
+        regime += len(model.regime_cuts)
+    return regime
+
+
+def cannot_match(a: Features, b: Features, config: EngineConfig, *,
+                 pictures: bool = True) -> bool:
+    """Is the pair's match weight under ``config.model`` below its cut for
+    ``config.match_threshold`` whatever the costly comparisons give (so that
+    ``verify_vector(a, b, config, model, pictures=pictures)`` is not ok)? False for a
+    model that is not a vector model."""
+    model = config.model
+    if not isinstance(model, VectorModel):
+        return False
+    cut = model.cut(config.match_threshold)
+    return _bound(a, b, model, pictures, cut) < cut
+
+
+def upper_bound(a: Features, b: Features, model: VectorModel, *, pictures: bool = True
+                ) -> int:
+    """At least the pair's match weight in centibits (``model.centibits`` of
+    ``compare_pair(a, b, pictures=pictures)``), every stage computed."""
+    return _bound(a, b, model, pictures, None)
+
+
+def _bound(a: Features, b: Features, model: VectorModel, pictures: bool,
+           cut: int | None) -> int:
+    """An upper bound of the pair's match weight: the last stage's, or the first one's
+    below ``cut``."""
+    small, large = sorted((a.sketch.shingles, b.sketch.shingles))
+    char_bodies = a.char_shingles + b.char_shingles
+    title = _similarity(a.title_key, b.title_key)
+    size = 0 if _mute(a, b, small, title) else small
+    table = _regimes(model)[_regime(model, size, char_bodies)]
+    shared, na, nb = overlap_counts(a.sketch, b.sketch)
+    bodies = na > 0 and nb > 0
+    containment = shared / min(na, nb) if bodies else None
+    weight = table.stage(
+        0, (float(size), shared / (na + nb - shared) if bodies else None, containment, title),
+        (title, title), (bool(a.keys and b.keys), pictures and bool(a.pictures and b.pictures)))
+    if cut is not None and table.rest[0] + weight < cut:
+        return table.rest[0] + weight
+    numbers, names = both_contexts(a, b)
+    weight += table.stage(1, (
+        shared / max(na, nb) if bodies else None,
+        small / large if small else None,
+        containment if bodies and small >= LONG_SHINGLES else None,
+        float(a.off_title + b.off_title),
+        float(char_bodies),
+        *_in_context(numbers), *_in_context(names)))
+    if cut is not None and table.rest[1] + weight < cut:
+        return table.rest[1] + weight
+    short = _similarity(a.short_text, b.short_text)
+    return table.rest[2] + weight + table.stage(2, (short,), (short,))
+
+
+def _mute(a: Features, b: Features, small: int, title: float | None) -> bool:
+    """compare_pair's chrome: the smaller body says nothing of which item it is (site
+    chrome off its title, a stub under two titles) under titles less than
+    OFF_TITLE_SIMILARITY alike; its size then counts as 0."""
+    return (any(side.off_title and side.sketch.shingles == small for side in (a, b))
+            and small < CHROME_SHINGLES
+            or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \
+        and (title or 0.0) < OFF_TITLE_SIMILARITY
+
+
+def _in_context(contexts: Contexts) -> tuple[float | None, float | None, float | None]:
+    """The agree, conflict and conflicts measures of numbers (or names) in context."""
+    if not contexts.a or not contexts.b:
+        return None, None, None
+    return _agree(contexts), _conflict(contexts), float(contexts.conflicts)
+
+
+def _similarity(a: str, b: str) -> float | None:
+    """The edit similarity of two keys as the vector measures it (difflib's ratio, the
+    smaller string first), without the search for numbers and names in what was
+    replaced; missing when either is empty."""
+    if not a or not b:
+        return None
+    if a == b:
+        return 1.0
+    first, second = min(a, b), max(a, b)
+    return ratio(first, second, matching_blocks(first, second))

@@ -51,17 +51,21 @@ from fingerprints.rule.vector_model import CENTIBITS, VectorModel
 _Steps = tuple[tuple[float, ...], tuple[int, ...]]
 _NONE: _Steps = ((), (0,))  # a comparison no spec weighs
 
-# The stages, the cheapest and most telling first: the measures each computes exactly;
-# those it knows to lie in [0, a value] (a title conflict is the titles' similarity or
-# 0); and the shares in [0, 1] it knows only present or missing (the shared keys, the
-# pictures). A comparison in no stage adds the most it could.
-_STAGES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
-    (("smaller_shingles", "jaccard", "containment", "title"),
-     ("title_conflict", "title_number_conflict"), ("keys", "pictures")),
-    (("containment_of_longer", "length_ratio", "long_containment", "off_title",
-      "char_bodies", "numbers_agree", "numbers_conflict", "numbers_conflicts",
-      "names_agree", "names_conflict", "names_conflicts"), (), ()),
-    (("short_text",), ("short_conflict",), ()),
+# The stages, the cheapest and most telling first. Each is a list of groups, a group
+# one value put in the step function of its comparisons: those measured exactly by the
+# value, and those known to lie in [0, the value] (a title conflict is the titles'
+# similarity or 0; the shared keys and the pictures are a share in [0, 1], known only
+# present, 1, or missing). A comparison in no group adds the most it could.
+_Group = tuple[tuple[str, ...], tuple[str, ...]]  # (exact, at most the value)
+_STAGES: tuple[tuple[_Group, ...], ...] = (
+    ((("smaller_shingles",), ()), (("jaccard",), ()), (("containment",), ()),
+     (("title",), ("title_conflict", "title_number_conflict")), ((), ("keys",)),
+     ((), ("pictures",))),
+    tuple(((name,), ()) for name in (
+        "containment_of_longer", "length_ratio", "long_containment", "off_title",
+        "char_bodies", "numbers_agree", "numbers_conflict", "numbers_conflicts",
+        "names_agree", "names_conflict", "names_conflicts")),
+    ((("short_text",), ("short_conflict",)),),
 )
 
 
@@ -69,46 +73,44 @@ _STAGES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = 
 class _Regime:
     """One regime of a model, as the bound reads it."""
 
-    exact: tuple[tuple[_Steps, ...], ...]  # per stage, in _STAGES' order
-    within: tuple[tuple[_Steps, ...], ...]
-    shares: tuple[tuple[int, ...], ...]  # the most each adds when present
+    stages: tuple[tuple[_Steps, ...], ...]  # each group's step function, as _STAGES
     # per stage: the prior plus the most every comparison not computed by then adds
     rest: tuple[int, ...]
 
-    def stage(self, k: int, exact: tuple[float | None, ...],
-              within: tuple[float | None, ...] = (), present: tuple[bool, ...] = ()) -> int:
-        """The weight stage ``k``'s measures add (the most, for the others)."""
+    def stage(self, k: int, values: tuple[float | None, ...]) -> int:
+        """The most stage ``k``'s groups add with these values (None: missing, 0)."""
         total = 0
-        for (cuts, sums), value in zip(self.exact[k], exact, strict=True):
+        for (cuts, sums), value in zip(self.stages[k], values, strict=True):
             if value is not None:
                 total += sums[bisect_right(cuts, value)]
-        for (cuts, sums), high in zip(self.within[k], within, strict=True):
-            if high is not None:
-                total += _most(cuts, sums, high)
-        for most, there in zip(self.shares[k], present, strict=True):
-            if there:
-                total += most
         return total
-
-
-def _most(cuts: tuple[float, ...], sums: tuple[int, ...], high: float) -> int:
-    """The most a measure in [0, ``high``] adds."""
-    return max(sums[bisect_right(cuts, 0.0) : bisect_right(cuts, high) + 1])
 
 
 def _steps(model: VectorModel, name: str, regime: int) -> _Steps:
     """``name``'s specs in force in ``regime`` as one step function (the same sum as
     ``VectorModel.explain``'s, level by level)."""
-    specs = [(spec.cuts, tuple(accumulate((_centi(w) for w in spec.steps),
-                                          initial=_centi(spec.present))))
-             for spec in model.specs if spec.name == name and spec.regime in (-1, regime)]
-    if not specs:
+    return _sum(*((spec.cuts, tuple(accumulate((_centi(w) for w in spec.steps),
+                                               initial=_centi(spec.present))))
+                  for spec in model.specs
+                  if spec.name == name and spec.regime in (-1, regime)))
+
+
+def _sum(*functions: _Steps) -> _Steps:
+    """The sum of step functions, as one."""
+    if not functions:
         return _NONE
-    cuts = tuple(sorted({cut for spec_cuts, _sums in specs for cut in spec_cuts}))
-    # a value at or above cuts[j - 1] and below cuts[j] is at one level of every spec
-    starts = (float("-inf"), *cuts)
-    return cuts, tuple(sum(sums[bisect_right(spec_cuts, low)] for spec_cuts, sums in specs)
-                       for low in starts)
+    cuts = tuple(sorted({cut for some, _sums in functions for cut in some}))
+    # a value at or above cuts[j - 1] and below cuts[j] is at one level of every one
+    return cuts, tuple(sum(sums[bisect_right(some, low)] for some, sums in functions)
+                       for low in (float("-inf"), *cuts))
+
+
+def _up_to(function: _Steps) -> _Steps:
+    """The most ``function`` gives in [0, x], as a function of x >= 0."""
+    cuts, sums = function
+    first = bisect_right(cuts, 0.0)
+    return cuts, tuple(max(sums[first : level + 1]) if level >= first else sums[level]
+                       for level in range(len(sums)))
 
 
 def _centi(value: float) -> int:
@@ -122,17 +124,16 @@ def _regimes(model: VectorModel) -> tuple[_Regime, ...]:
     out = []
     for regime in range(model.regime_count):
         steps = {name: _steps(model, name, regime) for name in COMPARISONS}
-        most = {name: max(0, *sums) for name, (_cuts, sums) in steps.items()}
         left = set(COMPARISONS)
         rest = []
-        for exact, within, shares in _STAGES:
-            left -= {*exact, *within, *shares}
-            rest.append(_centi(model.prior) + sum(most[name] for name in left))
+        for groups in _STAGES:
+            left -= {name for exact, within in groups for name in (*exact, *within)}
+            rest.append(_centi(model.prior)
+                        + sum(max(0, *steps[name][1]) for name in left))
         out.append(_Regime(
-            tuple(tuple(steps[name] for name in exact) for exact, _, _ in _STAGES),
-            tuple(tuple(steps[name] for name in within) for _, within, _ in _STAGES),
-            tuple(tuple(_most(*steps[name], 1.0) for name in shares)
-                  for _, _, shares in _STAGES),
+            tuple(tuple(_sum(*(steps[name] for name in exact),
+                             *(_up_to(steps[name]) for name in within))
+                        for exact, within in groups) for groups in _STAGES),
             tuple(rest)))
     return tuple(out)
 
@@ -177,9 +178,10 @@ def _bound(a: Features, b: Features, model: VectorModel, pictures: bool,
     shared, na, nb = overlap_counts(a.sketch, b.sketch)
     bodies = na > 0 and nb > 0
     containment = shared / min(na, nb) if bodies else None
-    weight = table.stage(
-        0, (float(size), shared / (na + nb - shared) if bodies else None, containment, title),
-        (title, title), (bool(a.keys and b.keys), pictures and bool(a.pictures and b.pictures)))
+    weight = table.stage(0, (
+        float(size), shared / (na + nb - shared) if bodies else None, containment, title,
+        1.0 if a.keys and b.keys else None,
+        1.0 if pictures and a.pictures and b.pictures else None))
     if cut is not None and table.rest[0] + weight < cut:
         return table.rest[0] + weight
     numbers, names = both_contexts(a, b)
@@ -193,13 +195,18 @@ def _bound(a: Features, b: Features, model: VectorModel, pictures: bool,
     if cut is not None and table.rest[1] + weight < cut:
         return table.rest[1] + weight
     short = _similarity(a.short_text, b.short_text)
-    return table.rest[2] + weight + table.stage(2, (short,), (short,))
+    return table.rest[2] + weight + table.stage(2, (short,))
+
+
+_SIZED = max(CHROME_SHINGLES, SHORT_SHINGLES)  # a smaller body this large is never mute
 
 
 def _mute(a: Features, b: Features, small: int, title: float | None) -> bool:
     """compare_pair's chrome: the smaller body says nothing of which item it is (site
     chrome off its title, a stub under two titles) under titles less than
     OFF_TITLE_SIMILARITY alike; its size then counts as 0."""
+    if small >= _SIZED:  # the common case, at once
+        return False
     return (any(side.off_title and side.sketch.shingles == small for side in (a, b))
             and small < CHROME_SHINGLES
             or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \

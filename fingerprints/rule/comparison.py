@@ -153,6 +153,7 @@ LONG_SHINGLES = 60  # the rule's containment_min_shingles
 CHROME_SHINGLES = 300  # the rule's off_title_max_shingles: chrome is a few hundred characters
 OFF_TITLE_SIMILARITY = 0.5  # the rule's off_title_similarity
 SHORT_SHINGLES = 30  # the rule's short_shingles
+_NEVER_MUTE = max(CHROME_SHINGLES, SHORT_SHINGLES)  # a smaller body this large is never mute
 
 
 def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
@@ -163,14 +164,7 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
     shared, na, nb = overlap_counts(sketch_a, sketch_b)
     small, large = sorted((sketch_a.shingles, sketch_b.shingles))
     title, title_conflict, title_number = _short(a.title_key, b.title_key)
-    # as the rule's mute bodies: the smaller is chrome off its title, or a short body
-    # under two titles (a "video from Tieba" stub under two posts' own titles); under
-    # titles at least OFF_TITLE_SIMILARITY alike it is compared as a body (one article
-    # crawled twice with its body off its title)
-    chrome = ((a.off_title and sketch_a.shingles == small
-               or b.off_title and sketch_b.shingles == small) and small < CHROME_SHINGLES
-              or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \
-        and (title or 0.0) < OFF_TITLE_SIMILARITY
+    chrome = mute_body(a, b, small, title)
     bodies = na > 0 and nb > 0
     containment = shared / min(na, nb) if bodies else None
     numbers, names = _context_counts(a, b)
@@ -202,6 +196,20 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
 
 
 Counts = tuple[int, int, int, int]  # a Contexts' fields: a, b, shared, conflicts
+
+
+def mute_body(a: Features, b: Features, small: int, title: float | None) -> bool:
+    """As the rule's mute bodies: the smaller body (``small`` shingles) is chrome off its
+    title, or a short body under two titles (a "video from Tieba" stub under two posts'
+    own titles), so it says nothing of which item it is; under titles (``title``, their
+    similarity) at least OFF_TITLE_SIMILARITY alike it is compared as a body (one
+    article crawled twice with its body off its title)."""
+    if small >= _NEVER_MUTE:  # the common case, at once
+        return False
+    return ((a.off_title and a.sketch.shingles == small
+             or b.off_title and b.sketch.shingles == small) and small < CHROME_SHINGLES
+            or small < SHORT_SHINGLES and bool(a.title_key) and bool(b.title_key)) \
+        and (title or 0.0) < OFF_TITLE_SIMILARITY
 
 
 def _context_counts(a: Features, b: Features) -> tuple[Counts, Counts]:

@@ -19,6 +19,7 @@ from fingerprints.rule.probes import block_masks, content_probes, content_reach
 from fingerprints.rule.simhash import hamming
 from fingerprints.rule.vector_model import VectorScore
 from fingerprints.rule.verification import Verification, verify, verify_text
+from fingerprints.rule.weight_bound import cannot_match
 
 _RULES = ("title", "content", "picture")  # in the order decide tries them
 _TEXT_RULES = _RULES[:2]  # an article without pictures: the picture rule finds nothing
@@ -122,14 +123,19 @@ def _match_doc(
     *,
     new_keys: frozenset[int],
 ) -> Match | None:
-    checked: dict[int, Verification] = {}
+    # per member: its verification, or None when the pair cannot reach the match
+    # threshold whatever the costly comparisons give (weight_bound: not verified)
+    checked: dict[int, Verification | None] = {}
     # the picture rules need pictures on both sides: without, the text rules alone
     judge = verify if new.pictures else verify_text
+    pictures = bool(new.pictures)
 
-    def check(c: Candidate, cfg: EngineConfig) -> Verification:
-        v = checked.get(c.article_id)
-        if v is None:
-            v = checked[c.article_id] = judge(new, c.features, cfg)
+    def check(c: Candidate, cfg: EngineConfig) -> Verification | None:
+        if c.article_id in checked:
+            return checked[c.article_id]
+        v = checked[c.article_id] = (
+            None if cannot_match(new, c.features, cfg, pictures=pictures)
+            else judge(new, c.features, cfg))
         return v
 
     rules = _RULES if new.pictures else _TEXT_RULES
@@ -219,22 +225,24 @@ def _accepted_verification(
     anchor: Candidate | None,
     config: EngineConfig,
     strict: EngineConfig,
-    check: Callable[[Candidate, EngineConfig], Verification],
+    check: Callable[[Candidate, EngineConfig], Verification | None],
 ) -> Verification | None:
     """The verification that admits ``member``'s doc, or None when the doc is refused.
 
     With an anchor, the anchor's verification is the one reported, but a non-anchor
     member must verify too (star membership); without one, the member alone must pass
-    the stricter threshold.
+    the stricter threshold. ``check`` gives None for a pair refused unverified.
     """
     if anchor is None:
         v = check(member, strict)
-        return v if v.ok else None
+        return v if v is not None and v.ok else None
     v = check(anchor, config)
-    if not v.ok:
+    if v is None or not v.ok:
         return None
-    if member is not anchor and not check(member, config).ok:
-        return None
+    if member is not anchor:
+        checked = check(member, config)
+        if checked is None or not checked.ok:
+            return None
     return v
 
 

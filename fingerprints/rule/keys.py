@@ -72,10 +72,18 @@ def short_key(body: str, clauses: Sequence[str] | None = None) -> str:
 
 def query_keys(keys: bytes) -> list[int]:
     """Every key of an article (what it looks up)."""
-    return list(struct.unpack(f"<{len(keys) // 4}I", keys))
+    return list(_uint32s(len(keys) // 4).unpack(keys))
 
 
 def stored_keys(keys: bytes) -> list[int]:
     """The keys an article is indexed under (its smallest)."""
-    count = min(len(keys) // 4, STORED_KEYS)
-    return list(struct.unpack_from(f"<{count}I", keys))
+    return list(_uint32s(min(len(keys) // 4, STORED_KEYS)).unpack_from(keys))
+
+
+# little-endian uint32 arrays of each length an article's keys have, compiled once: a
+# decision unpacks the keys of every candidate it weighs
+_UINT32S = tuple(struct.Struct(f"<{count}I") for count in range(QUERY_KEYS + 1))
+
+
+def _uint32s(count: int) -> struct.Struct:
+    return _UINT32S[count] if count <= QUERY_KEYS else struct.Struct(f"<{count}I")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from importlib import resources
+from operator import itemgetter
 
 from fingerprints.rule.kernel import kernel
 
@@ -56,6 +57,7 @@ class ShortComparison:
 
 
 Block = tuple[int, int, int]  # (i, j, size): a[i:i + size] == b[j:j + size]
+_SIZE = itemgetter(2)  # a block's size
 
 
 def matching_blocks(a: str, b: str) -> list[Block]:
@@ -72,7 +74,7 @@ def matching_blocks(a: str, b: str) -> list[Block]:
 def ratio(a: str, b: str, blocks: list[Block]) -> float:
     """difflib's ratio: 2 x matched characters / total characters."""
     total = len(a) + len(b)
-    return 2.0 * sum(size for _i, _j, size in blocks) / total if total else 1.0
+    return 2.0 * sum(map(_SIZE, blocks)) / total if total else 1.0
 
 
 def replaced(blocks: list[Block]) -> list[tuple[int, int, int, int]]:

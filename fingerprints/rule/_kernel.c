@@ -1360,57 +1360,230 @@ done:
     return result;
 }
 
-/* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
- * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
- * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
- * is within `radius` of a fingerprint whose bucket holds it; items come out in the
- * order the Python loop finds them (fingerprints, then blocks, then bucket order). */
+/* BlockTable(layout): index.MemoryBlockIndex's buckets (per pigeonhole block, block
+ * value -> the (item, fp) pairs under it, in the order they were added), held in C: a
+ * lookup reads arrays of integers, not dicts of Python ints. layout: the (shift, width)
+ * of each block. Items are ids (ints); the caller (MemoryBlockIndex) checks fingerprints
+ * and keeps its own item -> fp map, so an item is added once and removed with the
+ * fingerprint it was added with. query_union gives what the Python loop over dict
+ * buckets gives (index._query_union), in its order. */
 #define MAX_BLOCKS 16
-static PyObject *query_union(PyObject *self, PyObject *args) {
-    PyObject *fps, *layout, *buckets;
-    int radius;
-    if (!PyArg_ParseTuple(args, "OOO!i", &fps, &layout, &PyList_Type, &buckets, &radius))
-        return NULL;
-    /* the bucket last read in each block (a reference held; NULL: none there): a probe
-     * differs from its fingerprint in one block only, so its other blocks' buckets
-     * were read already */
-    uint64_t last_value[MAX_BLOCKS];
-    PyObject *last_bucket[MAX_BLOCKS] = {NULL};
-    int have_last[MAX_BLOCKS] = {0};
-    PyObject *fps_seq = PySequence_Fast(fps, "fps must be a sequence");
-    if (!fps_seq) return NULL;
-    PyObject *layout_seq = PySequence_Fast(layout, "layout must be a sequence");
-    PyObject *found = NULL;
-    if (!layout_seq) goto fail;
-    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(layout_seq);
-    if (blocks > MAX_BLOCKS || blocks != PyList_GET_SIZE(buckets)) {
-        PyErr_SetString(PyExc_ValueError, "layout and buckets must have one entry per block");
-        goto fail;
-    }
+typedef struct {
+    PyObject *item; /* a reference held */
+    uint64_t fp;
+} BlockEntry;
+
+typedef struct {
+    BlockEntry *entries;
+    Py_ssize_t len, cap;
+} BlockBucket;
+
+typedef struct { /* block value -> bucket: open addressing, bucket index + 1 (0 empty) */
+    uint64_t *values;
+    uint32_t *slots;
+    size_t size, used;
+    BlockBucket *buckets;
+} BlockMap;
+
+typedef struct {
+    PyObject_HEAD
+    int blocks;
     int shifts[MAX_BLOCKS];
     uint64_t masks[MAX_BLOCKS];
-    for (Py_ssize_t b = 0; b < blocks; b++) {
-        int shift, width;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(layout_seq, b), "ii", &shift, &width))
-            goto fail;
-        if (shift < 0 || width < 1 || shift + width > 64) {
-            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
-            goto fail;
-        }
-        shifts[b] = shift;
-        masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
-        if (!PyDict_Check(PyList_GET_ITEM(buckets, b))) {
-            PyErr_SetString(PyExc_TypeError, "buckets must be dicts");
-            goto fail;
+    BlockMap maps[MAX_BLOCKS];
+} BlockTable;
+
+/* a Python int as uint64 (PyLong_AsUnsignedLongLong's result and errors): values under
+ * 2**63 are read without its byte-array conversion */
+static uint64_t as_u64(PyObject *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (!overflow && v >= 0) return (uint64_t)v;
+    if (v == -1 && PyErr_Occurred()) return (uint64_t)-1;
+    return PyLong_AsUnsignedLongLong(value);
+}
+
+static void block_map_free(BlockMap *map) {
+    for (size_t i = 0; i < map->used; i++) {
+        for (Py_ssize_t e = 0; e < map->buckets[i].len; e++)
+            Py_DECREF(map->buckets[i].entries[e].item);
+        PyMem_Free(map->buckets[i].entries);
+    }
+    PyMem_Free(map->values);
+    PyMem_Free(map->slots);
+    PyMem_Free(map->buckets);
+    memset(map, 0, sizeof(*map));
+}
+
+/* the bucket of a block value, NULL when there is none (create: a new, empty one; NULL
+ * then means no memory) */
+static BlockBucket *block_bucket(BlockMap *map, uint64_t value, int create) {
+    if (map->size) {
+        size_t j = (size_t)mix64(value) & (map->size - 1);
+        while (map->slots[j]) {
+            if (map->values[j] == value) return &map->buckets[map->slots[j] - 1];
+            j = (j + 1) & (map->size - 1);
         }
     }
-    found = PyDict_New();
+    if (!create) return NULL;
+    if (2 * (map->used + 1) > map->size) { /* at most half full */
+        size_t size = map->size ? 2 * map->size : 64;
+        uint64_t *values = PyMem_Malloc(size * sizeof(uint64_t));
+        uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t));
+        BlockBucket *buckets = PyMem_Realloc(map->buckets,
+                                             (size / 2) * sizeof(BlockBucket));
+        if (!values || !slots || !buckets) {
+            PyMem_Free(values);
+            PyMem_Free(slots);
+            if (buckets) map->buckets = buckets;
+            return NULL;
+        }
+        map->buckets = buckets;
+        for (size_t i = 0; i < map->size; i++) {
+            if (!map->slots[i]) continue;
+            size_t j = (size_t)mix64(map->values[i]) & (size - 1);
+            while (slots[j]) j = (j + 1) & (size - 1);
+            slots[j] = map->slots[i];
+            values[j] = map->values[i];
+        }
+        PyMem_Free(map->values);
+        PyMem_Free(map->slots);
+        map->values = values;
+        map->slots = slots;
+        map->size = size;
+    }
+    size_t j = (size_t)mix64(value) & (map->size - 1);
+    while (map->slots[j]) j = (j + 1) & (map->size - 1);
+    map->values[j] = value;
+    map->slots[j] = (uint32_t)++map->used;
+    BlockBucket *bucket = &map->buckets[map->used - 1];
+    bucket->entries = NULL;
+    bucket->len = bucket->cap = 0;
+    return bucket;
+}
+
+static int block_table_init(BlockTable *self, PyObject *args, PyObject *kwds) {
+    PyObject *layout;
+    if (!PyArg_ParseTuple(args, "O", &layout)) return -1;
+    PyObject *seq = PySequence_Fast(layout, "layout must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(seq);
+    if (blocks < 1 || blocks > MAX_BLOCKS) {
+        PyErr_Format(PyExc_ValueError, "a layout has 1 to %d blocks", MAX_BLOCKS);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    self->blocks = 0;
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        int shift, width;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, b), "ii", &shift, &width)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (shift < 0 || width < 1 || shift + width > 64) {
+            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
+            Py_DECREF(seq);
+            return -1;
+        }
+        self->shifts[b] = shift;
+        self->masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
+    }
+    Py_DECREF(seq);
+    self->blocks = (int)blocks;
+    return 0;
+}
+
+static void block_table_dealloc(BlockTable *self) {
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* the fp argument of add and remove (after the item); 0, or -1 with an exception set */
+static int fp_argument(PyObject *const *args, Py_ssize_t nargs, uint64_t *fp) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "expected two arguments: item, fp");
+        return -1;
+    }
+    *fp = as_u64(args[1]);
+    return *fp == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *block_table_add(BlockTable *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t fp;
+    if (fp_argument(args, nargs, &fp) < 0) return NULL;
+    for (int b = 0; b < self->blocks; b++) {
+        uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+        BlockBucket *bucket = block_bucket(&self->maps[b], value, 1);
+        if (!bucket) return PyErr_NoMemory();
+        if (bucket->len == bucket->cap) {
+            Py_ssize_t cap = bucket->cap ? 2 * bucket->cap : 2;
+            BlockEntry *entries = PyMem_Realloc(bucket->entries,
+                                                (size_t)cap * sizeof(BlockEntry));
+            if (!entries) return PyErr_NoMemory();
+            bucket->entries = entries;
+            bucket->cap = cap;
+        }
+        bucket->entries[bucket->len++] = (BlockEntry){Py_NewRef(args[0]), fp};
+    }
+    Py_RETURN_NONE;
+}
+
+/* remove(item, fp): the item out of fp's buckets, the others keeping their order (as a
+ * dict's pop does) */
+static PyObject *block_table_remove(BlockTable *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t fp;
+    if (fp_argument(args, nargs, &fp) < 0) return NULL;
+    for (int b = 0; b < self->blocks; b++) {
+        uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+        BlockBucket *bucket = block_bucket(&self->maps[b], value, 0);
+        if (!bucket) continue;
+        for (Py_ssize_t i = 0; i < bucket->len; i++) {
+            PyObject *held = bucket->entries[i].item;
+            int same = held == args[0] ? 1 : PyObject_RichCompareBool(held, args[0], Py_EQ);
+            if (same < 0) return NULL;
+            if (!same) continue;
+            Py_DECREF(held);
+            memmove(&bucket->entries[i], &bucket->entries[i + 1],
+                    (size_t)(bucket->len - i - 1) * sizeof(BlockEntry));
+            bucket->len--;
+            break;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *block_table_clear(BlockTable *self, PyObject *unused) {
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    Py_RETURN_NONE;
+}
+
+/* query_union(fps, radius) -> {item: fp}: an item counts when it is within `radius` of
+ * a fingerprint whose bucket holds it; items in the order the Python loop finds them
+ * (fingerprints, then blocks, then bucket order) */
+static PyObject *block_table_query_union(BlockTable *self, PyObject *const *args,
+                                         Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "query_union(fps, radius)");
+        return NULL;
+    }
+    long radius = PyLong_AsLong(args[1]);
+    if (radius == -1 && PyErr_Occurred()) return NULL;
+    PyObject *fps_seq = PySequence_Fast(args[0], "fps must be a sequence");
+    if (!fps_seq) return NULL;
+    PyObject *found = PyDict_New();
     if (!found) goto fail;
+    /* a probe differs from its fingerprint in one block only: its other blocks' buckets
+     * were found already (the bucket last found in each block is kept) */
+    uint64_t last_value[MAX_BLOCKS];
+    BlockBucket *last_bucket[MAX_BLOCKS];
+    int have_last[MAX_BLOCKS] = {0};
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fps_seq);
     for (Py_ssize_t f = 0; f < count; f++) {
         PyObject *fp_obj = PySequence_Fast_GET_ITEM(fps_seq, f);
-        PyObject *as_int = PyNumber_Index(fp_obj); /* ints, NumPy integers */
-        uint64_t fp = as_int ? PyLong_AsUnsignedLongLong(as_int) : 0;
+        PyObject *as_int = PyLong_CheckExact(fp_obj) ? Py_NewRef(fp_obj)
+                                                    : PyNumber_Index(fp_obj); /* NumPy ints */
+        uint64_t fp = as_int ? as_u64(as_int) : 0;
         Py_XDECREF(as_int);
         if (!as_int || (fp == (uint64_t)-1 && PyErr_Occurred())) {
             PyErr_Clear();
@@ -1418,54 +1591,56 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
                          "fingerprint must be an unsigned 64-bit integer, not %R", fp_obj);
             goto fail;
         }
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            uint64_t block_value = (fp >> shifts[b]) & masks[b];
-            PyObject *bucket;
-            if (have_last[b] && last_value[b] == block_value) {
-                bucket = last_bucket[b];
-            } else {
-                PyObject *key = PyLong_FromUnsignedLongLong(block_value);
-                if (!key) goto fail;
-                bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
-                Py_DECREF(key);
-                if (!bucket && PyErr_Occurred()) goto fail;
+        for (int b = 0; b < self->blocks; b++) {
+            uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+            if (!have_last[b] || last_value[b] != value) {
                 have_last[b] = 1;
-                last_value[b] = block_value;
-                Py_XINCREF(bucket);
-                Py_XSETREF(last_bucket[b], bucket);
+                last_value[b] = value;
+                last_bucket[b] = block_bucket(&self->maps[b], value, 0);
             }
+            BlockBucket *bucket = last_bucket[b];
             if (!bucket) continue;
-            if (!PyDict_Check(bucket)) {
-                PyErr_SetString(PyExc_TypeError, "a bucket must be a dict");
-                goto fail;
-            }
-            Py_ssize_t pos = 0;
-            PyObject *item, *other;
-            while (PyDict_Next(bucket, &pos, &item, &other)) {
-                /* the distance first (a popcount), the found dict only for a near item;
-                 * stored fingerprints are checked unsigned 64-bit when added, so the
-                 * unchecked conversion reads them exactly */
-                uint64_t value = PyLong_AsUnsignedLongLongMask(other);
-                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
-                if (__builtin_popcountll(fp ^ value) > radius) continue;
-                int seen = PyDict_Contains(found, item);
-                if (seen < 0) goto fail;
-                if (!seen && PyDict_SetItem(found, item, other) < 0) goto fail;
+            for (Py_ssize_t i = 0; i < bucket->len; i++) {
+                const BlockEntry *entry = &bucket->entries[i];
+                if (__builtin_popcountll(fp ^ entry->fp) > radius) continue;
+                PyObject *other = PyLong_FromUnsignedLongLong(entry->fp);
+                PyObject *kept = other ? PyDict_SetDefault(found, entry->item, other) : NULL;
+                Py_XDECREF(other);
+                if (!kept) goto fail;
             }
         }
     }
-    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
-    Py_DECREF(layout_seq);
     return found;
 
 fail:
-    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
-    Py_XDECREF(layout_seq);
     Py_XDECREF(found);
     return NULL;
 }
+
+static PyMethodDef block_table_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))block_table_add, METH_FASTCALL,
+     "add(item, fp): the item into fp's bucket of every block (after the others there)."},
+    {"remove", (PyCFunction)(void (*)(void))block_table_remove, METH_FASTCALL,
+     "remove(item, fp): the item out of fp's buckets."},
+    {"clear", (PyCFunction)block_table_clear, METH_NOARGS, "Every bucket emptied."},
+    {"query_union", (PyCFunction)(void (*)(void))block_table_query_union, METH_FASTCALL,
+     "query_union(fps, radius) -> {item: fp} (index.MemoryBlockIndex.query_union)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BlockTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fingerprints.rule._kernel.BlockTable",
+    .tp_basicsize = sizeof(BlockTable),
+    .tp_dealloc = (destructor)block_table_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The buckets of a memory block index (index.MemoryBlockIndex), in C.",
+    .tp_init = (initproc)block_table_init,
+    .tp_new = PyType_GenericNew,
+    .tp_methods = block_table_methods,
+};
 
 /* observe(slots, hashes, slots_log2, min_docs) -> [promoted clause hashes]: one story's
  * clauses counted in a slot table (boilerplate.MemoryCounter.observe, the arithmetic of
@@ -2004,8 +2179,6 @@ static PyMethodDef methods[] = {
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
     {"probes", probes, METH_VARARGS,
      "A content fingerprint's multi-probe fingerprints (probes._probes)."},
-    {"query_union", query_union, METH_VARARGS,
-     "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
     {"rebuild", rebuild, METH_VARARGS,
      "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},
     {"sketch", sketch, METH_VARARGS,
@@ -2022,10 +2195,11 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_masks();
     init_alnum();
-    if (PyType_Ready(&TablesType) < 0) return NULL;
+    if (PyType_Ready(&TablesType) < 0 || PyType_Ready(&BlockTableType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0) {
+    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0 ||
+        PyModule_AddObjectRef(m, "BlockTable", (PyObject *)&BlockTableType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

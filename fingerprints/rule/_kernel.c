@@ -1675,7 +1675,7 @@ static PyObject *observe(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        uint64_t clause = PyLong_AsUnsignedLongLong(item);
+        uint64_t clause = as_u64(item);
         if (clause == (uint64_t)-1 && PyErr_Occurred()) {
             Py_CLEAR(promoted);
             goto done;

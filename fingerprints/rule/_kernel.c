@@ -1393,13 +1393,12 @@ typedef struct {
     BlockMap maps[MAX_BLOCKS];
 } BlockTable;
 
-/* a Python int as uint64 (PyLong_AsUnsignedLongLong's result and errors): values under
- * 2**63 are read without its byte-array conversion */
+/* a Python int as uint64 (PyLong_AsUnsignedLongLong's result and errors): an int of 0
+ * to 64 bits is read digit by digit (the mask conversion, exact there), without the
+ * byte-array detour PyLong_AsUnsignedLongLong takes for anything over 30 bits */
 static uint64_t as_u64(PyObject *value) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (!overflow && v >= 0) return (uint64_t)v;
-    if (v == -1 && PyErr_Occurred()) return (uint64_t)-1;
+    if (PyLong_Check(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 64)
+        return PyLong_AsUnsignedLongLongMask(value);
     return PyLong_AsUnsignedLongLong(value);
 }
 
@@ -2149,6 +2148,30 @@ done:
     return result;
 }
 
+/* letters_and_digits(text, most) -> str: the first `most` letters and digits
+ * (str.isalnum) of text, what headline.text_key's regex leaves ([\W_]+ removed). */
+static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t most;
+    if (!PyArg_ParseTuple(args, "Un", &text, &most)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (most > n) most = n;
+    if (most < 0) most = 0;
+    Py_UCS4 small[128];
+    Py_UCS4 *buf = most <= 128 ? small : PyMem_Malloc((size_t)most * sizeof(Py_UCS4));
+    if (!buf) return PyErr_NoMemory();
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n && len < most; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (is_alnum(ch)) buf[len++] = ch;
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
+    if (buf != small) PyMem_Free(buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
@@ -2163,6 +2186,8 @@ static PyMethodDef methods[] = {
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+    {"letters_and_digits", letters_and_digits, METH_VARARGS,
+     "The first `most` letters and digits of a str (headline.text_key)."},
     {"normalize", normalize_text, METH_VARARGS,
      "normalize.normalize of a text the table describes, else None (the Python path)."},
     {"contexts", contexts, METH_VARARGS,

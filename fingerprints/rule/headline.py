@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from fingerprints.rule.features import MAX_KEY_CHARS
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.normalize import normalize
 
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
@@ -93,5 +94,16 @@ _NOT_WORD = re.compile(r"[\W_]+")
 
 
 def text_key(text: str) -> str:
-    """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them."""
-    return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS] if text else ""
+    """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them (in one
+    pass through the C kernel when it is built: :func:`text_key_py`'s string)."""
+    if not text:
+        return ""
+    if kernel is not None:
+        key: str = kernel.letters_and_digits(text, MAX_KEY_CHARS)
+        return key
+    return text_key_py(text)
+
+
+def text_key_py(text: str) -> str:
+    """:func:`text_key` in Python: the reference of ``kernel.letters_and_digits``."""
+    return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS]

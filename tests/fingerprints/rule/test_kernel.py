@@ -300,6 +300,21 @@ def test_query_union_matches_the_python_loop(k: int) -> None:
         kernel.BlockTable([])
 
 
+def test_text_keys_match_the_regex() -> None:
+    # letters and digits of every script, the underscore, marks, astral characters,
+    # punctuation and spaces; keys longer and shorter than MAX_KEY_CHARS
+    from fingerprints.rule.headline import text_key, text_key_py
+
+    assert kernel is not None
+    rng = np.random.default_rng(11)
+    alphabet = list("aZ09_ -—（）【】,.·") + ["\u0301", "\u00e9", "\u0660", "\u2167", "\U0002a6a5",
+                                            "中", "国", "\u3000", "\ufe0f", "\u00b2"]
+    texts = ["", "_", "新华社北京1月5日电", "x" * 500]
+    texts += ["".join(rng.choice(alphabet, size=rng.integers(0, 140))) for _ in range(3000)]
+    for text in texts:
+        assert text_key(text) == text_key_py(text)
+
+
 def test_probes_match_the_python_loop() -> None:
     import random
     from itertools import combinations

@@ -19,6 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_scratch.h"
+
+/* the scratch buffers of the per-article loops (_scratch.h), one per use */
+enum {
+    S_DISTINCT, S_IDS, S_UNIQ, S_KEYS, S_TF_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
+    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
+    S_SET, N_SCRATCH
+};
+static Scratch scratch[N_SCRATCH];
+
 #define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
 #define SHINGLE_SEED 0x9E3779B97F4A7C15ULL
@@ -90,7 +100,7 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
 static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    uint64_t *set = PyMem_Calloc(slots, sizeof(uint64_t));
+    uint64_t *set = scratch_zeroed(&scratch[S_DISTINCT], slots, sizeof(uint64_t));
     if (!set) return -1;
     size_t mask = slots - 1, budget = 8 * (size_t)n + 16;
     Py_ssize_t distinct = 0;
@@ -100,7 +110,7 @@ static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
         while (set[j] && set[j] != (uint64_t)v + 1) {
             j = (j + 1) & mask;
             if (!budget--) {
-                PyMem_Free(set);
+                scratch_free(&scratch[S_DISTINCT], set);
                 return -1;
             }
         }
@@ -109,7 +119,7 @@ static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
             values[distinct++] = v;
         }
     }
-    PyMem_Free(set);
+    scratch_free(&scratch[S_DISTINCT], set);
     return distinct;
 }
 
@@ -321,9 +331,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         result = Py_NewRef(Py_None); /* the table is being rebuilt: the caller's locked path */
         goto done;
     }
-    ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    ids = scratch_alloc(&scratch[S_IDS], (size_t)n * sizeof(int64_t));
+    uniq = scratch_alloc(&scratch[S_UNIQ], (size_t)n * sizeof(int64_t));
+    keys = scratch_alloc(&scratch[S_KEYS], (size_t)n * sizeof(uint64_t));
     if (!ids || !uniq || !keys) {
         PyErr_NoMemory();
         goto done;
@@ -474,9 +484,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
      * than in one slot per vocabulary id (megabytes, a read at random per token). */
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    tf_keys = PyMem_Calloc(slots, sizeof(int64_t));
-    tf_at = PyMem_Malloc(slots * sizeof(uint32_t));
-    tf = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    tf_keys = scratch_zeroed(&scratch[S_TF_KEYS], slots, sizeof(int64_t));
+    tf_at = scratch_alloc(&scratch[S_TF_AT], slots * sizeof(uint32_t));
+    tf = scratch_alloc(&scratch[S_TF], (size_t)n * sizeof(int64_t));
     if (!tf_keys || !tf_at || !tf) {
         PyErr_NoMemory();
         goto done;
@@ -564,8 +574,8 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     /* numbers in context: each number token with the word before it */
     Py_ssize_t n_numbers = 0;
     if (with_numbers) {
-        numbers = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-        tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        numbers = scratch_alloc(&scratch[S_NUMBERS], (size_t)n * sizeof(uint32_t));
+        tmp = scratch_alloc(&scratch[S_NUMBERS_TMP], (size_t)n * sizeof(uint32_t));
         if (!numbers || !tmp) {
             PyErr_NoMemory();
             goto done;
@@ -608,14 +618,14 @@ done:
     PyMem_Free(ascii);
     PyMem_Free(extras);
     PyMem_Free(extra_slots);
-    PyMem_Free(ids);
-    PyMem_Free(uniq);
-    PyMem_Free(keys);
-    PyMem_Free(numbers);
-    PyMem_Free(tmp);
-    PyMem_Free(tf_keys);
-    PyMem_Free(tf_at);
-    PyMem_Free(tf);
+    scratch_free(&scratch[S_IDS], ids);
+    scratch_free(&scratch[S_UNIQ], uniq);
+    scratch_free(&scratch[S_KEYS], keys);
+    scratch_free(&scratch[S_NUMBERS], numbers);
+    scratch_free(&scratch[S_NUMBERS_TMP], tmp);
+    scratch_free(&scratch[S_TF_KEYS], tf_keys);
+    scratch_free(&scratch[S_TF_AT], tf_at);
+    scratch_free(&scratch[S_TF], tf);
     return result;
 }
 
@@ -812,7 +822,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    cps = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    cps = scratch_alloc(&scratch[S_CPS], (size_t)n * sizeof(uint32_t));
     if (!cps) {
         PyErr_NoMemory();
         goto done;
@@ -835,7 +845,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         result = Py_NewRef(Py_None);
         goto done;
     } else { /* word shingles: cps[] is reused for the word hashes */
-        word = PyMem_Malloc((size_t)(4 * n + 1));
+        word = scratch_alloc(&scratch[S_WORD], (size_t)(4 * n + 1));
         if (!word) {
             PyErr_NoMemory();
             goto done;
@@ -859,8 +869,8 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         if (units < width) width = units; /* a text shorter than one shingle is one */
     }
     Py_ssize_t windows = units - width + 1;
-    values = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
-    tmp = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    values = scratch_alloc(&scratch[S_VALUES], (size_t)windows * sizeof(uint32_t));
+    tmp = scratch_alloc(&scratch[S_VALUES_TMP], (size_t)windows * sizeof(uint32_t));
     if (!values || !tmp) {
         PyErr_NoMemory();
         goto done;
@@ -898,10 +908,10 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     result = Py_BuildValue("(inNO)", level, distinct, samples, char_kind ? Py_True : Py_False);
 
 done:
-    PyMem_Free(cps);
-    PyMem_Free(values);
-    PyMem_Free(tmp);
-    PyMem_Free(word);
+    scratch_free(&scratch[S_CPS], cps);
+    scratch_free(&scratch[S_VALUES], values);
+    scratch_free(&scratch[S_VALUES_TMP], tmp);
+    scratch_free(&scratch[S_WORD], word);
     PyBuffer_Release(&keep_view);
     return result;
 }
@@ -1135,11 +1145,12 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     Py_ssize_t room = n + 1;
-    Py_UCS4 *buf = PyMem_Malloc((size_t)room * sizeof(Py_UCS4));
-    Py_UCS4 *letters = PyMem_Malloc((size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
-    unsigned char *utf8 = PyMem_Malloc((size_t)room * 4 + 8);
-    uint64_t *found = PyMem_Malloc((size_t)room * sizeof(uint64_t));
-    uint32_t *keys = PyMem_Malloc((size_t)(room + 2) * sizeof(uint32_t));
+    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)room * sizeof(Py_UCS4));
+    Py_UCS4 *letters = scratch_alloc(&scratch[S_LETTERS],
+                                     (size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)room * 4 + 8);
+    uint64_t *found = scratch_alloc(&scratch[S_FOUND], (size_t)room * sizeof(uint64_t));
+    uint32_t *keys = scratch_alloc(&scratch[S_CLAUSE_KEYS], (size_t)(room + 2) * sizeof(uint32_t));
     uint64_t *set = NULL;
     PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
     if (!buf || !letters || !utf8 || !found || !keys) {
@@ -1186,7 +1197,7 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     if (count) {
         size_t size = 16;
         while (size < 2 * (size_t)count) size <<= 1;
-        set = PyMem_Calloc(size, sizeof(uint64_t));
+        set = scratch_zeroed(&scratch[S_SET], size, sizeof(uint64_t));
         if (!set) {
             PyErr_NoMemory();
             goto done;
@@ -1231,12 +1242,12 @@ done:
     Py_XDECREF(hashes);
     Py_XDECREF(short_text);
     Py_XDECREF(key_bytes);
-    PyMem_Free(buf);
-    PyMem_Free(letters);
-    PyMem_Free(utf8);
-    PyMem_Free(found);
-    PyMem_Free(keys);
-    PyMem_Free(set);
+    scratch_free(&scratch[S_BUF], buf);
+    scratch_free(&scratch[S_LETTERS], letters);
+    scratch_free(&scratch[S_UTF8], utf8);
+    scratch_free(&scratch[S_FOUND], found);
+    scratch_free(&scratch[S_CLAUSE_KEYS], keys);
+    scratch_free(&scratch[S_SET], set);
     return result;
 }
 

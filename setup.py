@@ -13,12 +13,13 @@ setup(
         Extension(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
+            depends=["fingerprints/rule/_scratch.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
         Extension(
             "fingerprints.rule._segment",
             ["fingerprints/rule/_segment.c"],
-            depends=["fingerprints/rule/_huge.h"],
+            depends=["fingerprints/rule/_huge.h", "fingerprints/rule/_scratch.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
     ]

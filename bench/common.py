@@ -357,6 +357,7 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
                               boilerplate=frozen))
     chunk: list[Features] = []
     known = frozen
+    content_radius, title_radius = cfg.content_radius, cfg.title_radius
     for i, doc in enumerate(docs):
         if extracted is not None:
             new = extracted[i]
@@ -369,9 +370,9 @@ def run_engine(docs: Sequence[Doc], config: object = None, *,
         hits: set[int] = set()
         if new.content_fp:
             hits.update(content_index.query_union([new.content_fp, *content_probes(new, cfg)],
-                                                  cfg.content_radius))
+                                                  content_radius))
         if new.title_fp:
-            found = title_index.query(new.title_fp, cfg.title_radius)
+            found = title_index.query(new.title_fp, title_radius)
             hits.update(item for item, _, _ in found)
         if use_keys:
             hits.update(key_index.query(query_keys(new.keys)))

@@ -19,6 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_scratch.h"
+
+/* the scratch buffers of the per-article loops (_scratch.h), one per use */
+enum {
+    S_DISTINCT, S_IDS, S_UNIQ, S_KEYS, S_TF_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
+    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
+    S_SET, N_SCRATCH
+};
+static Scratch scratch[N_SCRATCH];
+
 #define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
 #define SHINGLE_SEED 0x9E3779B97F4A7C15ULL
@@ -90,7 +100,7 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
 static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    uint64_t *set = PyMem_Calloc(slots, sizeof(uint64_t));
+    uint64_t *set = scratch_zeroed(&scratch[S_DISTINCT], slots, sizeof(uint64_t));
     if (!set) return -1;
     size_t mask = slots - 1, budget = 8 * (size_t)n + 16;
     Py_ssize_t distinct = 0;
@@ -100,7 +110,7 @@ static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
         while (set[j] && set[j] != (uint64_t)v + 1) {
             j = (j + 1) & mask;
             if (!budget--) {
-                PyMem_Free(set);
+                scratch_free(&scratch[S_DISTINCT], set);
                 return -1;
             }
         }
@@ -109,7 +119,7 @@ static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
             values[distinct++] = v;
         }
     }
-    PyMem_Free(set);
+    scratch_free(&scratch[S_DISTINCT], set);
     return distinct;
 }
 
@@ -321,9 +331,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         result = Py_NewRef(Py_None); /* the table is being rebuilt: the caller's locked path */
         goto done;
     }
-    ids = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    uniq = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    ids = scratch_alloc(&scratch[S_IDS], (size_t)n * sizeof(int64_t));
+    uniq = scratch_alloc(&scratch[S_UNIQ], (size_t)n * sizeof(int64_t));
+    keys = scratch_alloc(&scratch[S_KEYS], (size_t)n * sizeof(uint64_t));
     if (!ids || !uniq || !keys) {
         PyErr_NoMemory();
         goto done;
@@ -474,9 +484,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
      * than in one slot per vocabulary id (megabytes, a read at random per token). */
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    tf_keys = PyMem_Calloc(slots, sizeof(int64_t));
-    tf_at = PyMem_Malloc(slots * sizeof(uint32_t));
-    tf = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    tf_keys = scratch_zeroed(&scratch[S_TF_KEYS], slots, sizeof(int64_t));
+    tf_at = scratch_alloc(&scratch[S_TF_AT], slots * sizeof(uint32_t));
+    tf = scratch_alloc(&scratch[S_TF], (size_t)n * sizeof(int64_t));
     if (!tf_keys || !tf_at || !tf) {
         PyErr_NoMemory();
         goto done;
@@ -564,8 +574,8 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     /* numbers in context: each number token with the word before it */
     Py_ssize_t n_numbers = 0;
     if (with_numbers) {
-        numbers = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-        tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+        numbers = scratch_alloc(&scratch[S_NUMBERS], (size_t)n * sizeof(uint32_t));
+        tmp = scratch_alloc(&scratch[S_NUMBERS_TMP], (size_t)n * sizeof(uint32_t));
         if (!numbers || !tmp) {
             PyErr_NoMemory();
             goto done;
@@ -608,14 +618,14 @@ done:
     PyMem_Free(ascii);
     PyMem_Free(extras);
     PyMem_Free(extra_slots);
-    PyMem_Free(ids);
-    PyMem_Free(uniq);
-    PyMem_Free(keys);
-    PyMem_Free(numbers);
-    PyMem_Free(tmp);
-    PyMem_Free(tf_keys);
-    PyMem_Free(tf_at);
-    PyMem_Free(tf);
+    scratch_free(&scratch[S_IDS], ids);
+    scratch_free(&scratch[S_UNIQ], uniq);
+    scratch_free(&scratch[S_KEYS], keys);
+    scratch_free(&scratch[S_NUMBERS], numbers);
+    scratch_free(&scratch[S_NUMBERS_TMP], tmp);
+    scratch_free(&scratch[S_TF_KEYS], tf_keys);
+    scratch_free(&scratch[S_TF_AT], tf_at);
+    scratch_free(&scratch[S_TF], tf);
     return result;
 }
 
@@ -812,7 +822,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    cps = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    cps = scratch_alloc(&scratch[S_CPS], (size_t)n * sizeof(uint32_t));
     if (!cps) {
         PyErr_NoMemory();
         goto done;
@@ -835,7 +845,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         result = Py_NewRef(Py_None);
         goto done;
     } else { /* word shingles: cps[] is reused for the word hashes */
-        word = PyMem_Malloc((size_t)(4 * n + 1));
+        word = scratch_alloc(&scratch[S_WORD], (size_t)(4 * n + 1));
         if (!word) {
             PyErr_NoMemory();
             goto done;
@@ -859,8 +869,8 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         if (units < width) width = units; /* a text shorter than one shingle is one */
     }
     Py_ssize_t windows = units - width + 1;
-    values = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
-    tmp = PyMem_Malloc((size_t)windows * sizeof(uint32_t));
+    values = scratch_alloc(&scratch[S_VALUES], (size_t)windows * sizeof(uint32_t));
+    tmp = scratch_alloc(&scratch[S_VALUES_TMP], (size_t)windows * sizeof(uint32_t));
     if (!values || !tmp) {
         PyErr_NoMemory();
         goto done;
@@ -898,10 +908,10 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     result = Py_BuildValue("(inNO)", level, distinct, samples, char_kind ? Py_True : Py_False);
 
 done:
-    PyMem_Free(cps);
-    PyMem_Free(values);
-    PyMem_Free(tmp);
-    PyMem_Free(word);
+    scratch_free(&scratch[S_CPS], cps);
+    scratch_free(&scratch[S_VALUES], values);
+    scratch_free(&scratch[S_VALUES_TMP], tmp);
+    scratch_free(&scratch[S_WORD], word);
     PyBuffer_Release(&keep_view);
     return result;
 }
@@ -1135,11 +1145,12 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     Py_ssize_t room = n + 1;
-    Py_UCS4 *buf = PyMem_Malloc((size_t)room * sizeof(Py_UCS4));
-    Py_UCS4 *letters = PyMem_Malloc((size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
-    unsigned char *utf8 = PyMem_Malloc((size_t)room * 4 + 8);
-    uint64_t *found = PyMem_Malloc((size_t)room * sizeof(uint64_t));
-    uint32_t *keys = PyMem_Malloc((size_t)(room + 2) * sizeof(uint32_t));
+    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)room * sizeof(Py_UCS4));
+    Py_UCS4 *letters = scratch_alloc(&scratch[S_LETTERS],
+                                     (size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)room * 4 + 8);
+    uint64_t *found = scratch_alloc(&scratch[S_FOUND], (size_t)room * sizeof(uint64_t));
+    uint32_t *keys = scratch_alloc(&scratch[S_CLAUSE_KEYS], (size_t)(room + 2) * sizeof(uint32_t));
     uint64_t *set = NULL;
     PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
     if (!buf || !letters || !utf8 || !found || !keys) {
@@ -1186,7 +1197,7 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     if (count) {
         size_t size = 16;
         while (size < 2 * (size_t)count) size <<= 1;
-        set = PyMem_Calloc(size, sizeof(uint64_t));
+        set = scratch_zeroed(&scratch[S_SET], size, sizeof(uint64_t));
         if (!set) {
             PyErr_NoMemory();
             goto done;
@@ -1231,12 +1242,12 @@ done:
     Py_XDECREF(hashes);
     Py_XDECREF(short_text);
     Py_XDECREF(key_bytes);
-    PyMem_Free(buf);
-    PyMem_Free(letters);
-    PyMem_Free(utf8);
-    PyMem_Free(found);
-    PyMem_Free(keys);
-    PyMem_Free(set);
+    scratch_free(&scratch[S_BUF], buf);
+    scratch_free(&scratch[S_LETTERS], letters);
+    scratch_free(&scratch[S_UTF8], utf8);
+    scratch_free(&scratch[S_FOUND], found);
+    scratch_free(&scratch[S_CLAUSE_KEYS], keys);
+    scratch_free(&scratch[S_SET], set);
     return result;
 }
 
@@ -1360,57 +1371,229 @@ done:
     return result;
 }
 
-/* query_union(fps, layout, buckets, radius) -> {item: fp}: the loop of
- * index.MemoryBlockIndex.query_union. layout: the (shift, width) of each pigeonhole
- * block; buckets: per block, a dict {block value: {item: fp}}. An item counts when it
- * is within `radius` of a fingerprint whose bucket holds it; items come out in the
- * order the Python loop finds them (fingerprints, then blocks, then bucket order). */
+/* BlockTable(layout): index.MemoryBlockIndex's buckets (per pigeonhole block, block
+ * value -> the (item, fp) pairs under it, in the order they were added), held in C: a
+ * lookup reads arrays of integers, not dicts of Python ints. layout: the (shift, width)
+ * of each block. Items are ids (ints); the caller (MemoryBlockIndex) checks fingerprints
+ * and keeps its own item -> fp map, so an item is added once and removed with the
+ * fingerprint it was added with. query_union gives what the Python loop over dict
+ * buckets gives (index._query_union), in its order. */
 #define MAX_BLOCKS 16
-static PyObject *query_union(PyObject *self, PyObject *args) {
-    PyObject *fps, *layout, *buckets;
-    int radius;
-    if (!PyArg_ParseTuple(args, "OOO!i", &fps, &layout, &PyList_Type, &buckets, &radius))
-        return NULL;
-    /* the bucket last read in each block (a reference held; NULL: none there): a probe
-     * differs from its fingerprint in one block only, so its other blocks' buckets
-     * were read already */
-    uint64_t last_value[MAX_BLOCKS];
-    PyObject *last_bucket[MAX_BLOCKS] = {NULL};
-    int have_last[MAX_BLOCKS] = {0};
-    PyObject *fps_seq = PySequence_Fast(fps, "fps must be a sequence");
-    if (!fps_seq) return NULL;
-    PyObject *layout_seq = PySequence_Fast(layout, "layout must be a sequence");
-    PyObject *found = NULL;
-    if (!layout_seq) goto fail;
-    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(layout_seq);
-    if (blocks > MAX_BLOCKS || blocks != PyList_GET_SIZE(buckets)) {
-        PyErr_SetString(PyExc_ValueError, "layout and buckets must have one entry per block");
-        goto fail;
-    }
+typedef struct {
+    PyObject *item; /* a reference held */
+    uint64_t fp;
+} BlockEntry;
+
+typedef struct {
+    BlockEntry *entries;
+    Py_ssize_t len, cap;
+} BlockBucket;
+
+typedef struct { /* block value -> bucket: open addressing, bucket index + 1 (0 empty) */
+    uint64_t *values;
+    uint32_t *slots;
+    size_t size, used;
+    BlockBucket *buckets;
+} BlockMap;
+
+typedef struct {
+    PyObject_HEAD
+    int blocks;
     int shifts[MAX_BLOCKS];
     uint64_t masks[MAX_BLOCKS];
-    for (Py_ssize_t b = 0; b < blocks; b++) {
-        int shift, width;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(layout_seq, b), "ii", &shift, &width))
-            goto fail;
-        if (shift < 0 || width < 1 || shift + width > 64) {
-            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
-            goto fail;
-        }
-        shifts[b] = shift;
-        masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
-        if (!PyDict_Check(PyList_GET_ITEM(buckets, b))) {
-            PyErr_SetString(PyExc_TypeError, "buckets must be dicts");
-            goto fail;
+    BlockMap maps[MAX_BLOCKS];
+} BlockTable;
+
+/* a Python int as uint64 (PyLong_AsUnsignedLongLong's result and errors): an int of 0
+ * to 64 bits is read digit by digit (the mask conversion, exact there), without the
+ * byte-array detour PyLong_AsUnsignedLongLong takes for anything over 30 bits */
+static uint64_t as_u64(PyObject *value) {
+    if (PyLong_Check(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 64)
+        return PyLong_AsUnsignedLongLongMask(value);
+    return PyLong_AsUnsignedLongLong(value);
+}
+
+static void block_map_free(BlockMap *map) {
+    for (size_t i = 0; i < map->used; i++) {
+        for (Py_ssize_t e = 0; e < map->buckets[i].len; e++)
+            Py_DECREF(map->buckets[i].entries[e].item);
+        PyMem_Free(map->buckets[i].entries);
+    }
+    PyMem_Free(map->values);
+    PyMem_Free(map->slots);
+    PyMem_Free(map->buckets);
+    memset(map, 0, sizeof(*map));
+}
+
+/* the bucket of a block value, NULL when there is none (create: a new, empty one; NULL
+ * then means no memory) */
+static BlockBucket *block_bucket(BlockMap *map, uint64_t value, int create) {
+    if (map->size) {
+        size_t j = (size_t)mix64(value) & (map->size - 1);
+        while (map->slots[j]) {
+            if (map->values[j] == value) return &map->buckets[map->slots[j] - 1];
+            j = (j + 1) & (map->size - 1);
         }
     }
-    found = PyDict_New();
+    if (!create) return NULL;
+    if (2 * (map->used + 1) > map->size) { /* at most half full */
+        size_t size = map->size ? 2 * map->size : 64;
+        uint64_t *values = PyMem_Malloc(size * sizeof(uint64_t));
+        uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t));
+        BlockBucket *buckets = PyMem_Realloc(map->buckets,
+                                             (size / 2) * sizeof(BlockBucket));
+        if (!values || !slots || !buckets) {
+            PyMem_Free(values);
+            PyMem_Free(slots);
+            if (buckets) map->buckets = buckets;
+            return NULL;
+        }
+        map->buckets = buckets;
+        for (size_t i = 0; i < map->size; i++) {
+            if (!map->slots[i]) continue;
+            size_t j = (size_t)mix64(map->values[i]) & (size - 1);
+            while (slots[j]) j = (j + 1) & (size - 1);
+            slots[j] = map->slots[i];
+            values[j] = map->values[i];
+        }
+        PyMem_Free(map->values);
+        PyMem_Free(map->slots);
+        map->values = values;
+        map->slots = slots;
+        map->size = size;
+    }
+    size_t j = (size_t)mix64(value) & (map->size - 1);
+    while (map->slots[j]) j = (j + 1) & (map->size - 1);
+    map->values[j] = value;
+    map->slots[j] = (uint32_t)++map->used;
+    BlockBucket *bucket = &map->buckets[map->used - 1];
+    bucket->entries = NULL;
+    bucket->len = bucket->cap = 0;
+    return bucket;
+}
+
+static int block_table_init(BlockTable *self, PyObject *args, PyObject *kwds) {
+    PyObject *layout;
+    if (!PyArg_ParseTuple(args, "O", &layout)) return -1;
+    PyObject *seq = PySequence_Fast(layout, "layout must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t blocks = PySequence_Fast_GET_SIZE(seq);
+    if (blocks < 1 || blocks > MAX_BLOCKS) {
+        PyErr_Format(PyExc_ValueError, "a layout has 1 to %d blocks", MAX_BLOCKS);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    self->blocks = 0;
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        int shift, width;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, b), "ii", &shift, &width)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (shift < 0 || width < 1 || shift + width > 64) {
+            PyErr_SetString(PyExc_ValueError, "a block must lie within 64 bits");
+            Py_DECREF(seq);
+            return -1;
+        }
+        self->shifts[b] = shift;
+        self->masks[b] = width == 64 ? ~0ULL : (1ULL << width) - 1;
+    }
+    Py_DECREF(seq);
+    self->blocks = (int)blocks;
+    return 0;
+}
+
+static void block_table_dealloc(BlockTable *self) {
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* the fp argument of add and remove (after the item); 0, or -1 with an exception set */
+static int fp_argument(PyObject *const *args, Py_ssize_t nargs, uint64_t *fp) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "expected two arguments: item, fp");
+        return -1;
+    }
+    *fp = as_u64(args[1]);
+    return *fp == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *block_table_add(BlockTable *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t fp;
+    if (fp_argument(args, nargs, &fp) < 0) return NULL;
+    for (int b = 0; b < self->blocks; b++) {
+        uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+        BlockBucket *bucket = block_bucket(&self->maps[b], value, 1);
+        if (!bucket) return PyErr_NoMemory();
+        if (bucket->len == bucket->cap) {
+            Py_ssize_t cap = bucket->cap ? 2 * bucket->cap : 2;
+            BlockEntry *entries = PyMem_Realloc(bucket->entries,
+                                                (size_t)cap * sizeof(BlockEntry));
+            if (!entries) return PyErr_NoMemory();
+            bucket->entries = entries;
+            bucket->cap = cap;
+        }
+        bucket->entries[bucket->len++] = (BlockEntry){Py_NewRef(args[0]), fp};
+    }
+    Py_RETURN_NONE;
+}
+
+/* remove(item, fp): the item out of fp's buckets, the others keeping their order (as a
+ * dict's pop does) */
+static PyObject *block_table_remove(BlockTable *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t fp;
+    if (fp_argument(args, nargs, &fp) < 0) return NULL;
+    for (int b = 0; b < self->blocks; b++) {
+        uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+        BlockBucket *bucket = block_bucket(&self->maps[b], value, 0);
+        if (!bucket) continue;
+        for (Py_ssize_t i = 0; i < bucket->len; i++) {
+            PyObject *held = bucket->entries[i].item;
+            int same = held == args[0] ? 1 : PyObject_RichCompareBool(held, args[0], Py_EQ);
+            if (same < 0) return NULL;
+            if (!same) continue;
+            Py_DECREF(held);
+            memmove(&bucket->entries[i], &bucket->entries[i + 1],
+                    (size_t)(bucket->len - i - 1) * sizeof(BlockEntry));
+            bucket->len--;
+            break;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *block_table_clear(BlockTable *self, PyObject *unused) {
+    for (int b = 0; b < self->blocks; b++) block_map_free(&self->maps[b]);
+    Py_RETURN_NONE;
+}
+
+/* query_union(fps, radius) -> {item: fp}: an item counts when it is within `radius` of
+ * a fingerprint whose bucket holds it; items in the order the Python loop finds them
+ * (fingerprints, then blocks, then bucket order) */
+static PyObject *block_table_query_union(BlockTable *self, PyObject *const *args,
+                                         Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "query_union(fps, radius)");
+        return NULL;
+    }
+    long radius = PyLong_AsLong(args[1]);
+    if (radius == -1 && PyErr_Occurred()) return NULL;
+    PyObject *fps_seq = PySequence_Fast(args[0], "fps must be a sequence");
+    if (!fps_seq) return NULL;
+    PyObject *found = PyDict_New();
     if (!found) goto fail;
+    /* a probe differs from its fingerprint in one block only: its other blocks' buckets
+     * were found already (the bucket last found in each block is kept) */
+    uint64_t last_value[MAX_BLOCKS];
+    BlockBucket *last_bucket[MAX_BLOCKS];
+    int have_last[MAX_BLOCKS] = {0};
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fps_seq);
     for (Py_ssize_t f = 0; f < count; f++) {
         PyObject *fp_obj = PySequence_Fast_GET_ITEM(fps_seq, f);
-        PyObject *as_int = PyNumber_Index(fp_obj); /* ints, NumPy integers */
-        uint64_t fp = as_int ? PyLong_AsUnsignedLongLong(as_int) : 0;
+        PyObject *as_int = PyLong_CheckExact(fp_obj) ? Py_NewRef(fp_obj)
+                                                    : PyNumber_Index(fp_obj); /* NumPy ints */
+        uint64_t fp = as_int ? as_u64(as_int) : 0;
         Py_XDECREF(as_int);
         if (!as_int || (fp == (uint64_t)-1 && PyErr_Occurred())) {
             PyErr_Clear();
@@ -1418,54 +1601,56 @@ static PyObject *query_union(PyObject *self, PyObject *args) {
                          "fingerprint must be an unsigned 64-bit integer, not %R", fp_obj);
             goto fail;
         }
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            uint64_t block_value = (fp >> shifts[b]) & masks[b];
-            PyObject *bucket;
-            if (have_last[b] && last_value[b] == block_value) {
-                bucket = last_bucket[b];
-            } else {
-                PyObject *key = PyLong_FromUnsignedLongLong(block_value);
-                if (!key) goto fail;
-                bucket = PyDict_GetItemWithError(PyList_GET_ITEM(buckets, b), key);
-                Py_DECREF(key);
-                if (!bucket && PyErr_Occurred()) goto fail;
+        for (int b = 0; b < self->blocks; b++) {
+            uint64_t value = (fp >> self->shifts[b]) & self->masks[b];
+            if (!have_last[b] || last_value[b] != value) {
                 have_last[b] = 1;
-                last_value[b] = block_value;
-                Py_XINCREF(bucket);
-                Py_XSETREF(last_bucket[b], bucket);
+                last_value[b] = value;
+                last_bucket[b] = block_bucket(&self->maps[b], value, 0);
             }
+            BlockBucket *bucket = last_bucket[b];
             if (!bucket) continue;
-            if (!PyDict_Check(bucket)) {
-                PyErr_SetString(PyExc_TypeError, "a bucket must be a dict");
-                goto fail;
-            }
-            Py_ssize_t pos = 0;
-            PyObject *item, *other;
-            while (PyDict_Next(bucket, &pos, &item, &other)) {
-                /* the distance first (a popcount), the found dict only for a near item;
-                 * stored fingerprints are checked unsigned 64-bit when added, so the
-                 * unchecked conversion reads them exactly */
-                uint64_t value = PyLong_AsUnsignedLongLongMask(other);
-                if (value == (uint64_t)-1 && PyErr_Occurred()) goto fail;
-                if (__builtin_popcountll(fp ^ value) > radius) continue;
-                int seen = PyDict_Contains(found, item);
-                if (seen < 0) goto fail;
-                if (!seen && PyDict_SetItem(found, item, other) < 0) goto fail;
+            for (Py_ssize_t i = 0; i < bucket->len; i++) {
+                const BlockEntry *entry = &bucket->entries[i];
+                if (__builtin_popcountll(fp ^ entry->fp) > radius) continue;
+                PyObject *other = PyLong_FromUnsignedLongLong(entry->fp);
+                PyObject *kept = other ? PyDict_SetDefault(found, entry->item, other) : NULL;
+                Py_XDECREF(other);
+                if (!kept) goto fail;
             }
         }
     }
-    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
-    Py_DECREF(layout_seq);
     return found;
 
 fail:
-    for (int b = 0; b < MAX_BLOCKS; b++) Py_XDECREF(last_bucket[b]);
     Py_DECREF(fps_seq);
-    Py_XDECREF(layout_seq);
     Py_XDECREF(found);
     return NULL;
 }
+
+static PyMethodDef block_table_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))block_table_add, METH_FASTCALL,
+     "add(item, fp): the item into fp's bucket of every block (after the others there)."},
+    {"remove", (PyCFunction)(void (*)(void))block_table_remove, METH_FASTCALL,
+     "remove(item, fp): the item out of fp's buckets."},
+    {"clear", (PyCFunction)block_table_clear, METH_NOARGS, "Every bucket emptied."},
+    {"query_union", (PyCFunction)(void (*)(void))block_table_query_union, METH_FASTCALL,
+     "query_union(fps, radius) -> {item: fp} (index.MemoryBlockIndex.query_union)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BlockTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fingerprints.rule._kernel.BlockTable",
+    .tp_basicsize = sizeof(BlockTable),
+    .tp_dealloc = (destructor)block_table_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The buckets of a memory block index (index.MemoryBlockIndex), in C.",
+    .tp_init = (initproc)block_table_init,
+    .tp_new = PyType_GenericNew,
+    .tp_methods = block_table_methods,
+};
 
 /* observe(slots, hashes, slots_log2, min_docs) -> [promoted clause hashes]: one story's
  * clauses counted in a slot table (boilerplate.MemoryCounter.observe, the arithmetic of
@@ -1500,7 +1685,7 @@ static PyObject *observe(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        uint64_t clause = PyLong_AsUnsignedLongLong(item);
+        uint64_t clause = as_u64(item);
         if (clause == (uint64_t)-1 && PyErr_Occurred()) {
             Py_CLEAR(promoted);
             goto done;
@@ -2128,6 +2313,30 @@ static PyObject *shared_keys(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* letters_and_digits(text, most) -> str: the first `most` letters and digits
+ * (str.isalnum) of text, what headline.text_key's regex leaves ([\W_]+ removed). */
+static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t most;
+    if (!PyArg_ParseTuple(args, "Un", &text, &most)) return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (most > n) most = n;
+    if (most < 0) most = 0;
+    Py_UCS4 small[128];
+    Py_UCS4 *buf = most <= 128 ? small : PyMem_Malloc((size_t)most * sizeof(Py_UCS4));
+    if (!buf) return PyErr_NoMemory();
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = 0; i < n && len < most; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (is_alnum(ch)) buf[len++] = ch;
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
+    if (buf != small) PyMem_Free(buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
@@ -2142,6 +2351,8 @@ static PyMethodDef methods[] = {
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+    {"letters_and_digits", letters_and_digits, METH_VARARGS,
+     "The first `most` letters and digits of a str (headline.text_key)."},
     {"normalize", normalize_text, METH_VARARGS,
      "normalize.normalize of a text the table describes, else None (the Python path)."},
     {"contexts", contexts, METH_VARARGS,
@@ -2162,8 +2373,6 @@ static PyMethodDef methods[] = {
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
     {"probes", probes, METH_VARARGS,
      "A content fingerprint's multi-probe fingerprints (probes._probes)."},
-    {"query_union", query_union, METH_VARARGS,
-     "{item: fp} of a MemoryBlockIndex's buckets within radius of any of fps."},
     {"rebuild", rebuild, METH_VARARGS,
      "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},
     {"sketch", sketch, METH_VARARGS,
@@ -2180,10 +2389,11 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__kernel(void) {
     init_masks();
     init_alnum();
-    if (PyType_Ready(&TablesType) < 0) return NULL;
+    if (PyType_Ready(&TablesType) < 0 || PyType_Ready(&BlockTableType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0) {
+    if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0 ||
+        PyModule_AddObjectRef(m, "BlockTable", (PyObject *)&BlockTableType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

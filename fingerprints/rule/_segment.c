@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "_huge.h"
+#include "_scratch.h"
 
 #define ROOT_DIRECT 0x10000u     /* root children by BMP code point, in a direct table */
 #define CP_BITS 21               /* code points are below 0x110000 */
@@ -402,15 +403,20 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
     if (pending != SIZE_MAX) emit(w, pending, end, 0);
 }
 
-/* jieba's cut(text, HMM=False) as (start, end) pairs in w->spans. */
+/* the scratch buffers of a cut (_scratch.h), one per Work array */
+enum { S_SPANS, S_ROUTE_PROB, S_ROUTE_END, S_ROUTE_NODE, S_NODES, N_SCRATCH };
+static Scratch scratch[N_SCRATCH];
+
+/* jieba's cut(text, HMM=False) as (start, end) pairs in w->spans (release with
+ * work_free). */
 static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work *w,
                      int want_nodes) {
     w->count = 0;
-    w->spans = PyMem_Malloc((n ? n : 1) * 2 * sizeof(uint32_t));
-    w->route_prob = PyMem_Malloc((n + 1) * sizeof(double));
-    w->route_end = PyMem_Malloc((n + 1) * sizeof(uint32_t));
-    w->route_node = PyMem_Malloc((n + 1) * sizeof(uint32_t));
-    if (want_nodes) w->nodes = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t));
+    w->spans = scratch_alloc(&scratch[S_SPANS], n * 2 * sizeof(uint32_t));
+    w->route_prob = scratch_alloc(&scratch[S_ROUTE_PROB], (n + 1) * sizeof(double));
+    w->route_end = scratch_alloc(&scratch[S_ROUTE_END], (n + 1) * sizeof(uint32_t));
+    w->route_node = scratch_alloc(&scratch[S_ROUTE_NODE], (n + 1) * sizeof(uint32_t));
+    if (want_nodes) w->nodes = scratch_alloc(&scratch[S_NODES], n * sizeof(uint32_t));
     if (!w->spans || !w->route_prob || !w->route_end || !w->route_node ||
         (want_nodes && !w->nodes)) {
         PyErr_NoMemory();
@@ -445,11 +451,11 @@ static int cut_spans(const Segmenter *self, const Py_UCS4 *text, size_t n, Work 
 }
 
 static void work_free(Work *w) {
-    PyMem_Free(w->spans);
-    PyMem_Free(w->route_prob);
-    PyMem_Free(w->route_end);
-    PyMem_Free(w->route_node);
-    PyMem_Free(w->nodes);
+    scratch_free(&scratch[S_SPANS], w->spans);
+    scratch_free(&scratch[S_ROUTE_PROB], w->route_prob);
+    scratch_free(&scratch[S_ROUTE_END], w->route_end);
+    scratch_free(&scratch[S_ROUTE_NODE], w->route_node);
+    scratch_free(&scratch[S_NODES], w->nodes);
 }
 
 /* The code points of a str (a fresh copy, PyMem_Free it), or NULL with an exception. */

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import mmh3
 import numpy as np
@@ -120,10 +120,11 @@ def clause_hashes(body: str, limit: int | None = MAX_CLAUSES) -> list[int]:
     return list(hashes)[:limit]
 
 
-@dataclass(frozen=True)
-class Stripped:
+class Stripped(NamedTuple):
     """A normalized body without its boilerplate, and what the features, the key index
-    and the counting read of its clauses, split and hashed once."""
+    and the counting read of its clauses, split and hashed once (a named tuple: made
+    for every article, and a tuple is made in C where a frozen dataclass sets each
+    field through a Python call)."""
 
     body: str
     # the distinct hashes of its clauses long enough to count (:func:`hashed_clauses`,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from fingerprints.rule.features import MAX_KEY_CHARS
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.normalize import normalize
 
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
@@ -40,6 +41,13 @@ SITE_ENDINGS = ("网", "网站", "在线", "频道", "论坛", "贴吧", "博客
                 "门户")
 
 
+def _has_separator(title: str) -> bool:
+    """Could :data:`_SITE_SEPARATOR` match in ``title``: has it one of the characters
+    every separator holds? Most titles have none, and these scans cost far less than
+    the regex's split trying a match at every position."""
+    return "_" in title or "-" in title or "|" in title or "—" in title or "–" in title
+
+
 def split_title(title: str) -> tuple[str, str]:
     """(headline, the rest) of a crawled page's title, cut at the site's separators.
 
@@ -52,7 +60,7 @@ def split_title(title: str) -> tuple[str, str]:
     and two stories of one site (``…_投诉直通车_华声在线``) do not share the site's name.
     The rest (the other parts, space-joined) still counts for :func:`off_title`. A
     title without a separator or without Chinese characters is all headline."""
-    if not _CJK.search(title):
+    if not _has_separator(title) or not _CJK.search(title):
         return title, ""
     parts = _SITE_SEPARATOR.split(title)
     if len(parts) == 1:  # no separator (most titles): no part's key is needed
@@ -86,5 +94,16 @@ _NOT_WORD = re.compile(r"[\W_]+")
 
 
 def text_key(text: str) -> str:
-    """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them."""
-    return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS] if text else ""
+    """A normalized text's letters and digits, at most ``MAX_KEY_CHARS`` of them (in one
+    pass through the C kernel when it is built: :func:`text_key_py`'s string)."""
+    if not text:
+        return ""
+    if kernel is not None:
+        key: str = kernel.letters_and_digits(text, MAX_KEY_CHARS)
+        return key
+    return text_key_py(text)
+
+
+def text_key_py(text: str) -> str:
+    """:func:`text_key` in Python: the reference of ``kernel.letters_and_digits``."""
+    return _NOT_WORD.sub("", text)[:MAX_KEY_CHARS]

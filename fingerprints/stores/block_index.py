@@ -122,8 +122,8 @@ def _finish(found: dict[int, int], fp: int, k: int) -> list[tuple[int, int, int]
 def _query_union(fps: Sequence[int], layout: Sequence[tuple[int, int]],
                  buckets_of: Sequence[dict[int, dict[int, int]]], radius: int
                  ) -> dict[int, int]:
-    """:meth:`MemoryBlockIndex.query_union`'s loop (the C kernel's ``query_union``
-    computes the same dict, in the same order)."""
+    """:meth:`MemoryBlockIndex.query_union`'s loop over dict buckets (the C kernel's
+    ``BlockTable.query_union`` computes the same dict, in the same order)."""
     blocks = [(shift, (1 << width) - 1, buckets)
               for (shift, width), buckets in zip(layout, buckets_of, strict=True)]
     found: dict[int, int] = {}
@@ -141,11 +141,20 @@ def _query_union(fps: Sequence[int], layout: Sequence[tuple[int, int]],
 
 
 class MemoryBlockIndex:
-    """Dict-of-buckets index in process memory. Not shared between processes."""
+    """Dict-of-buckets index in process memory. Not shared between processes. The
+    buckets are the C kernel's (``kernel.BlockTable``: arrays of integers, no Python int
+    per stored fingerprint) when it is built, else dicts; ``compiled`` forces one or
+    the other (``True`` requires the kernel). Both give the same items in the same
+    order."""
 
-    def __init__(self, k: int = 3) -> None:
+    def __init__(self, k: int = 3, *, compiled: bool | None = None) -> None:
         self.k = check_k(k)
+        if compiled is None:
+            compiled = kernel is not None
+        elif compiled and kernel is None:
+            raise RuntimeError("the C kernel fingerprints.rule._kernel is not built")
         self._layout = block_layout(k)
+        self._table = kernel.BlockTable(self._layout) if compiled and kernel else None
         self._buckets: list[dict[int, dict[int, int]]] = [{} for _ in self._layout]
         # (shift, mask, buckets) of each block: what add reads per fingerprint
         self._blocks = [(shift, (1 << width) - 1, buckets)
@@ -161,13 +170,16 @@ class MemoryBlockIndex:
             self.remove(item_id, old)
         if not 0 <= fp <= MASK64:
             raise ValueError(f"fingerprint must be an unsigned 64-bit integer, not {fp!r}")
-        for shift, mask, buckets in self._blocks:
-            value = (fp >> shift) & mask
-            bucket = buckets.get(value)
-            if bucket is None:
-                buckets[value] = {item_id: fp}
-            else:
-                bucket[item_id] = fp
+        if self._table is not None:
+            self._table.add(item_id, fp)
+        else:
+            for shift, mask, buckets in self._blocks:
+                value = (fp >> shift) & mask
+                bucket = buckets.get(value)
+                if bucket is None:
+                    buckets[value] = {item_id: fp}
+                else:
+                    bucket[item_id] = fp
         self._items[item_id] = fp
 
     def add_many(self, items: Iterable[tuple[int, int]]) -> None:
@@ -177,12 +189,16 @@ class MemoryBlockIndex:
     def remove(self, item_id: int, fp: int) -> None:
         if self._items.get(item_id) != fp:
             return
-        for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
-            bucket = buckets.get(value)
-            if bucket is not None:
-                bucket.pop(item_id, None)
-                if not bucket:
-                    del buckets[value]
+        if self._table is not None:
+            self._table.remove(item_id, fp)
+        else:
+            for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets,
+                                           strict=True):
+                bucket = buckets.get(value)
+                if bucket is not None:
+                    bucket.pop(item_id, None)
+                    if not bucket:
+                        del buckets[value]
         del self._items[item_id]
 
     def query(self, fp: int, max_distance: int | None = None) -> list[tuple[int, int, int]]:
@@ -190,9 +206,8 @@ class MemoryBlockIndex:
         ``max_distance`` > k among the items that share a block with ``fp`` (some of
         them: found at no extra cost, since their buckets are read anyway)."""
         radius = _radius(self.k, max_distance)
-        if kernel is not None:  # the items of fp's buckets within the radius, in C
-            return _finish(kernel.query_union((fp,), self._layout, self._buckets, radius),
-                           fp, radius)
+        if self._table is not None:  # the items of fp's buckets within the radius, in C
+            return _finish(self._table.query_union((fp,), radius), fp, radius)
         found: dict[int, int] = {}
         for (_, value), buckets in zip(block_keys(fp, self.k), self._buckets, strict=True):
             bucket = buckets.get(value)
@@ -206,12 +221,14 @@ class MemoryBlockIndex:
         its probes): an item counts when it is within the radius of a fingerprint whose
         bucket holds it. One call instead of one :meth:`query` per probe."""
         radius = _radius(self.k, max_distance)
-        if kernel is not None:
-            found: dict[int, int] = kernel.query_union(fps, self._layout, self._buckets, radius)
+        if self._table is not None:
+            found: dict[int, int] = self._table.query_union(fps, radius)
             return found
         return _query_union(fps, self._layout, self._buckets, radius)
 
     def clear(self) -> None:
+        if self._table is not None:
+            self._table.clear()
         for buckets in self._buckets:
             buckets.clear()
         self._items.clear()

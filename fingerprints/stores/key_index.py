@@ -14,18 +14,33 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fingerprints.rule.kernel import kernel
 from fingerprints.stores.redis_records import RecordBuckets, get_many, is_cluster, take_many
 
 BUCKET_BITS = 20
+_WHOLE_KEY = ((0, 64),)  # MemoryKeyIndex's one block: the key itself
 
 
 class MemoryKeyIndex:
-    """key -> item ids, in memory (batch runs, benchmarks, tests)."""
+    """key -> item ids, in memory (batch runs, benchmarks, tests): the C kernel's
+    buckets (``kernel.BlockTable`` with one block, the whole key: a lookup at distance
+    0 is an exact match) when it is built, else a dict; ``compiled`` forces one or the
+    other. Both find the same items."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, compiled: bool | None = None) -> None:
+        if compiled is None:
+            compiled = kernel is not None
+        elif compiled and kernel is None:
+            raise RuntimeError("the C kernel fingerprints.rule._kernel is not built")
+        self._table = kernel.BlockTable(_WHOLE_KEY) if compiled and kernel else None
         self._items: dict[int, list[int]] = {}
 
     def add(self, item_id: int, keys: Iterable[int]) -> None:
+        if self._table is not None:
+            add = self._table.add
+            for key in keys:
+                add(item_id, key)
+            return
         items = self._items
         for key in keys:
             found = items.get(key)
@@ -35,12 +50,18 @@ class MemoryKeyIndex:
                 found.append(item_id)
 
     def remove(self, item_id: int, keys: Iterable[int]) -> None:
+        if self._table is not None:
+            for key in keys:
+                self._table.remove(item_id, key)
+            return
         for key in keys:
             items = self._items.get(key)
             if items and item_id in items:
                 items.remove(item_id)
 
     def query(self, keys: Iterable[int]) -> set[int]:
+        if self._table is not None:
+            return set(self._table.query_union(keys, 0))
         items = self._items
         found: set[int] = set()
         for key in items.keys() & keys:  # most keys are in no article: matched in C
@@ -48,6 +69,8 @@ class MemoryKeyIndex:
         return found
 
     def clear(self) -> None:
+        if self._table is not None:
+            self._table.clear()
         self._items.clear()
 
 

@@ -248,13 +248,14 @@ def test_clauses_match_the_regular_expressions() -> None:
 @pytest.mark.parametrize("k", [0, 3, 8])
 def test_query_union_matches_the_python_loop(k: int) -> None:
     # crowded buckets: fingerprints drawn near a few centres, probes and radii as a
-    # worker uses them; the C loop must give the same items, fingerprints and order
-    from fingerprints.stores.block_index import MemoryBlockIndex, _query_union
+    # worker uses them, items removed and added again; the kernel's buckets must give
+    # the same items, fingerprints and order as the dict buckets
+    from fingerprints.stores.block_index import MemoryBlockIndex
 
     assert kernel is not None
     rng = np.random.default_rng(k)
     centres = rng.integers(0, 2**63, size=8, dtype=np.uint64).tolist()
-    index = MemoryBlockIndex(k)
+    fast_index, slow_index = MemoryBlockIndex(k), MemoryBlockIndex(k, compiled=False)
 
     def near(centre: int, flips: int) -> int:
         for bit in rng.choice(64, size=flips, replace=False).tolist():
@@ -262,28 +263,56 @@ def test_query_union_matches_the_python_loop(k: int) -> None:
         return centre
 
     for item in range(3000):
-        index.add(item, near(centres[item % 8], int(rng.integers(0, 12))))
+        fp = near(centres[item % 8], int(rng.integers(0, 12)))
+        for index in (fast_index, slow_index):
+            index.add(item, fp)
+    for item in range(0, 3000, 7):  # out, and some back under another fingerprint
+        fp = fast_index._items[item]
+        moved = near(centres[item % 8], int(rng.integers(0, 12)))
+        for index in (fast_index, slow_index):
+            index.remove(item, fp)
+            if item % 2:
+                index.add(item, moved)
     for radius in (k, 8, 64):
         hits = 0
         for trial in range(40):
             fp = near(centres[trial % 8], int(rng.integers(0, 10)))
             fps = [fp, *(fp ^ (1 << int(b)) for b in rng.choice(64, size=6, replace=False))]
-            fast = kernel.query_union(fps, index._layout, index._buckets, radius)
-            slow = _query_union(fps, index._layout, index._buckets, radius)
-            assert list(fast.items()) == list(slow.items())
+            fast = fast_index.query_union(fps, radius)
+            assert list(fast.items()) == list(slow_index.query_union(fps, radius).items())
+            assert fast_index.query(fp, radius) == slow_index.query(fp, radius)
             hits += len(fast)
         assert hits > (0 if radius < 8 else 40)  # the centres' neighbourhoods are crowded
-    fp = index._items[7]
-    assert index.query_union([np.uint64(fp)]) == index.query_union([fp])  # NumPy ints too
+    fp = fast_index._items[8]
+    assert fast_index.query_union([np.uint64(fp)]) == fast_index.query_union([fp])  # NumPy ints
     for bad in (-1, 1 << 64, 1.5, "1"):  # the Python loop refuses the same
-        with pytest.raises(ValueError, match="unsigned 64-bit"):
-            index.query_union([bad])
-        with pytest.raises(ValueError, match="unsigned 64-bit"):
-            _query_union([bad], index._layout, index._buckets, 3)
-    assert _query_union([np.uint64(fp)], index._layout, index._buckets, 3) == \
-        index.query_union([fp], 3)
-    with pytest.raises(ValueError, match="one entry per block"):
-        kernel.query_union([1], index._layout, index._buckets[:-1], 3)
+        for index in (fast_index, slow_index):
+            with pytest.raises(ValueError, match="unsigned 64-bit"):
+                index.query_union([bad])
+    assert slow_index.query_union([np.uint64(fp)], 3) == fast_index.query_union([fp], 3)
+    big = (1 << 64) - 1  # the batch engine's items are fingerprints themselves
+    fast_index.add(big, big)
+    assert fast_index.query_union([big], 0) == {big: big}
+    fast_index.remove(big, big)
+    fast_index.clear()
+    assert fast_index.query_union([fp, big], 64) == {}
+    with pytest.raises(ValueError, match="1 to 16 blocks"):
+        kernel.BlockTable([])
+
+
+def test_text_keys_match_the_regex() -> None:
+    # letters and digits of every script, the underscore, marks, astral characters,
+    # punctuation and spaces; keys longer and shorter than MAX_KEY_CHARS
+    from fingerprints.rule.headline import text_key, text_key_py
+
+    assert kernel is not None
+    rng = np.random.default_rng(11)
+    alphabet = list("aZ09_ -—（）【】,.·") + ["\u0301", "\u00e9", "\u0660", "\u2167", "\U0002a6a5",
+                                            "中", "国", "\u3000", "\ufe0f", "\u00b2"]
+    texts = ["", "_", "新华社北京1月5日电", "x" * 500]
+    texts += ["".join(rng.choice(alphabet, size=rng.integers(0, 140))) for _ in range(3000)]
+    for text in texts:
+        assert text_key(text) == text_key_py(text)
 
 
 def test_probes_match_the_python_loop() -> None:

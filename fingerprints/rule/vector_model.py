@@ -270,8 +270,12 @@ class VectorModel:
         """The pair's regime: by the smaller body's shingles (``regime_cuts``) and, with
         ``script_regimes``, a body regime moved up by ``len(regime_cuts)`` unless both
         bodies are CJK (``char_bodies`` 2)."""
-        regime = bisect_right(self.regime_cuts, vector.smaller_shingles)
-        if self.script_regimes and regime > 0 and vector.char_bodies < 2:
+        return self.regime_for(vector.smaller_shingles, vector.char_bodies)
+
+    def regime_for(self, smaller_shingles: float, char_bodies: float) -> int:
+        """:meth:`regime_of` a vector with these two measures."""
+        regime = bisect_right(self.regime_cuts, smaller_shingles)
+        if self.script_regimes and regime > 0 and char_bodies < 2:
             regime += len(self.regime_cuts)
         return regime
 

@@ -41,7 +41,7 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
 from fingerprints.rule.shorttext import matching_blocks, ratio
 from fingerprints.rule.sketch import overlap_counts
-from fingerprints.rule.vector_model import CENTIBITS, VectorModel
+from fingerprints.rule.vector_model import VectorModel, _centi
 
 # A comparison's weight in one regime as one step function: its cut points (those of
 # every spec in force there, the every-regime one and the regime's own) and the
@@ -111,11 +111,6 @@ def _up_to(function: _Steps) -> _Steps:
                        for level in range(len(sums)))
 
 
-def _centi(value: float) -> int:
-    """Bits as whole centibits, as the model rounds its weights."""
-    return int(round(value * CENTIBITS))
-
-
 @lru_cache(maxsize=8)
 def _regimes(model: VectorModel) -> tuple[_Regime, ...]:
     """Each regime's step functions (made once per model)."""
@@ -134,14 +129,6 @@ def _regimes(model: VectorModel) -> tuple[_Regime, ...]:
                         for exact, within in groups) for groups in _STAGES),
             tuple(rest)))
     return tuple(out)
-
-
-def _regime(model: VectorModel, smaller_shingles: float, char_bodies: int) -> int:
-    """``VectorModel.regime_of`` of a vector with these two measures."""
-    regime = bisect_right(model.regime_cuts, smaller_shingles)
-    if model.script_regimes and regime > 0 and char_bodies < 2:
-        regime += len(model.regime_cuts)
-    return regime
 
 
 def cannot_match(a: Features, b: Features, config: EngineConfig, *,
@@ -172,7 +159,7 @@ def _bound(a: Features, b: Features, model: VectorModel, pictures: bool,
     char_bodies = a.char_shingles + b.char_shingles
     title = _similarity(a.title_key, b.title_key)
     size = 0 if mute_body(a, b, small, title) else small
-    table = _regimes(model)[_regime(model, size, char_bodies)]
+    table = _regimes(model)[model.regime_for(size, char_bodies)]
     shared, na, nb = overlap_counts(a.sketch, b.sketch)
     bodies = na > 0 and nb > 0
     containment = shared / min(na, nb) if bodies else None

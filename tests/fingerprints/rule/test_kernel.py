@@ -54,6 +54,16 @@ def test_it_gives_the_numpy_bytes_on_edge_cases() -> None:
         assert extract(title, content).to_bytes() == _bytes([(title, content)], compiled=False)[0]
 
 
+def test_tables_kept_between_calls_leave_nothing_behind() -> None:
+    # The kernel's per-call hash tables are never cleared (_stamped.h): each call's
+    # entries carry its own stamp. Any order of long and short texts, the same text twice
+    # in a row: the NumPy bytes, which keep no state.
+    reference = dict(zip(EDGE_CASES, _bytes(EDGE_CASES, compiled=False), strict=True))
+    for order in (EDGE_CASES, EDGE_CASES[::-1], sorted(EDGE_CASES, key=lambda i: len(i[1])),
+                  [item for item in EDGE_CASES for _ in range(2)]):
+        assert _bytes(order, compiled=True) == [reference[item] for item in order]
+
+
 @pytest.mark.data
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_it_gives_the_numpy_bytes_on_real_news(corpus: str) -> None:

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "_scratch.h"
+#include "_samples.h"
 #include "_stamped.h"
 
 /* the scratch buffers of the per-article loops (_scratch.h), one per use */
@@ -909,7 +910,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     Py_ssize_t sampled = 0;
     for (Py_ssize_t i = 0; i < distinct; i++)
         if (values[i] < cut) values[sampled++] = values[i];
-    radix_sort_u32(values, tmp, sampled); /* already sorted when the set was skipped */
+    sort_samples(values, tmp, sampled, 32 - level); /* sorted already if the set was skipped */
     PyObject *samples = PyBytes_FromStringAndSize(NULL, sampled * 4);
     if (!samples) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(samples);
@@ -999,9 +1000,11 @@ static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_
 /* Does a clause end at text[*i] (``ch``, after ``prev``, the last character that is not
  * NUL): clause punctuation, a literal "\n" or "\r" (a backslash and the letter: *i
  * moves to the letter, which goes to *escaped), or a space between two CJK characters?
- * clauses() and clause_keys() split alike through this. */
-static int clause_break_at(int kind, const void *data, Py_ssize_t *i, Py_ssize_t n,
-                           Py_UCS4 ch, Py_UCS4 prev, Py_UCS4 *escaped) {
+ * clauses() and clause_keys() split alike through this; inlined, as it is called for
+ * every character of every body. */
+static inline __attribute__((always_inline)) int
+clause_break_at(int kind, const void *data, Py_ssize_t *i, Py_ssize_t n, Py_UCS4 ch,
+                Py_UCS4 prev, Py_UCS4 *escaped) {
     *escaped = 0;
     if (is_clause_break(ch)) return 1;
     if (ch == '\\') {

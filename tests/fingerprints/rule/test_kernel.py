@@ -1,6 +1,7 @@
 """The C kernel (fingerprints/rule/_kernel.c) against the NumPy reference: same bytes."""
 
 import json
+import pickle
 import subprocess
 import sys
 import threading
@@ -96,6 +97,13 @@ def test_sketches_match_the_vectorized_ones() -> None:
     for empty in ("", " ,.", "_ _ __ ___"):  # nothing kept: left to Python (empty)
         assert kernel.sketch(empty, _KEEP) is None
         assert sketch_one(empty) == Sketch.from_text(empty) == Sketch(0, 0, b"")
+    # sketch_and_kind sets the instance's __dict__ at once: the dataclass's own instance
+    for text in texts:
+        made = sketch_one(text)
+        built = Sketch(made.level, made.shingles, made.samples)
+        assert type(made) is Sketch and hash(made) == hash(built) and repr(made) == repr(built)
+        assert list(vars(made).items()) == list(vars(built).items())
+        assert pickle.dumps(made) == pickle.dumps(built)
 
 
 def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:

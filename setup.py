@@ -13,7 +13,11 @@ setup(
         Extension(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
-            depends=["fingerprints/rule/_scratch.h"],
+            depends=[
+                "fingerprints/rule/_scratch.h",
+                "fingerprints/rule/_stamped.h",
+                "fingerprints/rule/_samples.h",
+            ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
         Extension(

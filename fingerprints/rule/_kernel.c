@@ -20,14 +20,19 @@
 #include <string.h>
 
 #include "_scratch.h"
+#include "_samples.h"
+#include "_stamped.h"
 
 /* the scratch buffers of the per-article loops (_scratch.h), one per use */
 enum {
-    S_DISTINCT, S_IDS, S_UNIQ, S_KEYS, S_TF_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
+    S_IDS, S_UNIQ, S_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
     S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
     S_SET, N_SCRATCH
 };
 static Scratch scratch[N_SCRATCH];
+/* the hash tables of the per-article loops, never cleared between calls (_stamped.h) */
+enum { T_DISTINCT, T_TF_KEYS, N_STAMPED };
+static Stamped stamped[N_STAMPED];
 
 #define KEY_BASE 0x100000001B3ULL /* the polynomial base of the token keys */
 #define GOLDEN 0x9E3779B97F4A7C15ULL
@@ -94,32 +99,34 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
 }
 
 /* values[0:n] reduced in place to its distinct values (in first-seen order), with an
- * open-addressing set of 2**k >= 2n slots (value + 1, 0 empty). Returns the count, or
- * -1 when probing exceeds 8n steps (values crowding one run of slots; or no memory):
- * the caller then sorts instead. */
+ * open-addressing set of 2**k >= 2n slots (value + 1 under the call's stamp,
+ * _stamped.h). Returns the count, or -1 when probing exceeds 8n steps (values crowding
+ * one run of slots; or no memory): the caller then sorts instead. */
 static Py_ssize_t distinct_values(uint32_t *values, Py_ssize_t n) {
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    uint64_t *set = scratch_zeroed(&scratch[S_DISTINCT], slots, sizeof(uint64_t));
+    uint64_t tag;
+    uint64_t *set = stamped_take(&stamped[T_DISTINCT], slots, &tag);
     if (!set) return -1;
     size_t mask = slots - 1, budget = 8 * (size_t)n + 16;
     Py_ssize_t distinct = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint32_t v = values[i];
+        uint64_t entry = tag | ((uint64_t)v + 1);
         size_t j = v & mask;
-        while (set[j] && set[j] != (uint64_t)v + 1) {
+        while (stamped_used(set[j], tag) && set[j] != entry) {
             j = (j + 1) & mask;
             if (!budget--) {
-                scratch_free(&scratch[S_DISTINCT], set);
+                stamped_give(&stamped[T_DISTINCT], set);
                 return -1;
             }
         }
-        if (!set[j]) {
-            set[j] = (uint64_t)v + 1;
+        if (set[j] != entry) {
+            set[j] = entry;
             values[distinct++] = v;
         }
     }
-    scratch_free(&scratch[S_DISTINCT], set);
+    stamped_give(&stamped[T_DISTINCT], set);
     return distinct;
 }
 
@@ -303,7 +310,8 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     int64_t *uniq = NULL;
     uint64_t *keys = NULL;
     uint32_t *numbers = NULL, *tmp = NULL;
-    int64_t *tf_keys = NULL, *tf = NULL; /* the text's own count table (see below) */
+    uint64_t *tf_keys = NULL, tf_tag = 0; /* the text's own count table (see below) */
+    int64_t *tf = NULL;
     uint32_t *tf_at = NULL;
     Extra *extras = NULL; /* plain tokens the table does not hold: ids vocab_len + i */
     int64_t *extra_slots = NULL;
@@ -480,11 +488,16 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
                                           : EXTRA(id).number_hash)
 #define MONTH(id) ((id) < vocab_len ? month[id] : 0)
     /* Each informative id's occurrences, counted in a table of the text's own (open
-     * addressing, id + 1 as key, at most half full: kilobytes, in the cache) rather
-     * than in one slot per vocabulary id (megabytes, a read at random per token). */
+     * addressing, id + 1 as key under the call's stamp (_stamped.h), at most half full:
+     * kilobytes, in the cache) rather than in one slot per vocabulary id (megabytes, a
+     * read at random per token). */
     size_t slots = 16;
     while (slots < 2 * (size_t)n) slots *= 2;
-    tf_keys = scratch_zeroed(&scratch[S_TF_KEYS], slots, sizeof(int64_t));
+    if ((uint64_t)vocab_len + (uint64_t)n >= STAMP_KEY_MAX) { /* ids too wide to stamp */
+        PyErr_SetString(PyExc_OverflowError, "vocabulary too large for the count table");
+        goto done;
+    }
+    tf_keys = stamped_take(&stamped[T_TF_KEYS], slots, &tf_tag);
     tf_at = scratch_alloc(&scratch[S_TF_AT], slots * sizeof(uint32_t));
     tf = scratch_alloc(&scratch[S_TF], (size_t)n * sizeof(int64_t));
     if (!tf_keys || !tf_at || !tf) {
@@ -498,9 +511,11 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         if (WEIGHT(id) > 0) {
             informative++;
             size_t j = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 32) & (slots - 1);
-            while (tf_keys[j] && tf_keys[j] != id + 1) j = (j + 1) & (slots - 1);
-            if (!tf_keys[j]) {
-                tf_keys[j] = id + 1;
+            uint64_t entry = tf_tag | (uint64_t)(id + 1);
+            while (stamped_used(tf_keys[j], tf_tag) && tf_keys[j] != entry)
+                j = (j + 1) & (slots - 1);
+            if (tf_keys[j] != entry) {
+                tf_keys[j] = entry;
                 tf_at[j] = (uint32_t)n_uniq;
                 tf[n_uniq] = 0;
                 uniq[n_uniq++] = id;
@@ -623,7 +638,7 @@ done:
     scratch_free(&scratch[S_KEYS], keys);
     scratch_free(&scratch[S_NUMBERS], numbers);
     scratch_free(&scratch[S_NUMBERS_TMP], tmp);
-    scratch_free(&scratch[S_TF_KEYS], tf_keys);
+    stamped_give(&stamped[T_TF_KEYS], tf_keys);
     scratch_free(&scratch[S_TF_AT], tf_at);
     scratch_free(&scratch[S_TF], tf);
     return result;
@@ -895,7 +910,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
     Py_ssize_t sampled = 0;
     for (Py_ssize_t i = 0; i < distinct; i++)
         if (values[i] < cut) values[sampled++] = values[i];
-    radix_sort_u32(values, tmp, sampled); /* already sorted when the set was skipped */
+    sort_samples(values, tmp, sampled, 32 - level); /* sorted already if the set was skipped */
     PyObject *samples = PyBytes_FromStringAndSize(NULL, sampled * 4);
     if (!samples) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(samples);
@@ -985,9 +1000,11 @@ static inline Py_ssize_t next_char(int kind, const void *data, Py_ssize_t i, Py_
 /* Does a clause end at text[*i] (``ch``, after ``prev``, the last character that is not
  * NUL): clause punctuation, a literal "\n" or "\r" (a backslash and the letter: *i
  * moves to the letter, which goes to *escaped), or a space between two CJK characters?
- * clauses() and clause_keys() split alike through this. */
-static int clause_break_at(int kind, const void *data, Py_ssize_t *i, Py_ssize_t n,
-                           Py_UCS4 ch, Py_UCS4 prev, Py_UCS4 *escaped) {
+ * clauses() and clause_keys() split alike through this; inlined, as it is called for
+ * every character of every body. */
+static inline __attribute__((always_inline)) int
+clause_break_at(int kind, const void *data, Py_ssize_t *i, Py_ssize_t n, Py_UCS4 ch,
+                Py_UCS4 prev, Py_UCS4 *escaped) {
     *escaped = 0;
     if (is_clause_break(ch)) return 1;
     if (ch == '\\') {

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
@@ -156,6 +157,15 @@ SHORT_SHINGLES = 30  # the rule's short_shingles
 _NEVER_MUTE = max(CHROME_SHINGLES, SHORT_SHINGLES)  # a smaller body this large is never mute
 
 
+def _vector(measures: dict[str, float | None], _new: Any = object.__new__,
+            _set: Any = object.__setattr__) -> ComparisonVector:
+    """``ComparisonVector(**measures)`` (every field, in field order) without its
+    ``__init__``: the same instance (equal, same hash and pickle: a test compares them)."""
+    vector = _new(ComparisonVector)
+    _set(vector, "__dict__", measures)
+    return vector
+
+
 def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
                  pictures: bool = True) -> ComparisonVector:
     """Every comparison of ``a`` and ``b`` (no short-circuit); ``pictures=False``: the
@@ -169,30 +179,32 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
     containment = shared / min(na, nb) if bodies else None
     numbers, names = _context_counts(a, b)
     short, short_conflict, _number = _short(a.short_text, b.short_text)
-    return ComparisonVector(
-        jaccard=shared / (na + nb - shared) if bodies else None,
-        containment=containment,
-        containment_of_longer=shared / max(na, nb) if bodies else None,
-        length_ratio=small / large if small else None,
-        smaller_shingles=0.0 if chrome else float(small),
-        long_containment=containment if bodies and small >= LONG_SHINGLES else None,
-        keys=_shared_keys(a.keys, b.keys),
-        title=title,
-        title_conflict=title_conflict,
-        title_number_conflict=title_number,
-        short_text=short,
-        short_conflict=short_conflict,
-        numbers_agree=_agree(numbers),
-        numbers_conflict=_conflict(numbers),
-        numbers_conflicts=float(numbers[3]) if numbers[0] and numbers[1] else None,
-        names_agree=_agree(names),
-        names_conflict=_conflict(names),
-        names_conflicts=float(names[3]) if names[0] and names[1] else None,
-        pictures=(None if not pictures or not a.pictures or not b.pictures
-                  else float(nearest_picture(a, b, picture_bits) is not None)),
-        off_title=float(a.off_title + b.off_title),
-        char_bodies=float(a.char_shingles + b.char_shingles),
-    )
+    # the instance's __dict__ set once (_vector): the frozen dataclass's __init__ sets
+    # each of the 21 fields through object.__setattr__
+    return _vector({
+        "jaccard": shared / (na + nb - shared) if bodies else None,
+        "containment": containment,
+        "containment_of_longer": shared / max(na, nb) if bodies else None,
+        "length_ratio": small / large if small else None,
+        "smaller_shingles": 0.0 if chrome else float(small),
+        "long_containment": containment if bodies and small >= LONG_SHINGLES else None,
+        "keys": _shared_keys(a.keys, b.keys),
+        "title": title,
+        "title_conflict": title_conflict,
+        "title_number_conflict": title_number,
+        "short_text": short,
+        "short_conflict": short_conflict,
+        "numbers_agree": _agree(numbers),
+        "numbers_conflict": _conflict(numbers),
+        "numbers_conflicts": float(numbers[3]) if numbers[0] and numbers[1] else None,
+        "names_agree": _agree(names),
+        "names_conflict": _conflict(names),
+        "names_conflicts": float(names[3]) if names[0] and names[1] else None,
+        "pictures": (None if not pictures or not a.pictures or not b.pictures
+                     else float(nearest_picture(a, b, picture_bits) is not None)),
+        "off_title": float(a.off_title + b.off_title),
+        "char_bodies": float(a.char_shingles + b.char_shingles),
+    })
 
 
 Counts = tuple[int, int, int, int]  # a Contexts' fields: a, b, shared, conflicts

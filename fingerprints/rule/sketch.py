@@ -21,6 +21,7 @@ import re
 import struct
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 import mmh3
 import numpy as np
@@ -226,6 +227,10 @@ def sketch_one(text: str) -> Sketch:
     return sketch_and_kind(text)[0]
 
 
+_new: Any = object.__new__
+_set: Any = object.__setattr__
+
+
 def sketch_and_kind(text: str) -> tuple[Sketch, bool]:
     """(:func:`sketch_one`, :func:`char_shingled`) of one normalized text, in one pass
     over it when the C kernel is built."""
@@ -233,7 +238,11 @@ def sketch_and_kind(text: str) -> tuple[Sketch, bool]:
         found = kernel.sketch(text, _KEEP)
         if found is not None:
             level, shingles, samples, kind = found
-            return Sketch(level, shingles, samples), kind
+            # Sketch(level, shingles, samples), its __dict__ set at once (not through the
+            # frozen dataclass's three object.__setattr__ calls): the same instance
+            made = _new(Sketch)
+            _set(made, "__dict__", {"level": level, "shingles": shingles, "samples": samples})
+            return made, kind
     return Sketch.from_text(text), char_shingled(text)
 
 

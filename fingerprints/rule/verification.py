@@ -186,8 +186,20 @@ def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplan
     are read generically, so a measure added to the vector is listed (``unweighed``
     until a model weighs it)."""
     regime, total, parts = model.explain(vector)
-    return VectorExplanation(model.version, total, model.calibrated(total), model.prior,
-                             parts, regime, vector.values())
+    # the instance's __dict__ set once, in field order (a frozen dataclass's __init__
+    # sets each field through object.__setattr__): VectorExplanation(...) as a test checks
+    return _made(VectorExplanation, {
+        "model": model.version, "centibits": total, "probability": model.calibrated(total),
+        "prior": model.prior, "weights": parts, "regime": regime, "values": vector.values()})
+
+
+def _made(cls: type[Any], values: dict[str, Any], _new: Any = object.__new__,
+          _set: Any = object.__setattr__) -> Any:
+    """``cls(**values)`` for a frozen dataclass without ``__post_init__`` (``values``:
+    every field, in field order) without its ``__init__``: the same instance."""
+    made = _new(cls)
+    _set(made, "__dict__", values)
+    return made
 
 
 def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorModel, *,
@@ -199,8 +211,12 @@ def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorM
     vector = compare_pair(a, b, picture_bits=config.picture_bits, pictures=pictures)
     score = explain_vector(model, vector)
     ok = score.centibits >= model.cut(config.match_threshold)
-    return Verification(ok, vector.jaccard or 0.0, vector.containment or 0.0,
-                        hamming(a.content_fp, b.content_fp), _vector_reason(score, ok), score)
+    verification: Verification = _made(Verification, {
+        "ok": ok, "similarity": vector.jaccard or 0.0,
+        "containment": vector.containment or 0.0,
+        "distance": hamming(a.content_fp, b.content_fp),
+        "reason": _vector_reason(score, ok), "score": score})
+    return verification
 
 
 def _vector_reason(score: VectorExplanation, ok: bool) -> str:

@@ -75,3 +75,32 @@ def test_title_min_tokens_decides_which_titles_have_a_fingerprint() -> None:
     assert extract(title, STORY, EngineConfig()).title_fp == 0
     assert extract(title, STORY, EngineConfig(title_min_tokens=1)).title_fp != 0
     assert extract("北京 上海", STORY, EngineConfig()).title_fp != 0
+
+
+def test_off_title_is_the_set_of_headline_words_none_in_the_body() -> None:
+    """off_title stops at the first headline word found in the body; the definition it
+    keeps: the informative words' set, none of them in the body."""
+    from fingerprints.rule.extraction import _informative, off_title
+    from fingerprints.rule.stopwords import default_stopwords
+
+    stopwords = default_stopwords()
+
+    def by_the_set(head: list[str], body: str, words: int, site: list[str]) -> bool:
+        found = _informative(head, stopwords)
+        if not words or not found:
+            return False
+        if len(found) < 2 and len(found | _informative(site, stopwords)) < 2:
+            return False
+        return not any(word in body for word in found)
+
+    heads = [[], ["的"], ["工业"], ["工业", "生产"], ["工业", "的", "工业"], ["新浪", "声明"],
+             ["a", "bc", "_x", "(注)", "稳中有升"], ["看点", "视频"], ["看点", "看点"]]
+    bodies = ["", "工业生产稳中有升", "本文仅代表作者观点", "视频 看点 新浪"]
+    sites = [[], ["新浪网"], ["看点"]]
+    for head in heads:
+        for body in bodies:
+            for words in (0, 3):
+                for site in sites:
+                    expected = by_the_set(head, body, words, site)
+                    assert off_title(head, body, words, stopwords, site) is expected
+                    assert off_title(head, body, words, stopwords, lambda s=site: s) is expected

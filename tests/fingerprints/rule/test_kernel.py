@@ -1,6 +1,7 @@
 """The C kernel (fingerprints/rule/_kernel.c) against the NumPy reference: same bytes."""
 
 import json
+import pickle
 import subprocess
 import sys
 import threading
@@ -54,6 +55,16 @@ def test_it_gives_the_numpy_bytes_on_edge_cases() -> None:
         assert extract(title, content).to_bytes() == _bytes([(title, content)], compiled=False)[0]
 
 
+def test_tables_kept_between_calls_leave_nothing_behind() -> None:
+    # The kernel's per-call hash tables are never cleared (_stamped.h): each call's
+    # entries carry its own stamp. Any order of long and short texts, the same text twice
+    # in a row: the NumPy bytes, which keep no state.
+    reference = dict(zip(EDGE_CASES, _bytes(EDGE_CASES, compiled=False), strict=True))
+    for order in (EDGE_CASES, EDGE_CASES[::-1], sorted(EDGE_CASES, key=lambda i: len(i[1])),
+                  [item for item in EDGE_CASES for _ in range(2)]):
+        assert _bytes(order, compiled=True) == [reference[item] for item in order]
+
+
 @pytest.mark.data
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_it_gives_the_numpy_bytes_on_real_news(corpus: str) -> None:
@@ -86,6 +97,13 @@ def test_sketches_match_the_vectorized_ones() -> None:
     for empty in ("", " ,.", "_ _ __ ___"):  # nothing kept: left to Python (empty)
         assert kernel.sketch(empty, _KEEP) is None
         assert sketch_one(empty) == Sketch.from_text(empty) == Sketch(0, 0, b"")
+    # sketch_and_kind sets the instance's __dict__ at once: the dataclass's own instance
+    for text in texts:
+        made = sketch_one(text)
+        built = Sketch(made.level, made.shingles, made.samples)
+        assert type(made) is Sketch and hash(made) == hash(built) and repr(made) == repr(built)
+        assert list(vars(made).items()) == list(vars(built).items())
+        assert pickle.dumps(made) == pickle.dumps(built)
 
 
 def test_new_words_from_many_threads_give_the_sequential_bytes() -> None:

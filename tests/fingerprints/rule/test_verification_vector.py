@@ -133,3 +133,32 @@ def test_raising_the_threshold_gives_fewer_duplicate_pairs_on_a_crawled_stream()
 
 
 STREAM = 3000  # crawled articles: enough pairs near every threshold, a few seconds a run
+
+
+def test_the_verification_is_the_dataclasses_it_would_build() -> None:
+    """compare_pair, explain_vector and verify_vector set each instance's __dict__ at
+    once rather than through the frozen dataclasses' __init__: the same instances."""
+    import pickle
+    from dataclasses import asdict, fields
+
+    from fingerprints.rule.comparison import ComparisonVector
+    from fingerprints.rule.verification import VectorExplanation, Verification
+
+    texts = [("国家统计局发布前两月工业数据", STORY), ("", STORY_REPOST), ("", STORY_CUT),
+             ("沪深两市3月5日收盘", BULLETIN_1), ("沪深两市3月6日收盘", BULLETIN_2),
+             ("市教育局部署春季开学工作", OTHER), ("只有标题", "")]
+    articles = [extract(title, body, VECTOR) for title, body in texts]
+    model = VECTOR.model
+    assert isinstance(model, VectorModel)
+    for a in articles:
+        for b in articles:
+            found = verify(a, b, VECTOR)
+            for made in (found, found.score, compare_pair(a, b)):
+                kind = type(made)
+                assert kind in (Verification, VectorExplanation, ComparisonVector)
+                built = kind(**{f.name: getattr(made, f.name) for f in fields(kind)})
+                assert made == built and hash(made) == hash(built)
+                assert list(vars(made).items()) == list(vars(built).items())
+                assert pickle.dumps(made) == pickle.dumps(built) and repr(made) == repr(built)
+                assert asdict(made) == asdict(built)
+            assert found.score == explain_vector(model, compare_pair(a, b))

@@ -13,7 +13,7 @@ setup(
         Extension(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
-            depends=["fingerprints/rule/_scratch.h"],
+            depends=["fingerprints/rule/_bound.h", "fingerprints/rule/_scratch.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
         Extension(

@@ -288,11 +288,18 @@ def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSON-lines file (blank lines skipped)."""
-    with Path(path).open(encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
+    """Records of a JSON-lines file (blank lines skipped).
+
+    The file is decoded at once and cut at its line feeds (a text file's line reader
+    scans every character again for carriage returns: 1 % of a Xinhua batch command);
+    its lines are those of a text file's iteration, a lone carriage return as well."""
+    text = Path(path).read_bytes().decode("utf-8")
+    if "\r" in text:  # universal newlines, as a text file's reader translates them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    loads = json.loads
+    for line in text.split("\n"):
+        if line and not line.isspace():
+            yield loads(line)
 
 
 def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]

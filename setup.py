@@ -14,6 +14,7 @@ setup(
             "fingerprints.rule._kernel",
             ["fingerprints/rule/_kernel.c"],
             depends=[
+                "fingerprints/rule/_bound.h",
                 "fingerprints/rule/_scratch.h",
                 "fingerprints/rule/_stamped.h",
                 "fingerprints/rule/_samples.h",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from fingerprints.rule import (
     Features,
     cascade,
     content_probes,
+    decision,
     extract_many,
 )
 from fingerprints.rule.ids import make_doc_id, unused_doc_id, url_hash
@@ -230,6 +231,8 @@ class Replayer:
                 anchor = replace(anchor, features=without_stock(anchor.features, stock))
             return (anchor,)
 
+        if known is None:
+            candidates = self._possible(feats, candidates, anchors_of)
         match = cascade(
             feats, url_owner=by_seq[known] if known is not None else None,
             hits=candidates, anchors_of=anchors_of, config=self.config)
@@ -237,6 +240,30 @@ class Replayer:
             return Assignment(seq, item.nid, seq, None, None, None, None)
         return Assignment(seq, item.nid, int(match.doc_key), match.matched_by,
                           match.article_id, match.distance, match.similarity)
+
+    def _possible(self, feats: Features, candidates: list[Candidate],
+                  anchors_of: Callable[[str], tuple[Candidate]]) -> list[Candidate]:
+        """``candidates`` less the docs whose anchor cannot match ``feats``
+        (``decision.cannot_match``, the early exit ``decide`` itself takes): ``decide``
+        accepts a doc only when its anchor verifies, so it refuses those docs whatever
+        their members give, and the same decision is made without its distances and
+        loops over their members (a batch learns no boilerplate: thousands of docs
+        share only a footer's keys with an article). The anchor is the one ``decide``
+        would get: the hit itself when it is one, else ``anchors_of``'s."""
+        hits = {c.article_id: c for c in candidates}
+        config, pictures = self.config, bool(feats.pictures)
+        refused: dict[str, bool] = {}
+        kept = []
+        for candidate in candidates:
+            doc_key = candidate.doc_key
+            out = refused.get(doc_key)
+            if out is None:
+                anchor = hits.get(int(doc_key)) or anchors_of(doc_key)[0]
+                out = refused[doc_key] = decision.cannot_match(
+                    feats, anchor.features, config, pictures=pictures)
+            if not out:
+                kept.append(candidate)
+        return kept
 
     def _members(self, feats: Features) -> set[int]:
         """The index hits of ``feats``: content (and probes), title and key indexes.
@@ -288,11 +315,18 @@ def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSON-lines file (blank lines skipped)."""
-    with Path(path).open(encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
+    """Records of a JSON-lines file (blank lines skipped).
+
+    The file is decoded at once and cut at its line feeds (a text file's line reader
+    scans every character again for carriage returns: 1 % of a Xinhua batch command);
+    its lines are those of a text file's iteration, a lone carriage return as well."""
+    text = Path(path).read_bytes().decode("utf-8")
+    if "\r" in text:  # universal newlines, as a text file's reader translates them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    loads = json.loads
+    for line in text.split("\n"):
+        if line and not line.isspace():
+            yield loads(line)
 
 
 def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]

@@ -2354,7 +2354,12 @@ static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
     return result;
 }
 
+#include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
+
 static PyMethodDef methods[] = {
+    {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
+     "weight_bound(a, b, tables, pictures, cut): weight_bound._bound_py of two Features, "
+     "or None (the Python path then decides)."},
     {"fingerprint", (PyCFunction)(void (*)(void))fingerprint, METH_FASTCALL,
      "SimHash, informative count, numbers and weak bits of one token list "
      "(None when a token is not in the vocabulary)."},

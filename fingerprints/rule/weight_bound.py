@@ -19,18 +19,26 @@ bound is below the cut, no verification of the pair can match, and
 through is verified in full, so every decision, score and explanation stays what the
 verification gives. A batch without learned boilerplate verifies thousands of pairs
 that share only a footer's clause keys: nearly all of them stop at the first stage.
+
+The kernel computes the same integer (``_bound.h``, the model's tables packed once by
+:func:`_packed`); :func:`_bound_py` is the reference and the fallback, and
+``tests/fingerprints/rule/test_weight_bound.py`` holds the two equal.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
 from fingerprints.rule.comparison import (
+    CHROME_SHINGLES,
     COMPARISONS,
     LONG_SHINGLES,
+    OFF_TITLE_SIMILARITY,
+    SHORT_SHINGLES,
     Counts,
     _agree,
     _conflict,
@@ -39,6 +47,7 @@ from fingerprints.rule.comparison import (
 )
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.shorttext import matching_blocks, ratio
 from fingerprints.rule.sketch import overlap_counts
 from fingerprints.rule.vector_model import VectorModel, _centi
@@ -151,10 +160,41 @@ def upper_bound(a: Features, b: Features, model: VectorModel, *, pictures: bool 
     return _bound(a, b, model, pictures, None)
 
 
+@lru_cache(maxsize=8)
+def _packed(model: VectorModel) -> bytes:
+    """:func:`_regimes` and what the bound reads of the model and of ``comparison`` as
+    the kernel's ``weight_bound`` reads them: float64 values in ``_bound.h``'s layout
+    (every value an integer or one of the model's cuts, so exact)."""
+    values: list[float] = [
+        LONG_SHINGLES, CHROME_SHINGLES, SHORT_SHINGLES, OFF_TITLE_SIMILARITY,
+        float(model.script_regimes), len(model.regime_cuts), *model.regime_cuts,
+        *(len(groups) for groups in _STAGES), model.regime_count]
+    offsets = len(values)
+    values.extend([0.0] * model.regime_count)
+    for number, regime in enumerate(_regimes(model)):
+        values[offsets + number] = len(values)
+        values.extend(regime.rest)
+        for stage in regime.stages:
+            for cuts, sums in stage:
+                values.extend((len(cuts), *cuts, *sums))
+    return array("d", values).tobytes()
+
+
 def _bound(a: Features, b: Features, model: VectorModel, pictures: bool,
            cut: int | None) -> int:
     """An upper bound of the pair's match weight: the last stage's, or the first one's
-    below ``cut``."""
+    below ``cut`` (the kernel's when it is built and can read the pair, else
+    :func:`_bound_py`'s: the same integer)."""
+    if kernel is not None:
+        found: int | None = kernel.weight_bound(a, b, _packed(model), pictures, cut)
+        if found is not None:
+            return found
+    return _bound_py(a, b, model, pictures, cut)
+
+
+def _bound_py(a: Features, b: Features, model: VectorModel, pictures: bool,
+              cut: int | None) -> int:
+    """:func:`_bound` in Python (the reference)."""
     small, large = sorted((a.sketch.shingles, b.sketch.shingles))
     char_bodies = a.char_shingles + b.char_shingles
     title = _similarity(a.title_key, b.title_key)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from fingerprints.rule import EngineConfig, Features, decision, extract
 from fingerprints.rule.comparison import compare_pair
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.match_model import starting_model
 from fingerprints.rule.vector_model import (
     VectorModel,
@@ -23,7 +24,7 @@ from fingerprints.rule.vector_model import (
     shipped_vector_model,
 )
 from fingerprints.rule.verification import verify, verify_text
-from fingerprints.rule.weight_bound import cannot_match, upper_bound
+from fingerprints.rule.weight_bound import _bound_py, _packed, cannot_match, upper_bound
 
 from ..texts import BULLETIN_1, BULLETIN_2, ENGLISH, OTHER, STORY, STORY_CUT, STORY_REPOST
 
@@ -91,6 +92,37 @@ def test_the_bound_holds_whatever_the_models_weights(model: VectorModel) -> None
         assert upper_bound(a, b, model) >= exact, (i, j)
 
 
+def _same_in_the_kernel(a: Features, b: Features, model: VectorModel, pictures: bool,
+                        cuts: tuple[int | None, ...]) -> None:
+    """The kernel's bound is the Python one's, with and without a cut (every stage, the
+    first one's exit, the model's cut)."""
+    assert kernel is not None
+    tables = _packed(model)
+    for cut in (None, -(10**6), 10**6, *cuts):
+        assert kernel.weight_bound(a, b, tables, pictures, cut) == _bound_py(
+            a, b, model, pictures, cut), cut
+
+
+@pytest.mark.skipif(kernel is None, reason="the kernel is not built")
+@pytest.mark.parametrize("model", [shipped_vector_model(), rule_vector_model()],
+                         ids=["shipped", "vector-0"])
+def test_the_kernels_bound_is_the_pythons(model: VectorModel) -> None:
+    for i, j in PAIRS:
+        a, b = FEATURES[i], FEATURES[j]
+        for pictures in (True, False):
+            _same_in_the_kernel(a, b, model, pictures, (model.cut(0.5),))
+            _same_in_the_kernel(b, a, model, pictures, (model.cut(0.9),))
+
+
+@pytest.mark.skipif(kernel is None, reason="the kernel is not built")
+@settings(max_examples=40, deadline=None)
+@given(models())
+def test_the_kernels_bound_is_the_pythons_whatever_the_weights(model: VectorModel) -> None:
+    for i, j in PAIRS:
+        exact = _bound_py(FEATURES[i], FEATURES[j], model, True, None)
+        _same_in_the_kernel(FEATURES[i], FEATURES[j], model, True, (exact, exact + 1))
+
+
 def test_a_pair_refused_unverified_is_one_the_verification_refuses() -> None:
     config = EngineConfig(model=shipped_vector_model())
     refused = 0
@@ -141,7 +173,10 @@ def test_the_replay_decides_the_same_with_and_without_the_early_exit(
     assert replay(items) == with_exit
     model = EngineConfig().model
     assert isinstance(model, VectorModel)
+    cut = model.cut(EngineConfig().match_threshold)
     for a, b, _config, pictures, _refused in weighed:
         assert upper_bound(a, b, model, pictures=pictures) >= model.centibits(
             compare_pair(a, b, pictures=pictures))
+        if kernel is not None:
+            _same_in_the_kernel(a, b, model, pictures, (cut,))
     assert any(entry[-1] for entry in weighed)

@@ -91,28 +91,13 @@ static int bound_read(PyObject *features, BoundSide *side, int pictures) {
 /* sketch.overlap_counts's (shared, na, nb) of two sides (as the kernel's overlap); 0, or 1
  * when a side's samples are not strictly increasing */
 static int bound_overlap(const BoundSide *a, const BoundSide *b, long long counts[3]) {
-    const unsigned char *pa = (const unsigned char *)PyBytes_AS_STRING(a->samples);
-    const unsigned char *pb = (const unsigned char *)PyBytes_AS_STRING(b->samples);
-    Py_ssize_t la = PyBytes_GET_SIZE(a->samples) / 4, lb = PyBytes_GET_SIZE(b->samples) / 4;
-    int level = a->level > b->level ? a->level : b->level;
-    uint64_t cut = (uint64_t)1 << (32 - level);
-    for (Py_ssize_t i = 1; i < la; i++)
-        if (read_u32(pa, i) <= read_u32(pa, i - 1)) return 1;
-    for (Py_ssize_t i = 1; i < lb; i++)
-        if (read_u32(pb, i) <= read_u32(pb, i - 1)) return 1;
-    Py_ssize_t na = 0, nb = 0;
-    if (a->level == level) na = la;
-    else while (na < la && read_u32(pa, na) < cut) na++;
-    if (b->level == level) nb = lb;
-    else while (nb < lb && read_u32(pb, nb) < cut) nb++;
-    Py_ssize_t i = 0, j = 0, shared = 0;
-    while (i < na && j < nb) {
-        uint32_t x = read_u32(pa, i), y = read_u32(pb, j);
-        shared += x == y;
-        i += x <= y;
-        j += y <= x;
-    }
-    counts[0] = shared, counts[1] = na, counts[2] = nb;
+    Py_ssize_t found[3];
+    if (overlap_counts((const unsigned char *)PyBytes_AS_STRING(a->samples),
+                       PyBytes_GET_SIZE(a->samples) / 4, a->level,
+                       (const unsigned char *)PyBytes_AS_STRING(b->samples),
+                       PyBytes_GET_SIZE(b->samples) / 4, b->level, found))
+        return 1;
+    counts[0] = found[0], counts[1] = found[1], counts[2] = found[2];
     return 0;
 }
 

@@ -1275,31 +1275,21 @@ static inline uint32_t read_u32(const unsigned char *b, Py_ssize_t i) {
            ((uint32_t)b[3] << 24);
 }
 
-/* overlap(samples_a, level_a, samples_b, level_b) -> (shared, na, nb) or None
- *
- * sketch.compare's counts: the samples (little-endian uint32 bytes) of each side below the
- * cut of the larger level, and how many both have (a merge of the two sorted lists).
- * None when a side's samples are not strictly increasing (a sketch not made by
- * Sketch.from_hashes): NumPy's intersect1d then decides. */
-static PyObject *overlap(PyObject *self, PyObject *args) {
-    Py_buffer a, b;
-    int level_a, level_b;
-    if (!PyArg_ParseTuple(args, "y*iy*i", &a, &level_a, &b, &level_b)) return NULL;
-    PyObject *result = NULL;
+/* sketch.compare's counts of two sample lists (little-endian uint32 bytes, la and lb
+ * values, at levels level_a and level_b): the samples of each side below the cut of the
+ * larger level, and how many both have (a merge of the two sorted lists); only the side
+ * at the smaller level is cut (as sketch.compare does). 0, or 1 when a side's samples
+ * are not strictly increasing. Shared by overlap and weight_bound (_bound.h). */
+static int overlap_counts(const unsigned char *pa, Py_ssize_t la, int level_a,
+                          const unsigned char *pb, Py_ssize_t lb, int level_b,
+                          Py_ssize_t counts[3]) {
     int level = level_a > level_b ? level_a : level_b;
-    if (a.len % 4 || b.len % 4 || level < 0 || level > 32) {
-        PyErr_SetString(PyExc_ValueError, "samples must be uint32 bytes, levels 0-32");
-        goto done;
-    }
-    const unsigned char *pa = a.buf, *pb = b.buf;
-    Py_ssize_t la = a.len / 4, lb = b.len / 4;
     uint64_t cut = (uint64_t)1 << (32 - level);
-    Py_ssize_t na = 0, nb = 0;
     for (Py_ssize_t i = 1; i < la; i++)
-        if (read_u32(pa, i) <= read_u32(pa, i - 1)) goto unsorted;
+        if (read_u32(pa, i) <= read_u32(pa, i - 1)) return 1;
     for (Py_ssize_t i = 1; i < lb; i++)
-        if (read_u32(pb, i) <= read_u32(pb, i - 1)) goto unsorted;
-    /* only the side at the smaller level is cut (as sketch.compare does) */
+        if (read_u32(pb, i) <= read_u32(pb, i - 1)) return 1;
+    Py_ssize_t na = 0, nb = 0;
     if (level_a == level) na = la;
     else while (na < la && read_u32(pa, na) < cut) na++;
     if (level_b == level) nb = lb;
@@ -1311,10 +1301,29 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         i += x <= y;
         j += y <= x;
     }
-    result = Py_BuildValue("nnn", shared, na, nb);
-    goto done;
-unsorted:
-    result = Py_NewRef(Py_None);
+    counts[0] = shared, counts[1] = na, counts[2] = nb;
+    return 0;
+}
+
+/* overlap(samples_a, level_a, samples_b, level_b) -> (shared, na, nb) or None
+ *
+ * overlap_counts's counts. None when a side's samples are not strictly increasing (a
+ * sketch not made by Sketch.from_hashes): NumPy's intersect1d then decides. */
+static PyObject *overlap(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    int level_a, level_b;
+    if (!PyArg_ParseTuple(args, "y*iy*i", &a, &level_a, &b, &level_b)) return NULL;
+    PyObject *result = NULL;
+    int level = level_a > level_b ? level_a : level_b;
+    if (a.len % 4 || b.len % 4 || level < 0 || level > 32) {
+        PyErr_SetString(PyExc_ValueError, "samples must be uint32 bytes, levels 0-32");
+        goto done;
+    }
+    Py_ssize_t counts[3];
+    if (overlap_counts(a.buf, a.len / 4, level_a, b.buf, b.len / 4, level_b, counts))
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("nnn", counts[0], counts[1], counts[2]);
 done:
     PyBuffer_Release(&a);
     PyBuffer_Release(&b);

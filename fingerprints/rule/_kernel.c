@@ -946,9 +946,15 @@ static inline uint64_t fmix64(uint64_t k) {
 }
 
 static inline uint64_t load64(const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v; /* one load, not eight (the loop below is what it reads) */
+    memcpy(&v, p, 8);
+    return v;
+#else
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
+#endif
 }
 
 /* The first 64 bits of MurmurHash3_x64_128(data, seed): what mmh3.hash64(key, seed,
@@ -967,9 +973,27 @@ static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t s
     const unsigned char *tail = data + 16 * blocks;
     uint64_t k1 = 0, k2 = 0;
     int rest = (int)(len & 15);
-    for (int i = rest - 1; i >= 8; i--) k2 = (k2 << 8) | tail[i];
-    if (rest > 8) { k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2; }
-    for (int i = (rest < 8 ? rest : 8) - 1; i >= 0; i--) k1 = (k1 << 8) | tail[i];
+    switch (rest) { /* the reference's tail, byte by byte without a loop */
+    case 15: k2 ^= (uint64_t)tail[14] << 48; /* fall through */
+    case 14: k2 ^= (uint64_t)tail[13] << 40; /* fall through */
+    case 13: k2 ^= (uint64_t)tail[12] << 32; /* fall through */
+    case 12: k2 ^= (uint64_t)tail[11] << 24; /* fall through */
+    case 11: k2 ^= (uint64_t)tail[10] << 16; /* fall through */
+    case 10: k2 ^= (uint64_t)tail[9] << 8;   /* fall through */
+    case 9:
+        k2 ^= (uint64_t)tail[8];
+        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
+        k1 = load64(tail);
+        break;
+    case 8: k1 = load64(tail); break;
+    case 7: k1 ^= (uint64_t)tail[6] << 48; /* fall through */
+    case 6: k1 ^= (uint64_t)tail[5] << 40; /* fall through */
+    case 5: k1 ^= (uint64_t)tail[4] << 32; /* fall through */
+    case 4: k1 ^= (uint64_t)tail[3] << 24; /* fall through */
+    case 3: k1 ^= (uint64_t)tail[2] << 16; /* fall through */
+    case 2: k1 ^= (uint64_t)tail[1] << 8;  /* fall through */
+    case 1: k1 ^= (uint64_t)tail[0];
+    }
     if (rest > 0) { k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1; }
     h1 ^= (uint64_t)len; h2 ^= (uint64_t)len;
     h1 += h2; h2 += h1;
@@ -1181,6 +1205,14 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
         Py_UCS4 ch = 0;
         if (!cut) {
             ch = PyUnicode_READ(kind, data, i);
+            if (ch < 0x10000 && (ALNUM_BMP[ch >> 3] >> (ch & 7)) & 1) {
+                /* most characters: a letter or digit is never a break (nor NUL) */
+                buf[len++] = ch;
+                if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
+                letter_count++;
+                prev = ch;
+                continue;
+            }
             if (ch == 0) continue;
             Py_UCS4 escaped;
             cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
@@ -1240,10 +1272,21 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
         keys[key_count++] = edge_hash(letters + short_len - edge, edge, 0, '$', utf8,
                                       (uint32_t)edge_seed);
     }
-    qsort(keys, (size_t)key_count, sizeof(uint32_t), compare_u32);
+    /* the query_keys smallest distinct keys, ascending: an insertion into a bounded
+     * sorted list (a body has a few dozen keys; qsort's calls cost more) */
     Py_ssize_t distinct = 0;
-    for (Py_ssize_t k = 0; k < key_count && distinct < query_keys; k++)
-        if (distinct == 0 || keys[k] != keys[distinct - 1]) keys[distinct++] = keys[k];
+    for (Py_ssize_t k = 0; k < key_count; k++) {
+        uint32_t key = keys[k];
+        if (distinct == query_keys && (distinct == 0 || key >= keys[distinct - 1])) continue;
+        Py_ssize_t j = distinct;
+        while (j > 0 && keys[j - 1] > key) j--;
+        if (j > 0 && keys[j - 1] == key) continue;
+        /* keys[0:distinct] is the list; keys[k] is read already, so the list may grow
+         * into it (distinct <= k) */
+        Py_ssize_t end = distinct < query_keys ? distinct++ : distinct - 1;
+        memmove(keys + j + 1, keys + j, (size_t)(end - j) * sizeof(uint32_t));
+        keys[j] = key;
+    }
     key_bytes = PyBytes_FromStringAndSize(NULL, distinct * 4);
     if (!key_bytes) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(key_bytes);

@@ -157,14 +157,27 @@ static inline uint32_t child_word(const Segmenter *self, uint32_t node, Py_UCS4 
     }
 }
 
+/* What a cut reads of the trie, copied out of the Segmenter once per run: the writes to
+ * the route's arrays could alias its fields, so the compiler would read them again at
+ * every step. */
+typedef struct {
+    const Root *root;
+    const Edge *edges;
+    const uint64_t *filter;
+    const double *log_table;
+    size_t mask; /* edge_cap - 1 */
+    int shift;   /* edge_shift */
+} Trie;
+
 /* child_word() of a node that is not the root (every step of a walk after its first). */
-static inline uint32_t child_word_below(const Segmenter *self, uint32_t node, Py_UCS4 cp,
+static inline uint32_t child_word_below(const Trie *t, uint32_t node, Py_UCS4 cp,
                                         uint32_t *word_log) {
     uint64_t key = ((uint64_t)node << CP_BITS) | cp;
-    if (!maybe_edge(self, key)) return 0;
-    size_t mask = self->edge_cap - 1;
-    for (size_t i = edge_slot(self, key);; i = (i + 1) & mask) {
-        const Edge *edge = &self->edges[i];
+    uint64_t bit = filter_bit(key);
+    if (!((t->filter[bit >> 6] >> (bit & 63)) & 1)) return 0;
+    size_t mask = t->mask;
+    for (size_t i = (size_t)((key * GOLDEN) >> t->shift);; i = (i + 1) & mask) {
+        const Edge *edge = &t->edges[i];
         if (!edge->child) return 0;
         if (edge->key == key) {
             *word_log = edge->word_log;
@@ -366,7 +379,9 @@ static inline void emit(Work *w, size_t start, size_t end, uint32_t node) {
 static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, size_t end,
                     double log_total, Work *w) {
     double *prob = w->route_prob;
-    uint32_t *last = w->route_end;
+    uint32_t *last = w->route_end, *route_node = w->route_node;
+    const Trie t = {self->root, self->edges, self->filter, self->log_table,
+                    self->edge_cap - 1, self->edge_shift};
     prob[end] = 0.0;
     Root next = {0, 0}; /* the root's entry of text[k], read by the walk before */
     int have_next = 0;
@@ -376,11 +391,11 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
         if (have_next) word_log = next.word_log;
         have_next = 0;
         if (k > start && text[k - 1] < ROOT_DIRECT) { /* the next walk's first two steps */
-            next = self->root[text[k - 1]];
+            next = t.root[text[k - 1]];
             have_next = 1;
             if (next.child) {
                 uint64_t key = ((uint64_t)NODE_OF(next.child) << CP_BITS) | text[k];
-                __builtin_prefetch(&self->edges[edge_slot(self, key)]);
+                __builtin_prefetch(&t.edges[(size_t)((key * GOLDEN) >> t.shift)]);
             }
         }
         double best = 0.0;
@@ -390,15 +405,15 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
             uint32_t node = NODE_OF(entry);
             best_node = node; /* the character's own node, word or not */
             if (entry & IS_WORD) { /* freq[node] > 0 */
-                best = self->log_table[word_log] - log_total + prob[k + 1];
+                best = t.log_table[word_log] - log_total + prob[k + 1];
                 best_end = k;
             }
             for (size_t i = k + 1; i < end; i++) {
-                entry = child_word_below(self, node, text[i], &word_log);
+                entry = child_word_below(&t, node, text[i], &word_log);
                 if (!entry) break;
                 node = NODE_OF(entry);
                 if (entry & IS_WORD) {
-                    double p = self->log_table[word_log] - log_total + prob[i + 1];
+                    double p = t.log_table[word_log] - log_total + prob[i + 1];
                     if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
                         best = p;
                         best_end = i;
@@ -413,7 +428,7 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
         }
         prob[k] = best;
         last[k] = (uint32_t)best_end;
-        w->route_node[k] = best_node;
+        route_node[k] = best_node;
     }
     size_t pending = SIZE_MAX; /* start of the buffered ASCII letters and digits */
     for (size_t x = start; x < end;) {
@@ -425,7 +440,7 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
                 emit(w, pending, x, 0);
                 pending = SIZE_MAX;
             }
-            emit(w, x, y, w->route_node[x]);
+            emit(w, x, y, route_node[x]);
         }
         x = y;
     }

@@ -618,8 +618,23 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         out[4 * i + 2] = (numbers[i] >> 16) & 0xFF;
         out[4 * i + 3] = numbers[i] >> 24;
     }
-    result = Py_BuildValue("(KnNny#)", (unsigned long long)fp, informative, number_bytes,
-                           n_numbers, weak, n_weak);
+    /* the tuple made directly: Py_BuildValue parses its format on every call */
+    result = PyTuple_New(5);
+    if (!result) {
+        Py_DECREF(number_bytes);
+        goto done;
+    }
+    PyTuple_SET_ITEM(result, 0, PyLong_FromUnsignedLongLong(fp));
+    PyTuple_SET_ITEM(result, 1, PyLong_FromSsize_t(informative));
+    PyTuple_SET_ITEM(result, 2, number_bytes);
+    PyTuple_SET_ITEM(result, 3, PyLong_FromSsize_t(n_numbers));
+    PyTuple_SET_ITEM(result, 4, PyBytes_FromStringAndSize(weak, n_weak));
+    for (int item = 0; item < 5; item++) {
+        if (!PyTuple_GET_ITEM(result, item)) { /* out of memory: a tuple of NULLs is freed */
+            Py_CLEAR(result);
+            break;
+        }
+    }
 #undef EXTRA
 #undef WEIGHT
 #undef HASH

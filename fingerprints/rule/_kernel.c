@@ -618,8 +618,23 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         out[4 * i + 2] = (numbers[i] >> 16) & 0xFF;
         out[4 * i + 3] = numbers[i] >> 24;
     }
-    result = Py_BuildValue("(KnNny#)", (unsigned long long)fp, informative, number_bytes,
-                           n_numbers, weak, n_weak);
+    /* the tuple made directly: Py_BuildValue parses its format on every call */
+    result = PyTuple_New(5);
+    if (!result) {
+        Py_DECREF(number_bytes);
+        goto done;
+    }
+    PyTuple_SET_ITEM(result, 0, PyLong_FromUnsignedLongLong(fp));
+    PyTuple_SET_ITEM(result, 1, PyLong_FromSsize_t(informative));
+    PyTuple_SET_ITEM(result, 2, number_bytes);
+    PyTuple_SET_ITEM(result, 3, PyLong_FromSsize_t(n_numbers));
+    PyTuple_SET_ITEM(result, 4, PyBytes_FromStringAndSize(weak, n_weak));
+    for (int item = 0; item < 5; item++) {
+        if (!PyTuple_GET_ITEM(result, item)) { /* out of memory: a tuple of NULLs is freed */
+            Py_CLEAR(result);
+            break;
+        }
+    }
 #undef EXTRA
 #undef WEIGHT
 #undef HASH
@@ -843,11 +858,22 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t m = 0, cjk = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t cp = PyUnicode_READ(kind, data, i);
-        if (cp >= 0x10000 || keep[cp]) {
-            cps[m++] = cp;
-            cjk += is_cjk(cp);
+    if (kind == PyUnicode_2BYTE_KIND) { /* most bodies: the loop without the kind's test */
+        const Py_UCS2 *chars = data;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint32_t cp = chars[i];
+            if (keep[cp]) {
+                cps[m++] = cp;
+                cjk += is_cjk(cp);
+            }
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint32_t cp = PyUnicode_READ(kind, data, i);
+            if (cp >= 0x10000 || keep[cp]) {
+                cps[m++] = cp;
+                cjk += is_cjk(cp);
+            }
         }
     }
     /* sketch.char_shingled: any kept character and >= 30 % of them CJK (its float
@@ -946,9 +972,15 @@ static inline uint64_t fmix64(uint64_t k) {
 }
 
 static inline uint64_t load64(const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v; /* one load, not eight (the loop below is what it reads) */
+    memcpy(&v, p, 8);
+    return v;
+#else
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
+#endif
 }
 
 /* The first 64 bits of MurmurHash3_x64_128(data, seed): what mmh3.hash64(key, seed,
@@ -967,9 +999,27 @@ static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t s
     const unsigned char *tail = data + 16 * blocks;
     uint64_t k1 = 0, k2 = 0;
     int rest = (int)(len & 15);
-    for (int i = rest - 1; i >= 8; i--) k2 = (k2 << 8) | tail[i];
-    if (rest > 8) { k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2; }
-    for (int i = (rest < 8 ? rest : 8) - 1; i >= 0; i--) k1 = (k1 << 8) | tail[i];
+    switch (rest) { /* the reference's tail, byte by byte without a loop */
+    case 15: k2 ^= (uint64_t)tail[14] << 48; /* fall through */
+    case 14: k2 ^= (uint64_t)tail[13] << 40; /* fall through */
+    case 13: k2 ^= (uint64_t)tail[12] << 32; /* fall through */
+    case 12: k2 ^= (uint64_t)tail[11] << 24; /* fall through */
+    case 11: k2 ^= (uint64_t)tail[10] << 16; /* fall through */
+    case 10: k2 ^= (uint64_t)tail[9] << 8;   /* fall through */
+    case 9:
+        k2 ^= (uint64_t)tail[8];
+        k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
+        k1 = load64(tail);
+        break;
+    case 8: k1 = load64(tail); break;
+    case 7: k1 ^= (uint64_t)tail[6] << 48; /* fall through */
+    case 6: k1 ^= (uint64_t)tail[5] << 40; /* fall through */
+    case 5: k1 ^= (uint64_t)tail[4] << 32; /* fall through */
+    case 4: k1 ^= (uint64_t)tail[3] << 24; /* fall through */
+    case 3: k1 ^= (uint64_t)tail[2] << 16; /* fall through */
+    case 2: k1 ^= (uint64_t)tail[1] << 8;  /* fall through */
+    case 1: k1 ^= (uint64_t)tail[0];
+    }
     if (rest > 0) { k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1; }
     h1 ^= (uint64_t)len; h2 ^= (uint64_t)len;
     h1 += h2; h2 += h1;
@@ -1181,6 +1231,14 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
         Py_UCS4 ch = 0;
         if (!cut) {
             ch = PyUnicode_READ(kind, data, i);
+            if (ch < 0x10000 && (ALNUM_BMP[ch >> 3] >> (ch & 7)) & 1) {
+                /* most characters: a letter or digit is never a break (nor NUL) */
+                buf[len++] = ch;
+                if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
+                letter_count++;
+                prev = ch;
+                continue;
+            }
             if (ch == 0) continue;
             Py_UCS4 escaped;
             cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
@@ -1240,10 +1298,21 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
         keys[key_count++] = edge_hash(letters + short_len - edge, edge, 0, '$', utf8,
                                       (uint32_t)edge_seed);
     }
-    qsort(keys, (size_t)key_count, sizeof(uint32_t), compare_u32);
+    /* the query_keys smallest distinct keys, ascending: an insertion into a bounded
+     * sorted list (a body has a few dozen keys; qsort's calls cost more) */
     Py_ssize_t distinct = 0;
-    for (Py_ssize_t k = 0; k < key_count && distinct < query_keys; k++)
-        if (distinct == 0 || keys[k] != keys[distinct - 1]) keys[distinct++] = keys[k];
+    for (Py_ssize_t k = 0; k < key_count; k++) {
+        uint32_t key = keys[k];
+        if (distinct == query_keys && (distinct == 0 || key >= keys[distinct - 1])) continue;
+        Py_ssize_t j = distinct;
+        while (j > 0 && keys[j - 1] > key) j--;
+        if (j > 0 && keys[j - 1] == key) continue;
+        /* keys[0:distinct] is the list; keys[k] is read already, so the list may grow
+         * into it (distinct <= k) */
+        Py_ssize_t end = distinct < query_keys ? distinct++ : distinct - 1;
+        memmove(keys + j + 1, keys + j, (size_t)(end - j) * sizeof(uint32_t));
+        keys[j] = key;
+    }
     key_bytes = PyBytes_FromStringAndSize(NULL, distinct * 4);
     if (!key_bytes) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(key_bytes);
@@ -1339,6 +1408,57 @@ done:
  * lower case: normalize.simple_table builds it so that mapping each character alone is
  * what NFKC and str.lower give for the whole text). Runs of white space become one
  * space, none at either end. Characters outside the BMP take the Python path. */
+/* normalize_text's loop over a text of one kind (a constant once inlined): 1 done, 0
+ * for a character left to Python (the table's 0), -1 with an exception. *out grows. */
+static inline __attribute__((always_inline)) int
+normalize_chars(int kind, const void *data, Py_ssize_t n, const uint32_t *map,
+                const uint32_t *cps, Py_ssize_t pool_size, Py_UCS4 **out, Py_ssize_t *cap,
+                Py_ssize_t *length_out, uint32_t *all_out) {
+    Py_UCS4 *to = *out;
+    Py_ssize_t length = 0, room = *cap;
+    uint32_t all = 0;
+    int space = 0; /* white space seen since the last character written */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t value = map[PyUnicode_READ(kind, data, i)];
+        if (value == 0xFFFFFFFFu) {
+            space = 1;
+            continue;
+        }
+        if (value == 0) return 0;
+        uint32_t start = value >> 8, count = value & 0xFF;
+        if ((Py_ssize_t)start + count > pool_size) {
+            PyErr_SetString(PyExc_ValueError, "table entry outside the pool");
+            return -1;
+        }
+        if (length + (Py_ssize_t)count + 1 > room) {
+            room = 2 * room + count + 1;
+            Py_UCS4 *grown = PyMem_Realloc(to, (size_t)room * sizeof(Py_UCS4));
+            if (!grown) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            *out = to = grown;
+            *cap = room;
+        }
+        if (space && length) to[length++] = ' ';
+        space = 0;
+        if (count == 1) { /* most characters */
+            Py_UCS4 c = cps[start];
+            to[length++] = c;
+            all |= c;
+        } else {
+            for (uint32_t j = 0; j < count; j++) {
+                Py_UCS4 c = cps[start + j];
+                to[length++] = c;
+                all |= c;
+            }
+        }
+    }
+    *length_out = length;
+    *all_out = all;
+    return 1;
+}
+
 static PyObject *normalize_text(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_buffer table, pool;
@@ -1358,38 +1478,39 @@ static PyObject *normalize_text(PyObject *self, PyObject *args) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    /* a first pass for the output's length (a character may become several) */
-    Py_ssize_t size = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t value = map[PyUnicode_READ(kind, data, i)];
-        if (value == 0) {
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        size += value == 0xFFFFFFFFu ? 1 : (Py_ssize_t)(value & 0xFF);
-        if (value != 0xFFFFFFFFu && (Py_ssize_t)(value >> 8) + (value & 0xFF) > pool_size) {
-            PyErr_SetString(PyExc_ValueError, "table entry outside the pool");
-            goto done;
-        }
-    }
-    out = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(Py_UCS4));
+    /* One pass, into a buffer grown as needed (a character may become several): the
+     * loop is compiled once per kind (normalize_chars), and the string is made in the
+     * smallest kind that holds its characters (the OR of them all tells which). */
+    Py_ssize_t cap = n + 16, length = 0;
+    uint32_t all = 0;
+    out = PyMem_Malloc((size_t)cap * sizeof(Py_UCS4));
     if (!out) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t length = 0;
-    int space = 0; /* white space seen since the last character written */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t value = map[PyUnicode_READ(kind, data, i)];
-        if (value == 0xFFFFFFFFu) {
-            space = 1;
-            continue;
-        }
-        if (space && length) out[length++] = ' ';
-        space = 0;
-        for (uint32_t j = 0; j < (value & 0xFF); j++) out[length++] = cps[(value >> 8) + j];
+    int status = kind == PyUnicode_1BYTE_KIND
+        ? normalize_chars(PyUnicode_1BYTE_KIND, data, n, map, cps, pool_size, &out, &cap,
+                          &length, &all)
+        : normalize_chars(PyUnicode_2BYTE_KIND, data, n, map, cps, pool_size, &out, &cap,
+                          &length, &all);
+    if (status < 0) goto done;
+    if (status == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
     }
-    result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, length);
+    if (all >= 0x10000) { /* the table maps to the BMP only; kept general anyway */
+        result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, length);
+        goto done;
+    }
+    result = PyUnicode_New(length, all < 0x80 ? 0x7F : all < 0x100 ? 0xFF : 0xFFFF);
+    if (!result) goto done;
+    if (PyUnicode_KIND(result) == PyUnicode_1BYTE_KIND) {
+        Py_UCS1 *to = PyUnicode_1BYTE_DATA(result);
+        for (Py_ssize_t i = 0; i < length; i++) to[i] = (Py_UCS1)out[i];
+    } else {
+        Py_UCS2 *to = PyUnicode_2BYTE_DATA(result);
+        for (Py_ssize_t i = 0; i < length; i++) to[i] = (Py_UCS2)out[i];
+    }
 done:
     PyMem_Free(out);
     PyBuffer_Release(&table);
@@ -1433,7 +1554,30 @@ typedef struct {
 /* a Python int as uint64 (PyLong_AsUnsignedLongLong's result and errors): an int of 0
  * to 64 bits is read digit by digit (the mask conversion, exact there), without the
  * byte-array detour PyLong_AsUnsignedLongLong takes for anything over 30 bits */
+/* An exact int of 0 to 64 bits read from its digits (CPython 3.11's layout, 30-bit
+ * digits): 1 with *out set, 0 for anything else (as_u64's general path). */
+static inline int digits_u64(PyObject *value, uint64_t *out) {
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    if (!PyLong_CheckExact(value)) return 0;
+    const digit *d = ((PyLongObject *)value)->ob_digit;
+    switch (Py_SIZE(value)) {
+    case 0: *out = 0; return 1;
+    case 1: *out = d[0]; return 1;
+    case 2: *out = (uint64_t)d[0] | (uint64_t)d[1] << 30; return 1;
+    case 3:
+        if (d[2] >> 4) return 0; /* over 64 bits */
+        *out = (uint64_t)d[0] | (uint64_t)d[1] << 30 | (uint64_t)d[2] << 60;
+        return 1;
+    default: return 0; /* negative or wider */
+    }
+#else
+    return 0;
+#endif
+}
+
 static uint64_t as_u64(PyObject *value) {
+    uint64_t read;
+    if (digits_u64(value, &read)) return read;
     if (PyLong_Check(value) && _PyLong_Sign(value) >= 0 && _PyLong_NumBits(value) <= 64)
         return PyLong_AsUnsignedLongLongMask(value);
     return PyLong_AsUnsignedLongLong(value);
@@ -1706,8 +1850,12 @@ static PyObject *observe(PyObject *self, PyObject *args) {
     /* every clause's slot requested first: the table is megabytes, a slot a cache miss */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        if (PyLong_Check(item))
-            __builtin_prefetch(&slots[PyLong_AsUnsignedLongLongMask(item) & mask], 1);
+        uint64_t clause;
+        if (!digits_u64(item, &clause)) {
+            if (!PyLong_Check(item)) continue;
+            clause = PyLong_AsUnsignedLongLongMask(item);
+        }
+        __builtin_prefetch(&slots[clause & mask], 1);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);

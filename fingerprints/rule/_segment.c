@@ -157,6 +157,35 @@ static inline uint32_t child_word(const Segmenter *self, uint32_t node, Py_UCS4 
     }
 }
 
+/* What a cut reads of the trie, copied out of the Segmenter once per run: the writes to
+ * the route's arrays could alias its fields, so the compiler would read them again at
+ * every step. */
+typedef struct {
+    const Root *root;
+    const Edge *edges;
+    const uint64_t *filter;
+    const double *log_table;
+    size_t mask; /* edge_cap - 1 */
+    int shift;   /* edge_shift */
+} Trie;
+
+/* child_word() of a node that is not the root (every step of a walk after its first). */
+static inline uint32_t child_word_below(const Trie *t, uint32_t node, Py_UCS4 cp,
+                                        uint32_t *word_log) {
+    uint64_t key = ((uint64_t)node << CP_BITS) | cp;
+    uint64_t bit = filter_bit(key);
+    if (!((t->filter[bit >> 6] >> (bit & 63)) & 1)) return 0;
+    size_t mask = t->mask;
+    for (size_t i = (size_t)((key * GOLDEN) >> t->shift);; i = (i + 1) & mask) {
+        const Edge *edge = &t->edges[i];
+        if (!edge->child) return 0;
+        if (edge->key == key) {
+            *word_log = edge->word_log;
+            return edge->child;
+        }
+    }
+}
+
 /* Where the log_table place of an existing child of node by cp is kept. */
 static uint32_t *word_log_slot(Segmenter *self, uint32_t node, Py_UCS4 cp) {
     if (node == 0 && cp < ROOT_DIRECT) return &self->root[cp].word_log;
@@ -350,31 +379,46 @@ static inline void emit(Work *w, size_t start, size_t end, uint32_t node) {
 static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, size_t end,
                     double log_total, Work *w) {
     double *prob = w->route_prob;
-    uint32_t *last = w->route_end;
+    uint32_t *last = w->route_end, *route_node = w->route_node;
+    const Trie t = {self->root, self->edges, self->filter, self->log_table,
+                    self->edge_cap - 1, self->edge_shift};
     prob[end] = 0.0;
+    Root next = {0, 0}; /* the root's entry of text[k], read by the walk before */
+    int have_next = 0;
     for (size_t k = end; k-- > start;) {
+        uint32_t word_log = 0;
+        uint32_t entry = have_next ? next.child : child_word(self, 0, text[k], &word_log);
+        if (have_next) word_log = next.word_log;
+        have_next = 0;
         if (k > start && text[k - 1] < ROOT_DIRECT) { /* the next walk's first two steps */
-            uint32_t first = self->root[text[k - 1]].child;
-            if (first) {
-                uint64_t key = ((uint64_t)NODE_OF(first) << CP_BITS) | text[k];
-                __builtin_prefetch(&self->edges[edge_slot(self, key)]);
+            next = t.root[text[k - 1]];
+            have_next = 1;
+            if (next.child) {
+                uint64_t key = ((uint64_t)NODE_OF(next.child) << CP_BITS) | text[k];
+                __builtin_prefetch(&t.edges[(size_t)((key * GOLDEN) >> t.shift)]);
             }
         }
         double best = 0.0;
         size_t best_end = SIZE_MAX;
-        uint32_t node = 0, best_node = 0;
-        for (size_t i = k; i < end; i++) {
-            uint32_t word_log;
-            uint32_t entry = child_word(self, node, text[i], &word_log);
-            if (!entry) break;
-            node = NODE_OF(entry);
-            if (i == k) best_node = node; /* the character's own node, word or not */
+        uint32_t best_node = 0;
+        if (entry) { /* the first step, from the root */
+            uint32_t node = NODE_OF(entry);
+            best_node = node; /* the character's own node, word or not */
             if (entry & IS_WORD) { /* freq[node] > 0 */
-                double p = self->log_table[word_log] - log_total + prob[i + 1];
-                if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
-                    best = p;
-                    best_end = i;
-                    best_node = node;
+                best = t.log_table[word_log] - log_total + prob[k + 1];
+                best_end = k;
+            }
+            for (size_t i = k + 1; i < end; i++) {
+                entry = child_word_below(&t, node, text[i], &word_log);
+                if (!entry) break;
+                node = NODE_OF(entry);
+                if (entry & IS_WORD) {
+                    double p = t.log_table[word_log] - log_total + prob[i + 1];
+                    if (best_end == SIZE_MAX || p >= best) { /* ends ascend: ties go to the later */
+                        best = p;
+                        best_end = i;
+                        best_node = node;
+                    }
                 }
             }
         }
@@ -384,7 +428,7 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
         }
         prob[k] = best;
         last[k] = (uint32_t)best_end;
-        w->route_node[k] = best_node;
+        route_node[k] = best_node;
     }
     size_t pending = SIZE_MAX; /* start of the buffered ASCII letters and digits */
     for (size_t x = start; x < end;) {
@@ -396,7 +440,7 @@ static void cut_run(const Segmenter *self, const Py_UCS4 *text, size_t start, si
                 emit(w, pending, x, 0);
                 pending = SIZE_MAX;
             }
-            emit(w, x, y, w->route_node[x]);
+            emit(w, x, y, route_node[x]);
         }
         x = y;
     }

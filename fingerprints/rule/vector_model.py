@@ -109,6 +109,16 @@ DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("off_title", 0, (1, 2)),
     ("char_bodies", 0, (1, 2)),
 )
+# The comparisons of version-6 features (fingerprints/rule/main_body.py), one weight set
+# for every regime (regime -1): with 766 labelled pairs, a weight per regime fitted
+# the folds it was fitted on and lost on the others (bench/vector_model.py's grouped CV).
+SHARED_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("main_containment", 1, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
+    ("codes_shared", 1, (0.5, 1.0)),
+    ("codes_conflict", -1, (0.01, 0.5)),
+    ("chrome_shorter", 0, (0.05, 0.3)),
+    ("template_share", -1, (0.05, 0.1, 0.2, 0.4)),
+)
 
 
 # no body, a short body, two long ones (the rule's short_shingles): what a title or a
@@ -441,9 +451,13 @@ def blank_model(version: str = "blank", schema: Sequence[tuple[str, int, tuple[f
     shape = VectorModel("shape", 0.0, (), regime_cuts=tuple(float(c) for c in regime_cuts),
                         script_regimes=script_regimes)
     regimes = range(shape.regime_count) if regime_cuts else (-1,)
+    per_regime = [(name, direction, cuts, regime)
+                  for regime in regimes for name, direction, cuts in schema]
+    per_regime += [(name, direction, cuts, -1) for name, direction, cuts in SHARED_SCHEMA
+                   if regime_cuts or name not in {n for n, _d, _c in schema}]
     return replace(shape, version=version, specs=tuple(
         Spec(name, direction, tuple(float(c) for c in cuts), 0.0, (0.0,) * len(cuts), regime)
-        for regime in regimes for name, direction, cuts in schema))
+        for name, direction, cuts, regime in per_regime))
 
 
 # vector-0: the engine-v2 rule's bounds written on the vector by hand, in bits (what

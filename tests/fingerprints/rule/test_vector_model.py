@@ -30,7 +30,8 @@ SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
           "long_containment", "keys", "title", "title_conflict", "title_number_conflict",
           "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
-          "names_conflict"}
+          "names_conflict", "main_containment", "codes_shared", "codes_conflict",
+          "template_share", "chrome_shorter", "chrome_longer"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
           "pictures": 1, "off_title": 2, "char_bodies": 2}
 ALWAYS = {"smaller_shingles", "off_title", "char_bodies"}  # never missing
@@ -236,7 +237,8 @@ def test_alphabetic_bodies_are_weighed_in_regimes_of_their_own() -> None:
     model = shipped_vector_model()
     assert model.script_regimes and model.regime_count == 5
     partial = {"jaccard": 0.4, "containment": 0.66, "containment_of_longer": 0.45,
-               "length_ratio": 0.7, "long_containment": 0.66, "keys": 0.4}
+               "length_ratio": 0.7, "long_containment": 0.66, "keys": 0.4,
+               "main_containment": 0.7}
     cjk, words = vector(**partial), vector(**partial, char_bodies=0.0)
     assert (model.regime_of(cjk), model.regime_of(words)) == (2, 4)
     assert model.regime_of(vector(char_bodies=1.0)) == 4  # one side alphabetic

@@ -2443,12 +2443,15 @@ static int starts_with(int kind, const void *data, Py_ssize_t n, Py_ssize_t at, 
     return 1;
 }
 
-/* main_body._inside_address: back over printable ASCII from `at`, then _ADDRESS.match
+/* main_body._inside_address: back over printable ASCII from `at` (to a colon unless "//"
+ * follows it), then _ADDRESS.match
  * there: https?:// or www. or [a-z0-9.-]+ then .com .cn .net or .org at a word boundary
  * (the regex backtracks over every dot of the run: any such dot will do). */
 static int inside_address(int kind, const void *data, Py_ssize_t n, Py_ssize_t at) {
     Py_ssize_t lo = at;
-    while (lo > 0 && AT(lo - 1) >= '!' && AT(lo - 1) <= '~') lo--;
+    while (lo > 0 && AT(lo - 1) >= '!' && AT(lo - 1) <= '~' &&
+           !(AT(lo - 1) == ':' && !starts_with(kind, data, n, lo, "//")))
+        lo--; /* a colon ends the walk unless "://" follows ("来自:tieba.baidu.com/p/...") */
     if (starts_with(kind, data, n, lo, "http://") || starts_with(kind, data, n, lo, "https://") ||
         starts_with(kind, data, n, lo, "www."))
         return 1;
@@ -2559,7 +2562,6 @@ static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
             continue;
         }
         Py_ssize_t size = 0;
-        const unsigned char *found = code;
         if (digits) {
             for (Py_ssize_t j = p; j < end; j++)
                 if (ascii_digit(t[j])) code[size++] = t[j];
@@ -2568,8 +2570,9 @@ static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
             Py_ssize_t a = p, b = end;
             while (a < b && t[a] == '-') a++;
             while (b > a && t[b - 1] == '-') b--;
-            found = t + a;
-            size = b - a >= MIN_CODE_CHARS ? b - a : 0;
+            if (b - a >= MIN_CODE_CHARS) /* compared by its digits (main_body._NOT_DIGIT) */
+                for (Py_ssize_t j = a; j < b; j++)
+                    if (ascii_digit(t[j])) code[size++] = t[j];
         }
         Py_ssize_t start = first + p;
         if (size && !inside_address(kind, data, n, start)) {
@@ -2587,7 +2590,7 @@ static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
                 return -1;
             }
             uint32_t value = (murmur3_32(utf8, len, CODE_SEED) & 0xFFFF) << 16 |
-                             (murmur3_32(found, size, CODE_SEED) & 0xFFFF);
+                             (murmur3_32(code, size, CODE_SEED) & 0xFFFF);
             if (push_u32(out, value) < 0) return -1;
         }
         p = end;

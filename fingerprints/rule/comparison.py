@@ -24,7 +24,7 @@ import numpy as np
 
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.main_body import main_mask
+from fingerprints.rule.main_body import MAX_CODES, main_mask
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import short_measures
 from fingerprints.rule.sketch import overlap_counts
@@ -282,6 +282,15 @@ def _code_contexts(a: bytes, b: bytes) -> tuple[float, float, int] | None:
     vb = np.frombuffer(b, dtype="<u4").tolist()
     if not va or not vb:
         return None
+    # a side with MAX_CODES codes kept its smallest values: compare whole contexts below
+    # the common cut, where both lists are complete (as the numbers in context)
+    full = 0xFFFFFFFF
+    cut = min(va[-1] if len(va) >= MAX_CODES else full, vb[-1] if len(vb) >= MAX_CODES else full)
+    if cut != full:
+        below = (cut >> 16) << 16
+        va, vb = [v for v in va if v < below], [v for v in vb if v < below]
+        if not va or not vb:
+            return None
     codes_a, codes_b = {v & 0xFFFF for v in va}, {v & 0xFFFF for v in vb}
     shared = len(codes_a & codes_b) / min(len(codes_a), len(codes_b))
     by_a: dict[int, set[int]] = {}

@@ -8,8 +8,8 @@ kernel or the NumPy reference), so both give the same bytes:
 * **codes in context**: phone numbers, order numbers and other runs of at least
   :data:`MIN_CODE_DIGITS` digits (separators inside kept together), and model codes
   (a run of letters and digits holding both, at least :data:`MIN_CODE_CHARS` long),
-  each with the two characters before it: the one thing a template for another
-  company, contact person or product model changes. Addresses (``http://...``,
+  each with the two characters before it and compared by its digits: the one thing a
+  template for another company, contact person or product model changes. Addresses (``http://...``,
   ``www...``) are left out: a repost on another site carries another one.
 * **lead and tail chrome**: the clauses at the body's start and end that carry a
   marker of a site's furniture (a "follow us" header, a source or editor line, a
@@ -65,6 +65,10 @@ _ADDRESS = re.compile(r"https?://|www\.|[a-z0-9.-]+\.(?:com|cn|net|org)\b")
 _CODE = re.compile(rf"(?P<digits>(?<![a-z0-9])\d(?:[-= ]?\d){{{MIN_CODE_DIGITS - 1},}}(?![a-z0-9]))"
                    r"|(?P<model>(?<![a-z0-9-])[a-z0-9-]*(?:[a-z]-?\d|\d-?[a-z])[a-z0-9-]*)")
 _SEPARATORS = re.compile(r"[-= ]")
+# a code is compared by its digits: a repost re-spaces the latin words around a code and
+# glues them on ("mwc2018 barcelona", "mwc2018barcelona"; "2018e pb", "2018ep/b"), a
+# template for another item, contact or company changes its number
+_NOT_DIGIT = re.compile(r"[^0-9]")
 # a date or a time stamp written as one number: yyyymmdd, then the hour, minutes and
 # seconds, each optional after the one before ("2018-12-26 02:40" gives 2018122602)
 _DATE = re.compile(r"(?:19|20)\d\d[01]\d[0-3]\d(?:[0-2]\d(?:[0-5]\d(?:[0-5]\d)?)?)?")
@@ -117,14 +121,18 @@ def codes_in_context(body: str) -> bytes:
             # such a str crashes the process)
             context = body[max(0, start - 2) : start].encode()
             values.add((mmh3.hash(context, seed=CODE_SEED, signed=False) & 0xFFFF) << 16
-                       | (mmh3.hash(code, seed=CODE_SEED, signed=False) & 0xFFFF))
+                       | (mmh3.hash(_NOT_DIGIT.sub("", code), seed=CODE_SEED, signed=False)
+                          & 0xFFFF))
     return np.array(sorted(values)[:MAX_CODES], dtype="<u4").tobytes()
 
 
 def _inside_address(body: str, at: int) -> bool:
     """Is ``at`` inside a web address (``http://...``, ``www...``, ``x.com/...``)?"""
     lo = at
-    while lo > 0 and "!" <= body[lo - 1] <= "~":
+    # printable ASCII before it; a colon ends the walk unless "//" follows it ("来自:" in
+    # front of "tieba.baidu.com/p/..." is a label, "http://" an address)
+    while lo > 0 and "!" <= body[lo - 1] <= "~" and not (
+            body[lo - 1] == ":" and not body.startswith("//", lo)):
         lo -= 1
     return _ADDRESS.match(body, lo) is not None
 

@@ -26,6 +26,7 @@ def test_phone_order_and_model_numbers_are_codes_and_dates_and_addresses_are_not
     assert _codes("拓片。\\n2018年9月30日") == 0
     assert _codes("拓片。\\nab-1234 型") == 1
     assert _codes("详见 http://tieba.baidu.com/p/5667951667 与 www.example.com/a123") == 0
+    assert _codes("来自:tieba.baidu.com/p/5667951667") == 0  # a label's colon before it
     # the same code in another context is another value; sorted, distinct
     values = np.frombuffer(codes_in_context(normalize("电话13869640555，手机13869640555")),
                            dtype="<u4")

@@ -64,6 +64,10 @@ def _parameters(model: VectorModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     theta, lower, upper = [model.prior], [-np.inf], [np.inf]
     for s in model.specs:
         theta += [s.present, *s.steps]
+        if s.fixed:  # the definition's weight: held where it is
+            lower += [s.present, *s.steps]
+            upper += [s.present, *s.steps]
+            continue
         lower += [-np.inf] + [0.0 if s.direction > 0 else -np.inf] * len(s.cuts)
         upper += [np.inf] + [0.0 if s.direction < 0 else np.inf] * len(s.cuts)
     return np.array(theta), np.array(lower), np.array(upper)
@@ -76,7 +80,7 @@ def _with_parameters(model: VectorModel, theta: np.ndarray, version: str,
     for s in model.specs:
         n = len(s.cuts)
         specs.append(Spec(s.name, s.direction, s.cuts, values[at],
-                          tuple(values[at + 1 : at + 1 + n]), s.regime))
+                          tuple(values[at + 1 : at + 1 + n]), s.regime, s.fixed))
         at += 1 + n
     return replace(model, version=version, prior=values[0], specs=tuple(specs),
                    description=description)

@@ -207,8 +207,10 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
     # text has its own comparisons (short_text, short_conflict), and a weight learned
     # on long bodies' chrome or main body says nothing of two short ones
     long = parts and bodies and small >= SHORT_SHINGLES
-    if long:
+    chrome_shorter = chrome_longer = None
+    if long:  # has_parts: both chrome shares measured
         shorter, longer = ((a, b) if sketch_a.shingles <= sketch_b.shingles else (b, a))
+        chrome_shorter, chrome_longer = (shorter.chrome or 0) / 1000, (longer.chrome or 0) / 1000
     # the instance's __dict__ set once (_vector): the frozen dataclass's __init__ sets
     # each of the 27 fields through object.__setattr__
     return _vector({
@@ -239,8 +241,8 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
         "codes_conflict": codes[1] if codes else None,
         "template_share": (min(1.0, TEMPLATE_SHINGLES * conflicts / differing)
                            if long and contexts and differing >= 1.0 else None),
-        "chrome_shorter": shorter.chrome / 1000 if long else None,
-        "chrome_longer": longer.chrome / 1000 if long else None,
+        "chrome_shorter": chrome_shorter,
+        "chrome_longer": chrome_longer,
     })
 
 

@@ -27,7 +27,7 @@ from fingerprints.rule.kernel import kernel
 from fingerprints.rule.main_body import MAX_CODES, main_mask
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import short_measures
-from fingerprints.rule.sketch import overlap_counts
+from fingerprints.rule.sketch import Sketch, overlap_counts
 from fingerprints.rule.vocabulary import NAME_FLAG
 
 PICTURE_BITS = 10  # EngineConfig.picture_bits's default: hashes this close are one picture
@@ -199,7 +199,8 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
     numbers, names = _context_counts(a, b)
     short, short_conflict, _number = _short(a.short_text, b.short_text)
     parts = a.has_parts and b.has_parts
-    codes = _code_contexts(a.codes or b"", b.codes or b"") if parts else None
+    # codes on both sides (most pairs have none: no conversion of two empty lists)
+    codes = _code_contexts(a.codes, b.codes) if parts and a.codes and b.codes else None
     conflicts = numbers[3] + names[3] + (codes[2] if codes else 0)
     differing = (1.0 - shared / min(na, nb)) * small if bodies else 0.0
     contexts = (numbers[0] and numbers[1]) or (names[0] and names[1]) or codes
@@ -236,7 +237,7 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
                      else float(nearest_picture(a, b, picture_bits) is not None)),
         "off_title": float(a.off_title + b.off_title),
         "char_bodies": float(a.char_shingles + b.char_shingles),
-        "main_containment": _main_containment(a, b) if long else None,
+        "main_containment": _main_containment(a, b, shared, na, nb) if long else None,
         "codes_shared": codes[0] if codes else None,
         "codes_conflict": codes[1] if codes else None,
         "template_share": (min(1.0, TEMPLATE_SHINGLES * conflicts / differing)
@@ -277,13 +278,13 @@ def _context_counts(a: Features, b: Features) -> tuple[Counts, Counts]:
 TEMPLATE_SHINGLES = 8  # character 5-grams a replaced name or number of 2-4 changes
 
 
-def _code_contexts(a: bytes, b: bytes) -> tuple[float, float, int] | None:
+def _code_contexts(a: bytes | None, b: bytes | None) -> tuple[float, float, int] | None:
     """(share of the smaller side's codes the other has, share of the shared contexts
     with other codes, their count); None when either side has no code."""
+    if not a or not b:
+        return None
     va = np.frombuffer(a, dtype="<u4").tolist()
     vb = np.frombuffer(b, dtype="<u4").tolist()
-    if not va or not vb:
-        return None
     # a side with MAX_CODES codes kept its smallest values: compare whole contexts below
     # the common cut, where both lists are complete (as the numbers in context)
     full = 0xFFFFFFFF
@@ -305,23 +306,25 @@ def _code_contexts(a: bytes, b: bytes) -> tuple[float, float, int] | None:
     return shared, conflicts / min(len(by_a), len(by_b)), conflicts
 
 
-def _main_containment(a: Features, b: Features) -> float | None:
+def _main_containment(a: Features, b: Features, shared: int, na: int, nb: int
+                      ) -> float | None:
     """The share of one side's main-body samples found in the other side (both at the
     common level), the larger of the two: the shorter side's, unless the other's main
-    body is the shorter (a cut copy under a long header and footer)."""
-    level = max(a.sketch.level, b.sketch.level)
+    body is the shorter (a cut copy under a long header and footer). ``shared``, ``na``,
+    ``nb``: the two whole sketches' :func:`overlap_counts`, the answer when neither side
+    has lead or tail chrome (the common case)."""
+    if not a.main_bits and not b.main_bits:
+        return shared / min(na, nb) if na and nb else 0.0 if na or nb else None
     out = None
     for one, other in ((a, b), (b, a)):
-        values = one.sketch.values()
-        main = values[main_mask(one.main_bits, len(values))]
-        theirs = other.sketch.values()
-        if level:  # both sides at the common level
-            cut = np.uint32(1 << (32 - level))
-            main, theirs = main[main < cut], theirs[theirs < cut]
-        if len(main) == 0:
-            continue
-        found = int(np.isin(main, theirs).sum()) / len(main)
-        out = found if out is None else max(out, found)
+        main = one.sketch
+        if one.main_bits:
+            values = main.values()
+            main = Sketch(main.level, main.shingles,
+                          values[main_mask(one.main_bits, len(values))].astype("<u4").tobytes())
+        found, samples, _theirs = overlap_counts(main, other.sketch)
+        if samples:
+            out = found / samples if out is None else max(out, found / samples)
     return out
 
 

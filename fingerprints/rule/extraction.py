@@ -21,10 +21,10 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features, features_of
 from fingerprints.rule.headline import text_key, title_parts
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.main_body import body_parts, body_parts_py
+from fingerprints.rule.main_body import body_parts_py
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.simhash import _append, _run_starts
-from fingerprints.rule.sketch import char_shingled, sketch_and_kind, sketch_many
+from fingerprints.rule.sketch import _KEEP, char_shingled, sketch_and_kind, sketch_many
 from fingerprints.rule.tokenize import Segmenter, get_segmenter
 from fingerprints.rule.vocabulary import MAX_NUMBERS, MAX_TF, TF_FACTOR, Vocabulary, vocabulary_for
 
@@ -229,7 +229,9 @@ def _extract_compiled(
         if title_count < config.title_min_tokens:
             title_fp = 0
     sketch, char_kind = sketch_and_kind(body)
-    parts = body_parts(normalized, body, sketch)
+    # the kernel's (codes, chrome, main bits): main_body.body_parts without its named tuple
+    assert kernel is not None  # the compiled path: extract_many checked it
+    parts = kernel.body_parts(body, len(normalized), sketch.samples, _KEEP)
     # features_of: Features(...) without the frozen dataclass's 16 setattr calls
     return features_of(
         title_fp, content_fp, token_count, sketch, numbers, number_count, weak,

@@ -2570,7 +2570,13 @@ static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
             Py_ssize_t a = p, b = end;
             while (a < b && t[a] == '-') a++;
             while (b > a && t[b - 1] == '-') b--;
-            if (b - a >= MIN_CODE_CHARS) /* compared by its digits (main_body._NOT_DIGIT) */
+            /* a letter before a digit (main_body._LETTER_DIGIT), else a quantity */
+            int letter_digit = 0;
+            for (Py_ssize_t j = a; j + 1 < b && !letter_digit; j++)
+                letter_digit = ascii_letter(t[j]) &&
+                               (ascii_digit(t[j + 1]) ||
+                                (t[j + 1] == '-' && j + 2 < b && ascii_digit(t[j + 2])));
+            if (b - a >= MIN_CODE_CHARS && letter_digit) /* compared by its digits */
                 for (Py_ssize_t j = a; j < b; j++)
                     if (ascii_digit(t[j])) code[size++] = t[j];
         }

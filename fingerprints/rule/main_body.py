@@ -7,7 +7,8 @@ kernel or the NumPy reference), so both give the same bytes:
 
 * **codes in context**: phone numbers, order numbers and other runs of at least
   :data:`MIN_CODE_DIGITS` digits (separators inside kept together), and model codes
-  (a run of letters and digits holding both, at least :data:`MIN_CODE_CHARS` long),
+  (a run of letters and digits with a letter before a digit, at least
+  :data:`MIN_CODE_CHARS` long: "99th" or "200m" is a quantity),
   each with the two characters before it and compared by its digits: the one thing a
   template for another company, contact person or product model changes. Addresses (``http://...``,
   ``www...``) are left out: a repost on another site carries another one.
@@ -79,6 +80,10 @@ _MARKER_REVERSED = re.compile("|".join(re.escape(marker[::-1]) for marker in CHR
 # that "\\n2018" is not the model code "n2018"
 _RUN = re.compile(r"(?<=\\)[nrt](?=[a-z0-9])|[a-z0-9][a-z0-9=\- ]{3,}")
 _LETTER = re.compile(r"[a-z]")
+# a model code has a letter before a digit (hd-2000, yh-35gw, mh370); digits followed by
+# letters alone are a quantity, a number with its unit or ordinal (99th, 200m, 30million,
+# 2018e), which the numbers in context compare
+_LETTER_DIGIT = re.compile(r"[a-z]-?\d")
 # clauses end at a sentence's or a phrase's punctuation, white space or a "\n" left
 # as two characters in crawled text
 # a clause: letters and the like up to a sentence's or a phrase's punctuation, white
@@ -112,8 +117,8 @@ def codes_in_context(body: str) -> bytes:
                     continue  # a date or a time stamp written as one number
             else:
                 code = found.group().strip("-")
-                if len(code) < MIN_CODE_CHARS:
-                    continue
+                if len(code) < MIN_CODE_CHARS or _LETTER_DIGIT.search(code) is None:
+                    continue  # short, or a quantity: a number with its unit or ordinal
             start = run.start() + found.start()
             if _inside_address(body, start):
                 continue

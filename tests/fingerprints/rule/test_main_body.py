@@ -19,6 +19,8 @@ def test_phone_order_and_model_numbers_are_codes_and_dates_and_addresses_are_not
     assert _codes("热线：150-2177-2908") == 1
     assert _codes("订单号:181224000167") == 1
     assert _codes("型号 bf-100a 的产品") == 1
+    assert _codes("his 99th goal, the 100th, £200m and £30million; 2018e pb") == 0  # quantities
+    assert _codes("flight mh370 and an a-320") == 2
     assert _codes("2018-12-26 发布，共 3012 人") == 0  # a date, a short number
     assert _codes("20181226 发布") == 0
     assert _codes("2018-12-26 02:40:21 发布") == 0  # a time stamp cut at its colon

@@ -529,10 +529,11 @@ PICTURE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
 # Codes in context (version-6 features; every regime): a phone, order or model number
 # that differs in the same context between two near-copies is another contact, company or
 # item (DESIGN.md: the same template for another company, contact or product is not a
-# duplicate), whatever the rest of the text shares. The labels cannot teach it: the only
-# labelled pair with such a code is one such ad labelled a copy (docs/results/log.md,
-# 2026-11-29, vector-5), and a fit gives a code the weight its few pairs happen to carry.
-# So it is the definition's, fixed: every fit keeps it (Spec.fixed). One conflicting code
+# duplicate), whatever the rest of the text shares. The labels cannot teach it: 18 of the
+# 766 labelled pairs have such a code, 17 of them distinct and one an ad for another phone
+# labelled a copy (docs/results/log.md, 2026-11-29, vector-5), and a fit gives a code the
+# weight its few pairs happen to carry. So it is the definition's, fixed: every fit keeps
+# it and leaves it out of what it fits (Spec.fixed; vector_training.design). One conflicting code
 # context in any share weighs -6 bits (a repost that kept its codes and changed one is
 # rare, an update of a count is a number, not a code); half or more of them -22 bits more:
 # a template that differs in nothing but its contact's phone or its model code shares

@@ -21,6 +21,7 @@ from fingerprints.rule.vector_model import (
 )
 from fingerprints.rule.vector_training import (
     VectorExample,
+    design,
     fit,
     grouped_folds,
     train,
@@ -361,6 +362,10 @@ def test_the_codes_weight_is_the_definitions_and_every_fit_keeps_it() -> None:
                                    codes_conflict=0.5 + i / 100), True) for i in range(30)]
     refit = fit(copies, shipped, "refit", strength=0.2)
     assert [s for s in refit.specs if s.fixed] == fixed
+    # and the labels do not bend the other weights towards what it overrides: its
+    # columns of the fit's design stay 0, as for a missing measure
+    at = 1 + sum(1 + len(s.cuts) for s in shipped.specs[: shipped.specs.index(fixed[0])])
+    assert not design(shipped, [copies[0].vector])[:, at : at + 3].any()
     # a template differing in its phone or model code alone stays apart; without the
     # conflict (the other side has no code in that context) it is a copy
     template = copies[0].vector

@@ -529,8 +529,8 @@ PICTURE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
 # Codes in context (version-6 features; every regime): a phone, order or model number
 # that differs in the same context between two near-copies is another contact, company or
 # item (DESIGN.md: the same template for another company, contact or product is not a
-# duplicate), whatever the rest of the text shares. The labels cannot teach it: 18 of the
-# 766 labelled pairs have such a code, 17 of them distinct and one an ad for another phone
+# duplicate), whatever the rest of the text shares. The labels cannot teach it: 13 of the
+# 766 labelled pairs have such a code, 12 of them distinct and one an ad for another phone
 # labelled a copy (docs/results/log.md, 2026-11-29, vector-5), and a fit gives a code the
 # weight its few pairs happen to carry. So it is the definition's, fixed: every fit keeps
 # it and leaves it out of what it fits (Spec.fixed; vector_training.design). One conflicting code

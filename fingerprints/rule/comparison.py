@@ -151,7 +151,8 @@ class ComparisonVector:
     main_containment: float | None = None
     # codes in context (phone, order and model numbers; missing when either side has
     # none): the share of the smaller side's codes the other has, and the share of the
-    # contexts both have that carry other codes
+    # smaller side's code contexts that both have with other codes (a context only one
+    # side has, a repost that dropped its contact line, is no conflict)
     codes_shared: float | None = None
     codes_conflict: float | None = None
     # what differs, read as a template or as an edit: the conflicting numbers, names and
@@ -279,8 +280,9 @@ TEMPLATE_SHINGLES = 8  # character 5-grams a replaced name or number of 2-4 chan
 
 
 def _code_contexts(a: bytes | None, b: bytes | None) -> tuple[float, float, int] | None:
-    """(share of the smaller side's codes the other has, share of the shared contexts
-    with other codes, their count); None when either side has no code."""
+    """(share of the smaller side's codes the other has, share of the smaller side's
+    code contexts that both have with other codes, their count); None when either side
+    has no code."""
     if not a or not b:
         return None
     va = np.frombuffer(a, dtype="<u4").tolist()

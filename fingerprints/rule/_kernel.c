@@ -29,7 +29,7 @@
 enum {
     S_IDS, S_UNIQ, S_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
     S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
-    S_SET, S_CODES, N_SCRATCH
+    S_SET, N_SCRATCH
 };
 static Scratch scratch[N_SCRATCH];
 /* the hash tables of the per-article loops, never cleared between calls (_stamped.h) */
@@ -2611,7 +2611,7 @@ static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
 static PyObject *codes_of(PyObject *body, int kind, const void *data, Py_ssize_t n) {
     PyObject *result = NULL;
     U32s values = {NULL, 0, 0};
-    unsigned char *run = scratch_alloc(&scratch[S_CODES], (size_t)(2 * n + 2));
+    unsigned char *run = PyMem_Malloc((size_t)(2 * n + 2));
     unsigned char utf8[8];
     if (!run) return PyErr_NoMemory();
     unsigned char *code = run + n + 1;
@@ -2631,29 +2631,7 @@ static PyObject *codes_of(PyObject *body, int kind, const void *data, Py_ssize_t
     }
         switch (kind) {
         case PyUnicode_1BYTE_KIND: STRETCH(Py_UCS1) break;
-        case PyUnicode_2BYTE_KIND: { /* STRETCH(Py_UCS2), the skip four characters at a
-                                      * time while none is ASCII (a CJK body's common case:
-                                      * each 16-bit lane has a bit at or above 0x80) */
-            const Py_UCS2 *chars = data;
-            for (;;) {
-                while (i + 4 <= n) {
-                    uint64_t w;
-                    memcpy(&w, chars + i, sizeof w);
-                    uint64_t high = ((w & 0xFF80FF80FF80FF80ull) >> 7) + 0x7FFF7FFF7FFF7FFFull;
-                    if ((high & 0x8000800080008000ull) != 0x8000800080008000ull) break;
-                    i += 4;
-                }
-                if (i < n && (chars[i] >= 128 || !(RUN_CLASS[chars[i]] & RUN_CHAR))) {
-                    i++;
-                    continue;
-                }
-                break;
-            }
-            from = i;
-            while (i < n && chars[i] < 128 && (RUN_CLASS[chars[i]] & RUN_CHAR))
-                seen |= RUN_CLASS[chars[i++]];
-            break;
-        }
+        case PyUnicode_2BYTE_KIND: STRETCH(Py_UCS2) break;
         default: STRETCH(Py_UCS4)
         }
 #undef STRETCH
@@ -2675,15 +2653,13 @@ static PyObject *codes_of(PyObject *body, int kind, const void *data, Py_ssize_t
         if (L < MIN_CODE_DIGITS && !letter) continue; /* a short number: no code in it */
         if (run_codes(body, kind, data, n, run, L, first, code, utf8, &values) < 0) goto done;
     }
-    if (values.len > 1) { /* most bodies have no code, or one */
-        uint32_t *tmp = PyMem_Malloc((size_t)values.len * sizeof(uint32_t));
-        if (!tmp) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        radix_sort_u32(values.values, tmp, values.len);
-        PyMem_Free(tmp);
+    uint32_t *tmp = PyMem_Malloc((size_t)(values.len ? values.len : 1) * sizeof(uint32_t));
+    if (!tmp) {
+        PyErr_NoMemory();
+        goto done;
     }
+    radix_sort_u32(values.values, tmp, values.len);
+    PyMem_Free(tmp);
     Py_ssize_t kept = unique_sorted(values.values, values.len);
     if (kept > MAX_CODES) kept = MAX_CODES;
     result = PyBytes_FromStringAndSize(NULL, 4 * kept);
@@ -2699,7 +2675,7 @@ static PyObject *codes_of(PyObject *body, int kind, const void *data, Py_ssize_t
 
 done:
     PyMem_Free(values.values);
-    scratch_free(&scratch[S_CODES], run);
+    PyMem_Free(run);
     return result;
 }
 

@@ -19,7 +19,7 @@ features, as the engine verifies a candidate, at the match threshold) beside the
 active before the first answer.
 
 ``--start shipped`` (default): the site as shipped (its default match model: the shipped
-vector model, ``vector-4``; ``labels-1``, the engine-v3 model, before the switch), its
+vector model, ``vector-5``; ``labels-1``, the engine-v3 model, before the switch), its
 fits starting from the shipped vector model. Both shipped models were fitted to all 766
 labelled pairs, the unseen families too: against them a lift is measured on pairs they
 were fitted to. ``--start hand``: the hand-set ``vector-0`` is activated

@@ -130,7 +130,7 @@ def main() -> int:
     parser.add_argument("--strength", type=float, nargs="+", default=list(STRENGTHS),
                         help="the prior's strengths train() chooses among (inner folds)")
     parser.add_argument("--write", type=Path, help="write the in-sample model's JSON here")
-    parser.add_argument("--version", default="vector-4", help="the in-sample model's version")
+    parser.add_argument("--version", default="vector-5", help="the in-sample model's version")
     args = parser.parse_args()
     first, validation, features = labelled_articles()
     labels = {**first, **validation}

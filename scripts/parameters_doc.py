@@ -103,7 +103,7 @@ Generated from `fingerprints/rule/bounds.py`. Where verification's levels begin:
 of the match model (`model.bounds`), versioned with its weights in the same JSON file
 and fitted with them by `manage.py train_matcher --bounds`, not set in the admin
 (docs/engine.md, "The match model"). The defaults are the rule's shipped model's
-(`labels-1`); the default model on the comparison vector (`vector-4`) has cut points in
+(`labels-1`); the default model on the comparison vector (`vector-5`) has cut points in
 its data instead of these bounds. All are decision fields: a new model applies to the
 next lookup, without a reindex.
 

@@ -66,7 +66,7 @@ class MediaWeight(models.Model):
 class MatchModelVersion(models.Model):
     """A match model fitted to the editors' decisions (``train_matcher``,
     articles/tuning/matcher.py). ``EngineSettings.match_model`` names the active one
-    (none: the shipped model on the comparison vector, ``vector-4``); the others are
+    (none: the shipped model on the comparison vector, ``vector-5``); the others are
     proposals, retired, or the rule's shipped model ``labels-1`` added to be activated
     (:func:`articles.tuning.matcher.shipped_rule_version`)."""
 

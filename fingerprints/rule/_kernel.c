@@ -1,8 +1,9 @@
 /* The engine's per-article inner loops in C: the vocabulary lookup, the SimHash vote
  * sums with the weak bits, the numbers in context and the character-shingle sketch;
  * and the loops around them: clause splitting and boilerplate removal, the boilerplate
- * slot table, the memory block index's bucket walk, the multi-probe fingerprints and
- * the template guard's context comparison.
+ * slot table, the memory block index's bucket walk, the multi-probe fingerprints, the
+ * template guard's context comparison, and the codes, chrome and main body of
+ * fingerprints/rule/main_body.py.
  *
  * Every function computes exactly what the NumPy code in fingerprints/rule/extraction.py and
  * fingerprints/rule/sketch.py computes (integer arithmetic throughout, the same hashes, the
@@ -15,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2511,6 +2513,605 @@ static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- the main body (fingerprints/rule/main_body.py) ------------------------------------- */
+
+/* main_body's constants; kernel.MAIN_BODY gives them back so that a test holds them equal
+ * to the Python's. The markers are literal code points (C11 U"" strings). */
+#define MAX_CODES 32
+#define MIN_CODE_DIGITS 7
+#define MIN_CODE_CHARS 4
+#define CODE_SEED 0xC0DE5
+#define SHORT_BODY 60
+#define MAX_CHROME_SHARE 0.5
+#define MAX_CHROME_CLAUSE 60
+#define LABEL_CHARS 8
+#define REACH (LABEL_CHARS + MAX_CHROME_CLAUSE)
+#define CHROME_WINDOW 600
+static const uint32_t *const CHROME_MARKERS[] = {
+    U"关注", U"点击", U"原标题", U"来源", U"作者", U"编辑", U"记者", U"转载", U"公众号",
+    U"微信", U"订阅", U"置顶", U"星标", U"阅读", U"推荐", U"版权", U"声明", U"扫码",
+    U"二维码", U"长按", U"分享", U"来自", U"摘要", U"导读", U"粉丝", U"回复", U"微博",
+    U"广告", U"投稿", U"热线", U"侵权", U"免责",
+    U"http", U"www", U".com", U".cn",
+};
+#define N_MARKERS ((int)(sizeof(CHROME_MARKERS) / sizeof(CHROME_MARKERS[0])))
+/* MARKER_AT[c]: 1 + the index in MARKER_ORDER of the first marker starting with the
+ * character c (the markers grouped by their first character, all in the BMP), 0 for none */
+static uint8_t MARKER_AT[0x10000];
+static uint8_t MARKER_ORDER[N_MARKERS];
+
+static void init_markers(void) {
+    int count = 0;
+    for (int m = 0; m < N_MARKERS; m++) {
+        uint32_t c = CHROME_MARKERS[m][0];
+        if (MARKER_AT[c]) continue;
+        MARKER_AT[c] = (uint8_t)(count + 1);
+        for (int k = m; k < N_MARKERS; k++)
+            if (CHROME_MARKERS[k][0] == c) MARKER_ORDER[count++] = (uint8_t)k;
+    }
+}
+
+#define AT(i) PyUnicode_READ(kind, data, (i))
+
+static inline int ascii_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int ascii_letter(Py_UCS4 c) { return c >= 'a' && c <= 'z'; }
+static inline int ascii_alnum(Py_UCS4 c) { return ascii_letter(c) || ascii_digit(c); }
+static inline int code_separator(Py_UCS4 c) { return c == '-' || c == '=' || c == ' '; }
+
+/* The ASCII characters of main_body._RUN's runs ([a-z0-9= -]), and which are digits */
+enum { RUN_CHAR = 1, RUN_DIGIT = 2 };
+static uint8_t RUN_CLASS[128];
+
+static void init_run_class(void) {
+    for (Py_UCS4 c = 0; c < 128; c++)
+        RUN_CLASS[c] = (uint8_t)((ascii_alnum(c) || code_separator(c) ? RUN_CHAR : 0) |
+                                 (ascii_digit(c) ? RUN_DIGIT : 0));
+}
+
+/* Does a chrome marker lie wholly within [lo, hi) of the text? (_MARKER.search) */
+static int has_marker(int kind, const void *data, Py_ssize_t lo, Py_ssize_t hi) {
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        Py_UCS4 c = AT(i);
+        if (c >= 0x10000 || !MARKER_AT[c]) continue;
+        for (int k = MARKER_AT[c] - 1; k < N_MARKERS; k++) {
+            const uint32_t *marker = CHROME_MARKERS[MARKER_ORDER[k]];
+            if (marker[0] != c) break;
+            Py_ssize_t j = 1;
+            while (marker[j] && i + j < hi && AT(i + j) == marker[j]) j++;
+            if (!marker[j]) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Does the text at `at` start with the ASCII string s? */
+static int starts_with(int kind, const void *data, Py_ssize_t n, Py_ssize_t at, const char *s) {
+    for (; *s; s++, at++)
+        if (at >= n || AT(at) != (Py_UCS4)(unsigned char)*s) return 0;
+    return 1;
+}
+
+/* main_body._inside_address: back over printable ASCII from `at` (to a colon unless "//"
+ * follows it), then _ADDRESS.match
+ * there: https?:// or www. or [a-z0-9.-]+ then .com .cn .net or .org at a word boundary
+ * (the regex backtracks over every dot of the run: any such dot will do). */
+static int inside_address(int kind, const void *data, Py_ssize_t n, Py_ssize_t at) {
+    Py_ssize_t lo = at;
+    while (lo > 0 && AT(lo - 1) >= '!' && AT(lo - 1) <= '~' &&
+           !(AT(lo - 1) == ':' && !starts_with(kind, data, n, lo, "//")))
+        lo--; /* a colon ends the walk unless "://" follows ("来自:tieba.baidu.com/p/...") */
+    if (starts_with(kind, data, n, lo, "http://") || starts_with(kind, data, n, lo, "https://") ||
+        starts_with(kind, data, n, lo, "www."))
+        return 1;
+    static const char *const domains[] = {"com", "cn", "net", "org"};
+    Py_ssize_t run = lo;
+    while (run < n && (ascii_alnum(AT(run)) || AT(run) == '.' || AT(run) == '-')) run++;
+    for (Py_ssize_t dot = lo + 1; dot < run; dot++) {
+        if (AT(dot) != '.') continue;
+        for (int d = 0; d < 4; d++) {
+            if (!starts_with(kind, data, n, dot + 1, domains[d])) continue;
+            Py_ssize_t after = dot + 1 + (Py_ssize_t)strlen(domains[d]);
+            if (after == n || !(is_alnum(AT(after)) || AT(after) == '_')) return 1;
+        }
+    }
+    return 0;
+}
+
+/* The UTF-8 bytes of text[lo:hi] into out (4 bytes a character); -1 at a surrogate. */
+static Py_ssize_t utf8_of(int kind, const void *data, Py_ssize_t lo, Py_ssize_t hi,
+                          unsigned char *out) {
+    Py_ssize_t len = 0;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        Py_UCS4 c = AT(i);
+        if (c >= 0xD800 && c <= 0xDFFF) return -1;
+        len += put_utf8(out + len, c);
+    }
+    return len;
+}
+
+/* main_body._DATE.fullmatch of a code of ASCII digits: yyyymmdd[HH[MM[SS]]]. */
+static int is_date(const unsigned char *c, Py_ssize_t len) {
+    if (len != 8 && len != 10 && len != 12 && len != 14) return 0;
+    if (!((c[0] == '1' && c[1] == '9') || (c[0] == '2' && c[1] == '0'))) return 0;
+    if (c[4] > '1' || c[6] > '3') return 0;
+    if (len >= 10 && c[8] > '2') return 0;
+    if (len >= 12 && c[10] > '5') return 0;
+    return len < 14 || c[12] <= '5';
+}
+
+typedef struct {
+    uint32_t *values;
+    Py_ssize_t len, cap;
+} U32s;
+
+static int push_u32(U32s *list, uint32_t value) {
+    if (list->len == list->cap) {
+        Py_ssize_t cap = list->cap ? 2 * list->cap : 64;
+        uint32_t *grown = PyMem_Realloc(list->values, (size_t)cap * sizeof(uint32_t));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        list->values = grown, list->cap = cap;
+    }
+    list->values[list->len++] = value;
+    return 0;
+}
+
+/* The codes of one run (t: its L ASCII characters, at `first` in the text) as
+ * main_body._CODE.finditer finds them, each packed with its context into `out`. A
+ * digits match: a digit not after [a-z0-9], then MIN_CODE_DIGITS - 1 or more digits each
+ * after at most one separator, not followed by [a-z0-9] (the regex gives back whole
+ * separator-and-digit steps until that holds). Else a model match: a run of [a-z0-9-]
+ * not after one, wholly, when a letter and a digit meet in it (at most a hyphen between). */
+static int run_codes(PyObject *body, int kind, const void *data, Py_ssize_t n,
+                     const unsigned char *t, Py_ssize_t L, Py_ssize_t first, unsigned char *code,
+                     unsigned char *utf8, U32s *out) {
+    Py_ssize_t p = 0;
+    while (p < L) {
+        Py_ssize_t end = -1;
+        int digits = 0;
+        if (ascii_digit(t[p]) && (p == 0 || !ascii_alnum(t[p - 1]))) {
+            Py_ssize_t q = p + 1, cut = -1;
+            int steps = 0;
+            for (;;) {
+                if (q + 1 < L && code_separator(t[q]) && ascii_digit(t[q + 1])) {
+                    if (++steps >= MIN_CODE_DIGITS) cut = q; /* ending before it also matches */
+                    q += 2;
+                } else if (q < L && ascii_digit(t[q])) {
+                    steps++;
+                    q++;
+                } else {
+                    break;
+                }
+            }
+            if (steps >= MIN_CODE_DIGITS - 1) {
+                if (q == L || !ascii_alnum(t[q])) end = q;
+                else if (cut >= 0) end = cut;
+            }
+            digits = end >= 0;
+        }
+        if (!digits && (ascii_alnum(t[p]) || t[p] == '-') &&
+            (p == 0 || !(ascii_alnum(t[p - 1]) || t[p - 1] == '-'))) {
+            Py_ssize_t r = p;
+            while (r < L && (ascii_alnum(t[r]) || t[r] == '-')) r++;
+            for (Py_ssize_t j = p; j + 1 < r && end < 0; j++) {
+                unsigned char a = t[j], b = t[j + 1];
+                if (b == '-') {
+                    if (j + 2 >= r) break;
+                    b = t[j + 2];
+                }
+                if ((ascii_letter(a) && ascii_digit(b)) || (ascii_digit(a) && ascii_letter(b)))
+                    end = r;
+            }
+        }
+        if (end < 0) {
+            p++;
+            continue;
+        }
+        Py_ssize_t size = 0;
+        if (digits) {
+            for (Py_ssize_t j = p; j < end; j++)
+                if (ascii_digit(t[j])) code[size++] = t[j];
+            if (is_date(code, size)) size = 0;
+        } else {
+            Py_ssize_t a = p, b = end;
+            while (a < b && t[a] == '-') a++;
+            while (b > a && t[b - 1] == '-') b--;
+            /* a letter before a digit (main_body._LETTER_DIGIT), else a quantity */
+            int letter_digit = 0;
+            for (Py_ssize_t j = a; j + 1 < b && !letter_digit; j++)
+                letter_digit = ascii_letter(t[j]) &&
+                               (ascii_digit(t[j + 1]) ||
+                                (t[j + 1] == '-' && j + 2 < b && ascii_digit(t[j + 2])));
+            if (b - a >= MIN_CODE_CHARS && letter_digit) /* compared by its digits */
+                for (Py_ssize_t j = a; j < b; j++)
+                    if (ascii_digit(t[j])) code[size++] = t[j];
+        }
+        Py_ssize_t start = first + p;
+        if (size && !inside_address(kind, data, n, start)) {
+            Py_ssize_t lo = start >= 2 ? start - 2 : 0;
+            Py_ssize_t len = utf8_of(kind, data, lo, start, utf8);
+            if (len < 0) { /* a surrogate: raise what encoding the context raises */
+                PyObject *context = PyUnicode_Substring(body, lo, start);
+                if (context) {
+                    PyObject *encoded = PyUnicode_AsUTF8String(context);
+                    Py_XDECREF(encoded);
+                    Py_DECREF(context);
+                }
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "surrogate in a code's context");
+                return -1;
+            }
+            uint32_t value = (murmur3_32(utf8, len, CODE_SEED) & 0xFFFF) << 16 |
+                             (murmur3_32(code, size, CODE_SEED) & 0xFFFF);
+            if (push_u32(out, value) < 0) return -1;
+        }
+        p = end;
+    }
+    return 0;
+}
+
+/* main_body.codes_in_context: the runs of [a-z0-9= -] from their first [a-z0-9], at least
+ * four characters long (main_body._RUN), those shorter than MIN_CODE_DIGITS without a
+ * letter skipped, and their codes (run_codes); the distinct values sorted, the smallest
+ * MAX_CODES kept, as little-endian uint32 bytes. */
+static PyObject *codes_of(PyObject *body, int kind, const void *data, Py_ssize_t n) {
+    PyObject *result = NULL;
+    U32s values = {NULL, 0, 0};
+    unsigned char *run = PyMem_Malloc((size_t)(2 * n + 2));
+    unsigned char utf8[8];
+    if (!run) return PyErr_NoMemory();
+    unsigned char *code = run + n + 1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        /* the next stretch of run characters [from, i), with or without a digit: a loop of
+         * its own per string kind (a body is mostly other characters, or words) */
+        Py_ssize_t from = n;
+        int seen = 0;
+#define STRETCH(type)                                                                      \
+    {                                                                                      \
+        const type *chars = data;                                                          \
+        while (i < n && (chars[i] >= 128 || !(RUN_CLASS[chars[i]] & RUN_CHAR))) i++;       \
+        from = i;                                                                          \
+        while (i < n && chars[i] < 128 && (RUN_CLASS[chars[i]] & RUN_CHAR))                \
+            seen |= RUN_CLASS[chars[i++]];                                                 \
+    }
+        switch (kind) {
+        case PyUnicode_1BYTE_KIND: STRETCH(Py_UCS1) break;
+        case PyUnicode_2BYTE_KIND: STRETCH(Py_UCS2) break;
+        default: STRETCH(Py_UCS4)
+        }
+#undef STRETCH
+        if (!(seen & RUN_DIGIT)) continue; /* every code has a digit */
+        Py_ssize_t first = from;
+        while (!ascii_alnum(AT(first))) first++; /* the run starts at its first [a-z0-9] */
+        /* a line break kept as "\\n" ("\\r", "\\t"): its letter is a run of its own */
+        if (first > 0 && AT(first - 1) == '\\' &&
+            (AT(first) == 'n' || AT(first) == 'r' || AT(first) == 't') && first + 1 < i &&
+            ascii_alnum(AT(first + 1)))
+            first++;
+        Py_ssize_t L = i - first;
+        if (L < 4) continue;
+        int letter = 0;
+        for (Py_ssize_t j = 0; j < L; j++) {
+            run[j] = (unsigned char)AT(first + j);
+            letter |= ascii_letter(run[j]);
+        }
+        if (L < MIN_CODE_DIGITS && !letter) continue; /* a short number: no code in it */
+        if (run_codes(body, kind, data, n, run, L, first, code, utf8, &values) < 0) goto done;
+    }
+    uint32_t *tmp = PyMem_Malloc((size_t)(values.len ? values.len : 1) * sizeof(uint32_t));
+    if (!tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    radix_sort_u32(values.values, tmp, values.len);
+    PyMem_Free(tmp);
+    Py_ssize_t kept = unique_sorted(values.values, values.len);
+    if (kept > MAX_CODES) kept = MAX_CODES;
+    result = PyBytes_FromStringAndSize(NULL, 4 * kept);
+    if (!result) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < kept; k++) {
+        uint32_t v = values.values[k];
+        out[4 * k] = v & 0xFF;
+        out[4 * k + 1] = (v >> 8) & 0xFF;
+        out[4 * k + 2] = (v >> 16) & 0xFF;
+        out[4 * k + 3] = v >> 24;
+    }
+
+done:
+    PyMem_Free(values.values);
+    PyMem_Free(run);
+    return result;
+}
+
+/* main_body._ENDS: a sentence's or a phrase's punctuation, white space (\s) or a backslash */
+static inline int clause_end(Py_UCS4 c) {
+    switch (c) {
+    case 0x3002: case 0xFF01: case 0xFF1F: case '!': case '?': case 0xFF1B: case ';':
+    case 0xFF0C: case ',': case 0xFF1A: case ':': case '\\':
+        return 1;
+    }
+    return Py_UNICODE_ISSPACE(c);
+}
+
+/* The window text[base:base + len] read forwards (the lead) or backwards (the tail). */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t base, len;
+    int backwards;
+} Window;
+
+static inline Py_UCS4 window_at(const Window *w, Py_ssize_t i) {
+    return PyUnicode_READ(w->kind, w->data, w->backwards ? w->base + w->len - 1 - i : w->base + i);
+}
+
+/* The end of the clause from p: forwards main_body._CLAUSE (non-ends, then ends),
+ * backwards _CLAUSE_REVERSED (ends, then non-ends). */
+static Py_ssize_t next_clause(const Window *w, Py_ssize_t p) {
+    int ends_first = w->backwards;
+    while (p < w->len && clause_end(window_at(w, p)) == ends_first) p++;
+    while (p < w->len && clause_end(window_at(w, p)) != ends_first) p++;
+    return p;
+}
+
+static int marked(const Window *w, Py_ssize_t lo, Py_ssize_t hi) {
+    Py_ssize_t from = w->backwards ? w->base + w->len - hi : w->base + lo;
+    return has_marker(w->kind, w->data, from, from + (hi - lo));
+}
+
+/* main_body._chrome_run over a window: how many of its characters are chrome clauses. */
+static Py_ssize_t chrome_run(const Window *w, double budget) {
+    Py_ssize_t end = 0, lo = 0;
+    int previous_marked = 0;
+    if (w->len == 0) return 0;
+    Py_ssize_t hi = next_clause(w, 0);
+    while ((double)hi <= budget) {
+        int following = hi < w->len; /* a clause follows: [hi, next) */
+        Py_ssize_t next = following ? next_clause(w, hi) : hi;
+        Py_ssize_t size = hi - lo;
+        int is_marked = size <= MAX_CHROME_CLAUSE && marked(w, lo, hi);
+        /* a short clause next to a marked one is its label or value ("来自:" "百度贴吧") */
+        int label = size <= LABEL_CHARS &&
+                    (previous_marked ||
+                     (following && next - hi <= MAX_CHROME_CLAUSE && marked(w, hi, next)));
+        if (!is_marked && !label) break;
+        if (!following && w->len == CHROME_WINDOW) break; /* it may go on beyond the window */
+        end = hi;
+        previous_marked = is_marked;
+        if (!following) break;
+        lo = hi;
+        hi = next;
+    }
+    return end;
+}
+
+/* main_body.main_span */
+static void main_span_of(int kind, const void *data, Py_ssize_t n, Py_ssize_t *start_out,
+                         Py_ssize_t *end_out) {
+    *start_out = *end_out = 0;
+    if (!n) return;
+    double budget = n <= SHORT_BODY ? (double)n : MAX_CHROME_SHARE * (double)n;
+    Py_ssize_t start = 0;
+    if (has_marker(kind, data, 0, n < REACH ? n : REACH)) {
+        Window lead = {kind, data, 0, n < CHROME_WINDOW ? n : CHROME_WINDOW, 0};
+        start = chrome_run(&lead, budget);
+    }
+    *start_out = start, *end_out = n;
+    Py_ssize_t from = n - REACH > start ? n - REACH : start;
+    if (!has_marker(kind, data, from, n)) return;
+    Py_ssize_t tail_start = n - CHROME_WINDOW > start ? n - CHROME_WINDOW : start;
+    Window tail = {kind, data, tail_start, n - tail_start, 1};
+    Py_ssize_t end = n - chrome_run(&tail, budget - (double)start);
+    *end_out = end > start ? end : start;
+}
+
+/* Sketch.from_text(text[lo:hi]).samples as sorted uint32 in *out (PyMem_Malloc'ed, or
+ * NULL when none): character 5-grams of the kept code points when at least 30 % of them
+ * are CJK (the mean, as shingle_hashes takes it; fewer than five: one shingle of them
+ * all), else word 5-grams (fewer than five words: one shingle). Returns the count, -1
+ * with an exception set (no memory; a surrogate, which Sketch.from_text cannot encode). */
+static Py_ssize_t piece_samples(PyObject *body, int kind, const void *data, Py_ssize_t lo,
+                                Py_ssize_t hi, const uint8_t *keep, uint32_t **out) {
+    *out = NULL;
+    Py_ssize_t n = hi - lo;
+    if (n <= 0) return 0;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        Py_UCS4 cp = AT(i);
+        if (cp >= 0xD800 && cp <= 0xDFFF) { /* what kept_codepoints raises */
+            PyObject *piece = PyUnicode_Substring(body, lo, hi);
+            if (piece) {
+                PyObject *encoded = PyUnicode_AsEncodedString(piece, "utf-32-le", "strict");
+                Py_XDECREF(encoded);
+                Py_DECREF(piece);
+            }
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "surrogate in a piece");
+            return -1;
+        }
+    }
+    uint32_t *units = PyMem_Malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *tmp = PyMem_Malloc((size_t)n * sizeof(uint32_t));
+    unsigned char *word = NULL;
+    if (!units || !tmp) goto no_memory;
+    Py_ssize_t m = 0, cjk = 0;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        Py_UCS4 cp = AT(i);
+        if (cp >= 0x10000 || keep[cp]) {
+            units[m++] = cp;
+            cjk += is_cjk(cp);
+        }
+    }
+    Py_ssize_t count = m;
+    if (m && !((double)cjk / (double)m >= 0.3)) { /* word shingles: units[] reused */
+        word = PyMem_Malloc((size_t)(4 * n + 1));
+        if (!word) goto no_memory;
+        Py_ssize_t len = 0;
+        count = 0;
+        for (Py_ssize_t i = lo; i <= hi; i++) {
+            Py_UCS4 cp = i < hi ? AT(i) : 0;
+            if (i < hi && Py_UNICODE_ISALNUM(cp)) {
+                len += put_utf8(word + len, cp);
+            } else if (len) {
+                units[count++] = murmur3_32(word, len, WORD_SEED);
+                len = 0;
+            }
+        }
+    }
+    if (!count) {
+        PyMem_Free(units);
+        PyMem_Free(tmp);
+        PyMem_Free(word);
+        return 0;
+    }
+    Py_ssize_t width = count < CJK_SHINGLE ? count : CJK_SHINGLE; /* = WORD_SHINGLE */
+    Py_ssize_t windows = count - width + 1;
+    for (Py_ssize_t i = 0; i < windows; i++) { /* in place: window i reads units[i:] */
+        uint64_t h = SHINGLE_SEED;
+        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)units[i + j]) * SHINGLE_MUL;
+        units[i] = (uint32_t)(mix64(h) >> 32);
+    }
+    radix_sort_u32(units, tmp, windows);
+    Py_ssize_t distinct = unique_sorted(units, windows);
+    int level = 0;
+    while ((distinct >> level) > MAX_SAMPLES) level++;
+    uint64_t cut = 1ULL << (32 - level);
+    Py_ssize_t sampled = 0;
+    for (Py_ssize_t i = 0; i < distinct; i++)
+        if (units[i] < cut) units[sampled++] = units[i];
+    PyMem_Free(tmp);
+    PyMem_Free(word);
+    *out = units;
+    return sampled;
+
+no_memory:
+    PyMem_Free(units);
+    PyMem_Free(tmp);
+    PyMem_Free(word);
+    PyErr_NoMemory();
+    return -1;
+}
+
+static int contains_u32(const uint32_t *sorted, Py_ssize_t n, uint32_t value) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < value) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && sorted[lo] == value;
+}
+
+/* body_parts(body, normalized_length, samples, keep_table) -> (codes, chrome, main_bits):
+ * main_body.body_parts_py of a body (the normalized text of normalized_length characters
+ * without its learned boilerplate), samples being its sketch's (little-endian uint32
+ * bytes) and keep_table sketch._KEEP. The lead's and the tail's pieces are sketched as
+ * Sketch.from_text sketches them; a sample is of the main body when neither piece's
+ * sketch has it; main_bits is NumPy's packbits of that mask (little bit order), b""
+ * when the main body is the whole body or the sketch has no sample. */
+static PyObject *body_parts(PyObject *self, PyObject *args) {
+    PyObject *body;
+    Py_ssize_t normalized_length;
+    Py_buffer samples, keep_view;
+    if (!PyArg_ParseTuple(args, "Uny*y*", &body, &normalized_length, &samples, &keep_view))
+        return NULL;
+    PyObject *result = NULL, *codes = NULL, *bits = NULL;
+    uint32_t *lead = NULL, *tail = NULL;
+    if (keep_view.len < 0x10000) {
+        PyErr_SetString(PyExc_ValueError, "keep table must have 65536 entries");
+        goto done;
+    }
+    if (samples.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "samples must be whole uint32 values");
+        goto done;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(body) < 0) goto done;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(body);
+    int kind = PyUnicode_KIND(body);
+    const void *data = PyUnicode_DATA(body);
+    Py_ssize_t start, end;
+    main_span_of(kind, data, n, &start, &end);
+    int64_t removed = (int64_t)normalized_length - (int64_t)(end - start);
+    long chrome = 0;
+    if (normalized_length) { /* round(1000 * removed / len(normalized)): half to even */
+        double share = nearbyint((double)(1000 * removed) / (double)normalized_length);
+        chrome = share < 0 ? 0 : share > 1000 ? 1000 : (long)share;
+    }
+    Py_ssize_t count = samples.len / 4;
+    if ((start || end < n) && count) {
+        const uint8_t *keep = keep_view.buf;
+        Py_ssize_t edge = CJK_SHINGLE - 1, n_lead = 0, n_tail = 0;
+        if (start) { /* body[:start + edge] */
+            n_lead = piece_samples(body, kind, data, 0, start + edge < n ? start + edge : n, keep,
+                                   &lead);
+            if (n_lead < 0) goto done;
+        }
+        if (end < n) { /* body[end - edge:] */
+            n_tail = piece_samples(body, kind, data, end - edge > 0 ? end - edge : 0, n, keep,
+                                   &tail);
+            if (n_tail < 0) goto done;
+        }
+        bits = PyBytes_FromStringAndSize(NULL, (count + 7) / 8);
+        if (!bits) goto done;
+        unsigned char *out = (unsigned char *)PyBytes_AS_STRING(bits);
+        memset(out, 0, (size_t)(count + 7) / 8);
+        /* the samples ascend (a sketch's do): one merge with each piece's; a sample below
+         * the one before (not a sketch's) is looked up instead */
+        Py_ssize_t at_lead = 0, at_tail = 0;
+        uint32_t previous = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t value = read_u32(samples.buf, i);
+            int chrome_sample;
+            if (value >= previous) {
+                while (at_lead < n_lead && lead[at_lead] < value) at_lead++;
+                while (at_tail < n_tail && tail[at_tail] < value) at_tail++;
+                chrome_sample = (at_lead < n_lead && lead[at_lead] == value) ||
+                                (at_tail < n_tail && tail[at_tail] == value);
+                previous = value;
+            } else {
+                chrome_sample =
+                    contains_u32(lead, n_lead, value) || contains_u32(tail, n_tail, value);
+            }
+            if (!chrome_sample) out[i >> 3] |= (unsigned char)(1u << (i & 7));
+        }
+    } else {
+        bits = PyBytes_FromStringAndSize(NULL, 0);
+        if (!bits) goto done;
+    }
+    codes = codes_of(body, kind, data, n); /* after the pieces, as in the Python */
+    if (!codes) goto done;
+    result = Py_BuildValue("(OlO)", codes, chrome, bits);
+
+done:
+    Py_XDECREF(codes);
+    Py_XDECREF(bits);
+    PyMem_Free(lead);
+    PyMem_Free(tail);
+    PyBuffer_Release(&samples);
+    PyBuffer_Release(&keep_view);
+    return result;
+}
+
+/* main_span(body) -> (start, end): main_body.main_span (the tests compare them). */
+static PyObject *main_span(PyObject *self, PyObject *args) {
+    PyObject *body;
+    if (!PyArg_ParseTuple(args, "U", &body)) return NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(body) < 0) return NULL;
+#endif
+    Py_ssize_t start, end;
+    main_span_of(PyUnicode_KIND(body), PyUnicode_DATA(body), PyUnicode_GET_LENGTH(body), &start,
+                 &end);
+    return Py_BuildValue("(nn)", start, end);
+}
+
+#undef AT
+
+
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 
 static PyMethodDef methods[] = {
@@ -2526,10 +3127,14 @@ static PyMethodDef methods[] = {
     {"fingerprint_spans", (PyCFunction)(void (*)(void))fingerprint_spans, METH_FASTCALL,
      "fingerprint of the tokens [text[s:e] for (s, e) in spans] (flat uint32 offsets, "
      "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},
+    {"body_parts", body_parts, METH_VARARGS,
+     "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+    {"main_span", main_span, METH_VARARGS,
+     "(start, end) of a body's main body: main_body.main_span."},
     {"letters_and_digits", letters_and_digits, METH_VARARGS,
      "The first `most` letters and digits of a str (headline.text_key)."},
     {"normalize", normalize_text, METH_VARARGS,
@@ -2572,9 +3177,36 @@ PyMODINIT_FUNC PyInit__kernel(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Tables", (PyObject *)&TablesType) < 0 ||
-        PyModule_AddObjectRef(m, "BlockTable", (PyObject *)&BlockTableType) < 0) {
-        Py_DECREF(m);
-        return NULL;
+        PyModule_AddObjectRef(m, "BlockTable", (PyObject *)&BlockTableType) < 0)
+        goto fail;
+    init_markers();
+    init_run_class();
+    PyObject *markers = PyTuple_New(N_MARKERS);
+    if (!markers) goto fail;
+    for (int i = 0; i < N_MARKERS; i++) {
+        Py_ssize_t len = 0;
+        while (CHROME_MARKERS[i][len]) len++;
+        PyObject *marker = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, CHROME_MARKERS[i], len);
+        if (!marker) {
+            Py_DECREF(markers);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(markers, i, marker);
+    }
+    /* main_body's constants as this module has them (a test compares) */
+    PyObject *constants = Py_BuildValue(
+        "{s:N,s:i,s:i,s:i,s:i,s:i,s:d,s:i,s:i,s:i}", "CHROME_MARKERS", markers, "MAX_CODES",
+        MAX_CODES, "MIN_CODE_DIGITS", MIN_CODE_DIGITS, "MIN_CODE_CHARS", MIN_CODE_CHARS,
+        "CODE_SEED", CODE_SEED, "SHORT_BODY", SHORT_BODY, "MAX_CHROME_SHARE", MAX_CHROME_SHARE,
+        "MAX_CHROME_CLAUSE", MAX_CHROME_CLAUSE, "LABEL_CHARS", LABEL_CHARS, "CHROME_WINDOW",
+        CHROME_WINDOW);
+    if (!constants || PyModule_AddObject(m, "MAIN_BODY", constants) < 0) {
+        Py_XDECREF(constants);
+        goto fail;
     }
     return m;
+
+fail:
+    Py_DECREF(m);
+    return NULL;
 }

@@ -24,9 +24,10 @@ import numpy as np
 
 from fingerprints.rule.features import Features
 from fingerprints.rule.kernel import kernel
+from fingerprints.rule.main_body import MAX_CODES, main_mask
 from fingerprints.rule.picture_evidence import nearest_picture
 from fingerprints.rule.shorttext import short_measures
-from fingerprints.rule.sketch import overlap_counts
+from fingerprints.rule.sketch import Sketch, overlap_counts
 from fingerprints.rule.vocabulary import NAME_FLAG
 
 PICTURE_BITS = 10  # EngineConfig.picture_bits's default: hashes this close are one picture
@@ -143,6 +144,25 @@ class ComparisonVector:
     pictures: float | None  # 1 a shared picture, 0 none shared; missing without pictures
     off_title: float  # sides whose body shares no word with its title (0, 1, 2)
     char_bodies: float  # sides whose sketch is of character shingles (CJK), 0-2
+    # --- from version-6 features (fingerprints/rule/main_body.py; missing before) ---
+    # containment of a body's main body (lead and tail chrome set aside) in the other
+    # body, the larger of the two sides': a cut repost under another site's header and
+    # footer
+    main_containment: float | None = None
+    # codes in context (phone, order and model numbers; missing when either side has
+    # none): the share of the smaller side's codes the other has, and the share of the
+    # smaller side's code contexts that both have with other codes (a context only one
+    # side has, a repost that dropped its contact line, is no conflict)
+    codes_shared: float | None = None
+    codes_conflict: float | None = None
+    # what differs, read as a template or as an edit: the conflicting numbers, names and
+    # codes (each ~8 shingles of text) as a share of the shorter body's shingles the
+    # longer lacks, at most 1; missing without a difference or without any context
+    template_share: float | None = None
+    # the share of each body that is chrome (learned boilerplate, lead and tail chrome):
+    # of the shorter body and of the longer
+    chrome_shorter: float | None = None
+    chrome_longer: float | None = None
 
     def values(self) -> tuple[float | None, ...]:
         return _VALUES(self)
@@ -179,8 +199,22 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
     containment = shared / min(na, nb) if bodies else None
     numbers, names = _context_counts(a, b)
     short, short_conflict, _number = _short(a.short_text, b.short_text)
+    parts = a.has_parts and b.has_parts
+    # codes on both sides (most pairs have none: no conversion of two empty lists)
+    codes = _code_contexts(a.codes, b.codes) if parts and a.codes and b.codes else None
+    conflicts = numbers[3] + names[3] + (codes[2] if codes else 0)
+    differing = (1.0 - shared / min(na, nb)) * small if bodies else 0.0
+    contexts = (numbers[0] and numbers[1]) or (names[0] and names[1]) or codes
+    # the body's version-6 measures read two bodies of SHORT_SHINGLES or more: a short
+    # text has its own comparisons (short_text, short_conflict), and a weight learned
+    # on long bodies' chrome or main body says nothing of two short ones
+    long = parts and bodies and small >= SHORT_SHINGLES
+    chrome_shorter = chrome_longer = None
+    if long:  # has_parts: both chrome shares measured
+        shorter, longer = ((a, b) if sketch_a.shingles <= sketch_b.shingles else (b, a))
+        chrome_shorter, chrome_longer = (shorter.chrome or 0) / 1000, (longer.chrome or 0) / 1000
     # the instance's __dict__ set once (_vector): the frozen dataclass's __init__ sets
-    # each of the 21 fields through object.__setattr__
+    # each of the 27 fields through object.__setattr__
     return _vector({
         "jaccard": shared / (na + nb - shared) if bodies else None,
         "containment": containment,
@@ -204,6 +238,13 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
                      else float(nearest_picture(a, b, picture_bits) is not None)),
         "off_title": float(a.off_title + b.off_title),
         "char_bodies": float(a.char_shingles + b.char_shingles),
+        "main_containment": _main_containment(a, b, shared, na, nb) if long else None,
+        "codes_shared": codes[0] if codes else None,
+        "codes_conflict": codes[1] if codes else None,
+        "template_share": (min(1.0, TEMPLATE_SHINGLES * conflicts / differing)
+                           if long and contexts and differing >= 1.0 else None),
+        "chrome_shorter": chrome_shorter,
+        "chrome_longer": chrome_longer,
     })
 
 
@@ -233,6 +274,60 @@ def _context_counts(a: Features, b: Features) -> tuple[Counts, Counts]:
     counts: tuple[Counts, Counts] = kernel.contexts(a.numbers, a.number_count, b.numbers,
                                                     b.number_count)
     return counts
+
+
+TEMPLATE_SHINGLES = 8  # character 5-grams a replaced name or number of 2-4 changes
+
+
+def _code_contexts(a: bytes | None, b: bytes | None) -> tuple[float, float, int] | None:
+    """(share of the smaller side's codes the other has, share of the smaller side's
+    code contexts that both have with other codes, their count); None when either side
+    has no code."""
+    if not a or not b:
+        return None
+    va = np.frombuffer(a, dtype="<u4").tolist()
+    vb = np.frombuffer(b, dtype="<u4").tolist()
+    # a side with MAX_CODES codes kept its smallest values: compare whole contexts below
+    # the common cut, where both lists are complete (as the numbers in context)
+    full = 0xFFFFFFFF
+    cut = min(va[-1] if len(va) >= MAX_CODES else full, vb[-1] if len(vb) >= MAX_CODES else full)
+    if cut != full:
+        below = (cut >> 16) << 16
+        va, vb = [v for v in va if v < below], [v for v in vb if v < below]
+        if not va or not vb:
+            return None
+    codes_a, codes_b = {v & 0xFFFF for v in va}, {v & 0xFFFF for v in vb}
+    shared = len(codes_a & codes_b) / min(len(codes_a), len(codes_b))
+    by_a: dict[int, set[int]] = {}
+    by_b: dict[int, set[int]] = {}
+    for values, by in ((va, by_a), (vb, by_b)):
+        for v in values:
+            by.setdefault(v >> 16, set()).add(v & 0xFFFF)
+    both = by_a.keys() & by_b.keys()
+    conflicts = sum(1 for ctx in both if not by_a[ctx] & by_b[ctx])
+    return shared, conflicts / min(len(by_a), len(by_b)), conflicts
+
+
+def _main_containment(a: Features, b: Features, shared: int, na: int, nb: int
+                      ) -> float | None:
+    """The share of one side's main-body samples found in the other side (both at the
+    common level), the larger of the two: the shorter side's, unless the other's main
+    body is the shorter (a cut copy under a long header and footer). ``shared``, ``na``,
+    ``nb``: the two whole sketches' :func:`overlap_counts`, the answer when neither side
+    has lead or tail chrome (the common case)."""
+    if not a.main_bits and not b.main_bits:
+        return shared / min(na, nb) if na and nb else 0.0 if na or nb else None
+    out = None
+    for one, other in ((a, b), (b, a)):
+        main = one.sketch
+        if one.main_bits:
+            values = main.values()
+            main = Sketch(main.level, main.shingles,
+                          values[main_mask(one.main_bits, len(values))].astype("<u4").tobytes())
+        found, samples, _theirs = overlap_counts(main, other.sketch)
+        if samples:
+            out = found / samples if out is None else max(out, found / samples)
+    return out
 
 
 def _short(a: str, b: str) -> tuple[float | None, float | None, float | None]:

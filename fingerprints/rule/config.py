@@ -89,7 +89,7 @@ class EngineConfig:
     # a pair matches when its match probability under ``model`` is at least this, in
     # every language: raising it never adds a match, lowering it never removes one.
     # 0.5 is where the shipped models were measured (labels-1 decides there as the rule
-    # did; vector-4's probability is calibrated: docs/results/match-model.md).
+    # did; vector-5's probability is calibrated: docs/results/match-model.md).
     match_threshold: float = 0.5
     # a candidate whose doc's anchor row the caller could not supply (the star rule
     # cannot be checked: fingerprints/rule/decision.py) joins that doc only when its own
@@ -97,7 +97,7 @@ class EngineConfig:
     # language. Raising it never adds a match, lowering it never removes one.
     anchorless_threshold: float = 0.99
     # the model on the comparison vector (engine v4: fingerprints/rule/vector_model.py;
-    # data/vector_model.json, vector-4, or a version fitted to the editors' decisions), or
+    # data/vector_model.json, vector-5, or a version fitted to the editors' decisions), or
     # the rule's model: the weights of the rule walk's levels and the bounds where they
     # begin (engine v3: fingerprints/rule/bounds.py; data/match_model.json, labels-1, or
     # a model fitted by train_matcher). Applies to the next lookup.

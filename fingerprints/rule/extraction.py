@@ -21,9 +21,10 @@ from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features, features_of
 from fingerprints.rule.headline import text_key, title_parts
 from fingerprints.rule.kernel import kernel
+from fingerprints.rule.main_body import body_parts_py
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.simhash import _append, _run_starts
-from fingerprints.rule.sketch import char_shingled, sketch_and_kind, sketch_many
+from fingerprints.rule.sketch import _KEEP, char_shingled, sketch_and_kind, sketch_many
 from fingerprints.rule.tokenize import Segmenter, get_segmenter
 from fingerprints.rule.vocabulary import MAX_NUMBERS, MAX_TF, TF_FACTOR, Vocabulary, vocabulary_for
 
@@ -160,7 +161,8 @@ def extract_many(
     out: list[Features] = []
     for start in range(0, len(items), batch):
         chunk = items[start : start + batch]
-        stripped = [strip_with_clauses(normalize(content), boilerplate) for _, content in chunk]
+        normalized = [normalize(content) for _, content in chunk]
+        stripped = [strip_with_clauses(text, boilerplate) for text in normalized]
         bodies = [item.body for item in stripped]
         titles = [title_parts(title) for title, _ in chunk]
         heads = [head for head, _ in titles]
@@ -182,6 +184,7 @@ def extract_many(
         sketches = sketch_many(bodies)
         for i in range(len(chunk)):
             title_fp = title_fps[i] if title_counts[i] >= config.title_min_tokens else 0
+            parts = body_parts_py(normalized[i], bodies[i], sketches[i])
             out.append(
                 Features(
                     title_fp, content_fps[i], token_counts[i], sketches[i], *numbers[i],
@@ -190,6 +193,7 @@ def extract_many(
                     off_title=off_title(head_tokens[i], bodies[i], token_counts[i],
                                         vocab.stopwords, site_tokens[i]),
                     char_shingles=char_shingled(bodies[i]),
+                    codes=parts.codes, chrome=parts.chrome, main_bits=parts.main_bits,
                 )
             )
     return out
@@ -199,7 +203,8 @@ def _extract_compiled(
     title: str, content: str, segmenter: Segmenter, vocab: Vocabulary, config: EngineConfig,
     boilerplate: frozenset[int],
 ) -> Features:
-    stripped = strip_with_clauses(normalize(content), boilerplate)
+    normalized = normalize(content)
+    stripped = strip_with_clauses(normalized, boilerplate)
     body = stripped.body
     head, site = title_parts(title)
     path = TOKEN_PATH if segmenter.uses_c else "strings"
@@ -224,13 +229,16 @@ def _extract_compiled(
         if title_count < config.title_min_tokens:
             title_fp = 0
     sketch, char_kind = sketch_and_kind(body)
-    # features_of: Features(...) without the frozen dataclass's 13 setattr calls
+    # the kernel's (codes, chrome, main bits): main_body.body_parts without its named tuple
+    assert kernel is not None  # the compiled path: extract_many checked it
+    parts = kernel.body_parts(body, len(normalized), sketch.samples, _KEEP)
+    # features_of: Features(...) without the frozen dataclass's 16 setattr calls
     return features_of(
         title_fp, content_fp, token_count, sketch, numbers, number_count, weak,
         text_key(head), stripped.short_text, stripped.keys,
         off_title(head_tokens, body, token_count, vocab.stopwords,
                   lambda: segmenter.cut(site) if site else ()),
-        char_kind, (),
+        char_kind, (), *parts,
     )
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from fingerprints.rule.sketch import Sketch
 
-FEATURES_VERSION = 5  # 4: no pictures; 3: no flags; 2: no title key / short text; 1: no weak
-# bits (all read). An article without pictures is written as version 4 (the same bytes as
-# before pictures existed); one with pictures as version 5.
+FEATURES_VERSION = 6  # 5: no codes, chrome share or main body; 4: no pictures; 3: no flags;
+# 2: no title key / short text; 1: no weak bits (all read). Every article is written as
+# version 6.
 MAX_PICTURES = 255  # picture hashes kept per article (the API allows far fewer)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
@@ -18,6 +18,7 @@ MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
 _HEAD = struct.Struct("<BQQIIH")  # version, fingerprints, counts, numbers
 _LENGTH = struct.Struct("<H")  # a text's UTF-8 length
 _COUNT = struct.Struct("<B")  # a count or the flags
+_PARTS = struct.Struct("<HH")  # version 6: the chrome share, the main bits' length
 
 
 @dataclass(frozen=True)
@@ -53,20 +54,35 @@ class Features:
     # distinct; articles/images/): evidence in verify's picture rules. Empty for an
     # article without pictures, and until its pictures are fetched.
     pictures: tuple[int, ...] = ()
+    # The body's codes in context, its chrome share (permille) and which sketch samples
+    # are of its main body (fingerprints/rule/main_body.py). None for codes and chrome
+    # in rows before version 6: the comparisons that read them are missing.
+    codes: bytes | None = None
+    chrome: int | None = None
+    main_bits: bytes = b""
+
+    @property
+    def has_parts(self) -> bool:
+        """Were the codes, the chrome share and the main body measured (version 6)?"""
+        return self.codes is not None and self.chrome is not None
 
     def to_bytes(self) -> bytes:
-        """Version 5 (with pictures): version 4, then ``<B count>`` and the uint64
-        picture hashes. Version 4: the version-1 layout, ``<B count>`` and the weak-bit positions
-        (one byte each; version 2 ends here), then the title key and the short text,
-        each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys (version
-        3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
+        """Version 6: version 5, then ``<B count>`` and the uint32 codes, ``<H chrome>``
+        (permille) and ``<H length>`` + the main body's sample bits (features without
+        them: version 5 with pictures, else 4). Version 5: version 4, then ``<B count>``
+        and the uint64 picture hashes. Version 4: the version-1 layout, ``<B count>``
+        and the weak-bit positions (one byte each; version 2 ends here), then the title
+        key and the short text, each as ``<H length>`` + UTF-8, then ``<B count>`` and
+        the uint32 keys (version 3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`,
+        :data:`CHAR_SHINGLES`)."""
         pictures = self.pictures[:MAX_PICTURES]
         title_key = self.title_key.encode("utf-8")
         short_text = self.short_text.encode("utf-8")
         count = _COUNT.pack
+        version = FEATURES_VERSION if self.has_parts else 5 if pictures else 4
         # the parts joined once (the batch command writes every article's bytes)
         parts = [
-            _HEAD.pack(FEATURES_VERSION if pictures else 4, self.title_fp, self.content_fp,
+            _HEAD.pack(version, self.title_fp, self.content_fp,
                        self.token_count, self.number_count, len(self.numbers) // 4),
             self.numbers, self.sketch.to_bytes(),
             count(len(self.weak_bits)), self.weak_bits,
@@ -75,19 +91,24 @@ class Features:
             count((OFF_TITLE if self.off_title else 0)
                   | (CHAR_SHINGLES if self.char_shingles else 0)),
         ]
-        if pictures:
+        if version >= 5:
             parts.append(struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures))
+        if version >= 6:
+            codes = (self.codes or b"")[: 4 * 255]
+            parts += [count(len(codes) // 4), codes,
+                      _PARTS.pack(self.chrome, len(self.main_bits)), self.main_bits]
         return b"".join(parts)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
-        """Reads versions 5 (pictures), 4 (none), 3 (no flags: not off-title), 2 (no
-        title key or short text: the title-only and short-text rules see nothing to
-        compare) and 1 (rows written before multi-probe lookups: no weak bits, so
-        :func:`content_probes` returns nothing for them)."""
+        """Reads versions 6 (codes, chrome, main body), 5 (pictures; no codes, chrome or
+        main body: the comparisons that read them are missing), 4 (none), 3 (no flags:
+        not off-title), 2 (no title key or short text: the title-only and short-text
+        rules see nothing to compare) and 1 (rows written before multi-probe lookups:
+        no weak bits, so :func:`content_probes` returns nothing for them)."""
         data = bytes(data)
         version = data[0] if data else None
-        if version not in (1, 2, 3, 4, FEATURES_VERSION):
+        if version not in (1, 2, 3, 4, 5, FEATURES_VERSION):
             raise ValueError(f"unknown features version {version!r}")
         _, title_fp, content_fp, tokens, number_count, n = struct.unpack_from("<BQQIIH", data)
         offset = struct.calcsize("<BQQIIH")
@@ -126,20 +147,23 @@ class Features:
             if end >= len(data) or len(data) < end + 1 + 8 * data[end]:
                 raise ValueError("truncated features (pictures)")
             pictures = struct.unpack_from(f"<{data[end]}Q", data, end + 1)
+            end += 1 + 8 * data[end]
+        codes, chrome, main_bits = _read_parts(data, end) if version >= 6 else (None, None, b"")
         return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
                    texts[0], texts[1], keys, bool(flags & OFF_TITLE),
-                   bool(flags & CHAR_SHINGLES), pictures)
+                   bool(flags & CHAR_SHINGLES), pictures, codes, chrome, main_bits)
 
 
 def features_of(
     title_fp: int, content_fp: int, token_count: int, sketch: Sketch, numbers: bytes,
     number_count: int, weak_bits: bytes, title_key: str, short_text: str, keys: bytes,
     off_title: bool, char_shingles: bool, pictures: tuple[int, ...],
+    codes: bytes | None = None, chrome: int | None = None, main_bits: bytes = b"",
     _new: Any = object.__new__, _set: Any = object.__setattr__,
 ) -> Features:
     """``Features(...)`` with every field given, in field order: the same instance (equal,
     same hash, pickle, repr and bytes: a test compares them) without the frozen
-    dataclass's ``__init__``, which sets each of the 13 fields through
+    dataclass's ``__init__``, which sets each of the 16 fields through
     ``object.__setattr__`` (1.8 µs an article). The instance's ``__dict__`` is set once,
     its keys in field order as ``__init__`` leaves them. The extraction's kernel path
     builds its features here; the NumPy reference and :meth:`Features.from_bytes` call
@@ -150,6 +174,19 @@ def features_of(
         "sketch": sketch, "numbers": numbers, "number_count": number_count,
         "weak_bits": weak_bits, "title_key": title_key, "short_text": short_text,
         "keys": keys, "off_title": off_title, "char_shingles": char_shingles,
-        "pictures": pictures,
+        "pictures": pictures, "codes": codes, "chrome": chrome, "main_bits": main_bits,
     })
     return new
+
+
+def _read_parts(data: bytes, end: int) -> tuple[bytes, int, bytes]:
+    """(codes, chrome, main-body bits) of a version-6 row, read from ``end``."""
+    if end >= len(data) or len(data) < end + 1 + 4 * data[end] + 4:
+        raise ValueError("truncated features (codes, chrome)")
+    codes = data[end + 1 : end + 1 + 4 * data[end]]
+    end += 1 + 4 * data[end]
+    chrome, size = struct.unpack_from("<HH", data, end)
+    main_bits = data[end + 4 : end + 4 + size]
+    if len(main_bits) != size:
+        raise ValueError("truncated features (main body)")
+    return codes, chrome, main_bits

@@ -59,6 +59,9 @@ class Spec:
     # a model with script regimes, whether both bodies are CJK), or -1 in every one: a
     # title says another thing beside two long bodies than alone
     regime: int = -1
+    # the definition's weight, not the labels': every fit keeps ``present`` and ``steps``
+    # as they are (vector_training._parameters), whatever its labels say
+    fixed: bool = False
 
     @property
     def key(self) -> str:
@@ -108,6 +111,15 @@ DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("pictures", 1, (1,)),
     ("off_title", 0, (1, 2)),
     ("char_bodies", 0, (1, 2)),
+)
+# The comparisons of version-6 features (fingerprints/rule/main_body.py) the model
+# weighs, one weight set for every regime (regime -1): the codes in context, by the
+# definition (CODE_WEIGHTS, fixed). The others (the main body's containment, the chrome
+# shares, the template share, the codes shared) are in the vector, unweighed: fitted to
+# the 766 labelled pairs they left the grouped CV where it was and joined a Xinhua
+# template for another day (docs/results/log.md, 2026-11-29, vector-5).
+SHARED_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("codes_conflict", -1, (0.01, 0.5)),
 )
 
 
@@ -386,7 +398,8 @@ class VectorModel:
             "regime_cuts": list(self.regime_cuts),
             **({"script_regimes": True} if self.script_regimes else {}),
             "comparisons": [{"name": s.name, "regime": s.regime, "direction": s.direction,
-                             "cuts": list(s.cuts), "present": s.present, "steps": list(s.steps)}
+                             "cuts": list(s.cuts), "present": s.present, "steps": list(s.steps),
+                             **({"fixed": True} if s.fixed else {})}
                             for s in self.specs],
         }
 
@@ -398,7 +411,7 @@ class VectorModel:
             specs = tuple(
                 Spec(str(c["name"]), int(c["direction"]), tuple(float(x) for x in c["cuts"]),
                      float(c["present"]), tuple(float(x) for x in c["steps"]),
-                     int(c.get("regime", -1)))
+                     int(c.get("regime", -1)), bool(c.get("fixed", False)))
                 for c in data["comparisons"])
             calibration = data.get("calibration") or {}
             return cls(str(data["version"]), float(data["prior"]), specs,
@@ -441,9 +454,13 @@ def blank_model(version: str = "blank", schema: Sequence[tuple[str, int, tuple[f
     shape = VectorModel("shape", 0.0, (), regime_cuts=tuple(float(c) for c in regime_cuts),
                         script_regimes=script_regimes)
     regimes = range(shape.regime_count) if regime_cuts else (-1,)
+    per_regime = [(name, direction, cuts, regime)
+                  for regime in regimes for name, direction, cuts in schema]
+    per_regime += [(name, direction, cuts, -1) for name, direction, cuts in SHARED_SCHEMA
+                   if regime_cuts or name not in {n for n, _d, _c in schema}]
     return replace(shape, version=version, specs=tuple(
         Spec(name, direction, tuple(float(c) for c in cuts), 0.0, (0.0,) * len(cuts), regime)
-        for regime in regimes for name, direction, cuts in schema))
+        for name, direction, cuts, regime in per_regime))
 
 
 # vector-0: the engine-v2 rule's bounds written on the vector by hand, in bits (what
@@ -509,7 +526,25 @@ PICTURE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
     (1, "pictures"): (-60.0, {1.0: 66.0}),
     (2, "pictures"): (-1.5, {1.0: 6.5}),
 }
+# Codes in context (version-6 features; every regime): a phone, order or model number
+# that differs in the same context between two near-copies is another contact, company or
+# item (DESIGN.md: the same template for another company, contact or product is not a
+# duplicate), whatever the rest of the text shares. The labels cannot teach it: 13 of the
+# 766 labelled pairs have such a code, 12 of them distinct and one an ad for another phone
+# labelled a copy (docs/results/log.md, 2026-11-29, vector-5), and a fit gives a code the
+# weight its few pairs happen to carry. So it is the definition's, fixed: every fit keeps
+# it and leaves it out of what it fits (Spec.fixed; vector_training.design). One conflicting code
+# context in any share weighs -6 bits (a repost that kept its codes and changed one is
+# rare, an update of a count is a number, not a code); half or more of them -22 bits more:
+# a template that differs in nothing but its contact's phone or its model code shares
+# every other word, 15-23 bits of body and title, and must fall below the threshold. A
+# code only one side has (a repost that dropped the contact line) is no conflict: its
+# context is not shared (comparison._code_contexts).
+CODE_WEIGHTS: dict[tuple[int, str], tuple[float, dict[float, float]]] = {
+    (-1, "codes_conflict"): (0.0, {0.01: -6.0, 0.5: -22.0}),
+}
 RULE_WEIGHTS.update(PICTURE_WEIGHTS)
+RULE_WEIGHTS.update(CODE_WEIGHTS)
 RULE_WEIGHTS.update({(3, name): weights for (regime, name), weights in list(RULE_WEIGHTS.items())
                      if regime == 1})
 RULE_WEIGHTS[(4, "pictures")] = RULE_WEIGHTS[(2, "pictures")]
@@ -525,7 +560,8 @@ def rule_vector_model(version: str = "vector-0") -> VectorModel:
         if unknown:
             raise ValueError(f"{s.key}: {sorted(unknown)} is not a cut")
         specs.append(replace(s, present=present,
-                             steps=tuple(steps.get(cut, 0.0) for cut in s.cuts)))
+                             steps=tuple(steps.get(cut, 0.0) for cut in s.cuts),
+                             fixed=(s.regime, s.name) in CODE_WEIGHTS))
     return replace(blank, prior=RULE_PRIOR, specs=tuple(specs),
                    description="the engine-v2 rule's bounds on the vector, by hand")
 

@@ -45,14 +45,16 @@ class VectorExample:
 
 def design(model: VectorModel, vectors: Sequence[ComparisonVector]) -> np.ndarray:
     """The indicator matrix: column 0 the prior; per spec, ``present`` then one column
-    per cut reached (cumulative coding)."""
+    per cut reached (cumulative coding). A ``fixed`` spec's columns stay 0, as for a
+    missing measure: the definition's weight is not the labels' to explain, so a
+    labelled pair it overrides does not bend the fitted weights towards it."""
     width = 1 + sum(1 + len(s.cuts) for s in model.specs)
     x = np.zeros((len(vectors), width))
     x[:, 0] = 1.0
     for row, vector in enumerate(vectors):
         col = 1
         for spec, level in zip(model.specs, model.levels(vector), strict=True):
-            if level is not None:
+            if level is not None and not spec.fixed:
                 x[row, col] = 1.0
                 x[row, col + 1 : col + 1 + level] = 1.0
             col += 1 + len(spec.cuts)
@@ -64,6 +66,10 @@ def _parameters(model: VectorModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     theta, lower, upper = [model.prior], [-np.inf], [np.inf]
     for s in model.specs:
         theta += [s.present, *s.steps]
+        if s.fixed:  # the definition's weight: held where it is
+            lower += [s.present, *s.steps]
+            upper += [s.present, *s.steps]
+            continue
         lower += [-np.inf] + [0.0 if s.direction > 0 else -np.inf] * len(s.cuts)
         upper += [np.inf] + [0.0 if s.direction < 0 else np.inf] * len(s.cuts)
     return np.array(theta), np.array(lower), np.array(upper)
@@ -76,7 +82,7 @@ def _with_parameters(model: VectorModel, theta: np.ndarray, version: str,
     for s in model.specs:
         n = len(s.cuts)
         specs.append(Spec(s.name, s.direction, s.cuts, values[at],
-                          tuple(values[at + 1 : at + 1 + n]), s.regime))
+                          tuple(values[at + 1 : at + 1 + n]), s.regime, s.fixed))
         at += 1 + n
     return replace(model, version=version, prior=values[0], specs=tuple(specs),
                    description=description)
@@ -150,14 +156,17 @@ def out_of_fold(examples: Sequence[VectorExample], groups: Sequence[Hashable],
                 start: VectorModel, *, strength: float = STRENGTH, n_folds: int = FOLDS
                 ) -> list[int]:
     """Each example's match weight (centibits) under weights fitted, from ``start``, to
-    the grouped folds it is not in."""
+    the grouped folds it is not in, without the ``fixed`` specs' (the definition's
+    weights are not the labels' to explain: :func:`design`; so neither the strength nor
+    the calibration is chosen to fit a labelled pair they override)."""
     weights = [0] * len(examples)
     for held in grouped_folds(groups, n_folds):
         held_set = set(held)
         model = fit([e for i, e in enumerate(examples) if i not in held_set], start, "fold",
                     strength=strength)
+        fitted = replace(model, specs=tuple(s for s in model.specs if not s.fixed))
         for i in held:
-            weights[i] = model.centibits(examples[i].vector)
+            weights[i] = fitted.centibits(examples[i].vector)
     return weights
 
 

@@ -4,6 +4,8 @@ kernel."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fingerprints.rule import EngineConfig, extract, verify
@@ -109,7 +111,10 @@ def test_boilerplate_gets_no_weight_in_features() -> None:
     learned = _bp(3)
     with_chrome = extract("消防演练", STORIES[0] + DISCLAIMER, boilerplate=learned)
     plain = extract("消防演练", STORIES[0])
-    assert with_chrome == plain
+    # the same features but for the chrome share, which counts what was removed
+    assert replace(with_chrome, chrome=plain.chrome) == plain
+    assert with_chrome.chrome is not None and plain.chrome is not None
+    assert with_chrome.chrome > plain.chrome
     # a body that is only boilerplate has nothing left to fingerprint
     only = extract("某网友的感想", DISCLAIMER, boilerplate=learned)
     assert only.content_fp == 0 and only.sketch.shingles == 0

@@ -96,8 +96,8 @@ def _clusters(labels: dict[str, str]) -> set[frozenset[str]]:
 def test_the_first_400_labelled_articles_cluster_on_a_fresh_install_as_on_a_warm_one() -> None:
     """The first 400 articles (corpus order) of the human-labelled pairs: a fresh
     database with the shipped list gives the clusters of a warm one (every clause the
-    whole corpus promotes known from the start); an empty one does not. The list was
-    learned from these corpora, which favours it."""
+    whole corpus promotes known from the start); an empty one loses none of them. The
+    list was learned from these corpora, which favours it."""
     from common import load_labels
 
     docs = load_docs("bdci")
@@ -111,4 +111,7 @@ def test_the_first_400_labelled_articles_cluster_on_a_fresh_install_as_on_a_warm
     empty = _clusters(run_engine(first))
     assert len(warm) >= 50
     assert shipped == warm
-    assert empty != warm
+    # under vector-4 an empty one also joined two product pages for another model code
+    # (train-02830, train-03139), which the list's chrome kept apart; vector-5's codes in
+    # context keep them apart without it
+    assert warm <= empty

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from fingerprints.rule import EngineConfig, Features, extract
 from fingerprints.rule.comparison import (
     COMPARISONS,
+    SHORT_SHINGLES,
     ComparisonVector,
     Contexts,
     _both_contexts_py,
@@ -75,7 +76,19 @@ def test_a_measure_is_missing_only_where_its_data_is(features: dict[str, Feature
         assert (v.pictures is None) == (not a.pictures or not b.pictures)
         assert v.smaller_shingles >= 0 and v.off_title in (0, 1, 2)
         assert v.char_bodies in (0, 1, 2)
+        # the body's version-6 measures read two bodies of SHORT_SHINGLES or more
+        long = bodies and min(a.sketch.shingles, b.sketch.shingles) >= SHORT_SHINGLES
+        if not long:
+            assert v.main_containment is None and v.template_share is None
+        assert (v.chrome_shorter is None) == (v.chrome_longer is None) == (not long)
+        assert (v.codes_shared is None) == (not a.codes or not b.codes)
         assert len(v.values()) == len(COMPARISONS)
+        # rows written before version 6: the measures they lack are missing, the others
+        # unchanged
+        old = compare_pair(replace(a, codes=None, chrome=None, main_bits=b""), b)
+        assert old == replace(v, main_containment=None, codes_shared=None,
+                              codes_conflict=None, template_share=None, chrome_shorter=None,
+                              chrome_longer=None)
 
 
 def test_every_comparison_is_made_whatever_the_others_say(features: dict[str, Features]
@@ -105,6 +118,38 @@ def test_the_measures_read_as_they_should(features: dict[str, Features]) -> None
     apart = compare_pair(features["pictured"],
                          replace(features["repost"], pictures=(~0x0123456789ABCDEF & (2**64 - 1),)))
     assert apart.pictures == 0.0
+
+
+WECHAT_HEAD = "点击上方蓝字关注我们。转载请注明来源。"
+WECHAT_TAIL = "长按二维码关注。推荐阅读：本周热门文章。版权声明：如有侵权请联系删除。"
+TEMPLATE = ("本公司专业生产玻璃钢化粪池，产品可根据您的需求定制各种规格，质量可靠，价格合理，"
+            "欢迎新老客户来电咨询洽谈合作。型号{model}，联系电话：{phone}（{person}）。"
+            "公司拥有先进的生产设备和完善的检测手段，产品广泛用于住宅小区和新农村改造。")
+
+
+def test_the_main_body_of_a_cut_repost_under_a_header_and_footer_is_in_the_original() -> None:
+    story = extract("国家统计局发布前两月工业数据", STORY)
+    repost = extract("前两月工业", WECHAT_HEAD + STORY_CUT + WECHAT_TAIL)
+    v = compare_pair(story, repost)
+    assert v.containment is not None and v.main_containment is not None
+    assert v.main_containment > 0.95 > v.containment
+    # the repost, header and footer included, is the longer body
+    assert v.chrome_longer is not None and v.chrome_longer > 0.2
+    assert v.chrome_shorter == 0.0
+
+
+def test_a_template_for_another_contact_differs_in_its_codes_and_a_copy_shares_them() -> None:
+    one = extract("化粪池", TEMPLATE.format(model="bf-100a", phone="138-6964-0555",
+                                          person="何女士"))
+    other = extract("化粪池", TEMPLATE.format(model="bf-200c", phone="150-2170-7592",
+                                            person="王女士"))
+    copy = extract("化粪池价格", "本站讯 " + TEMPLATE.format(
+        model="bf-100a", phone="138-6964-0555", person="何女士"))
+    template = compare_pair(one, other)
+    assert template.codes_shared == 0.0 and template.codes_conflict == 1.0
+    assert template.template_share is not None and template.template_share > 0.5
+    same = compare_pair(one, copy)
+    assert same.codes_shared == 1.0 and same.codes_conflict == 0.0
 
 
 def test_the_vector_is_symmetric_and_the_same_from_stored_bytes(

@@ -20,6 +20,7 @@ CORPORA = {
     "thucnews_cnews_sample_zh": 800,
     "bbc_news_en": 600,
     "cnndm_halueval_en": 400,
+    "bdci2019_inews_zh_train": 600,
 }
 
 EDGE_CASES = [

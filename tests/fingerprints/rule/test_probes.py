@@ -64,8 +64,28 @@ def test_no_probes_when_off_empty_or_from_version_1_rows() -> None:
         EngineConfig(probe_bits=5)
 
 
+def _before_version_6(features: Features) -> Features:
+    """The features as a row written before codes, chrome and the main body existed."""
+    return replace(features, codes=None, chrome=None, main_bits=b"")
+
+
+def test_version_6_carries_codes_chrome_and_the_main_body_and_older_rows_read_as_missing(
+) -> None:
+    features = extract("统计局：工业生产稳中有升", "关注我们。" + STORY + " 热线:010-6520-1234")
+    data = features.to_bytes()
+    assert data[0] == 6 and features.has_parts and features.codes and features.chrome
+    assert Features.from_bytes(data) == features
+    pictured = replace(features, pictures=(3, 2**64 - 1))
+    assert Features.from_bytes(pictured.to_bytes()) == pictured
+    with pytest.raises(ValueError, match="truncated features"):
+        Features.from_bytes(data[:-1])
+    old = _before_version_6(features)
+    assert old.to_bytes()[0] == 4 and Features.from_bytes(old.to_bytes()) == old
+    assert not old.has_parts
+
+
 def test_version_5_carries_the_pictures_and_a_row_without_them_stays_version_4() -> None:
-    features = extract("统计局：工业生产稳中有升", STORY)
+    features = _before_version_6(extract("统计局：工业生产稳中有升", STORY))
     assert features.to_bytes()[0] == 4  # the bytes of rows written before pictures existed
     pictured = replace(features, pictures=(3, 2**64 - 1))
     data = pictured.to_bytes()
@@ -76,7 +96,8 @@ def test_version_5_carries_the_pictures_and_a_row_without_them_stays_version_4()
 
 
 def test_version_1_2_and_3_features_are_still_read() -> None:
-    features = replace(extract("统计局：工业生产稳中有升", STORY), off_title=True)
+    features = replace(_before_version_6(extract("统计局：工业生产稳中有升", STORY)),
+                       off_title=True)
     data = features.to_bytes()
     assert data[0] == 4 and Features.from_bytes(data) == features
     assert features.char_shingles  # a Chinese body: character shingles
@@ -98,7 +119,7 @@ def test_version_1_2_and_3_features_are_still_read() -> None:
     )
     assert content_probes(old, CONFIG) == []
     with pytest.raises(ValueError, match="unknown features version"):
-        Features.from_bytes(b"\x06" + data[1:])
+        Features.from_bytes(b"\x07" + data[1:])
     with pytest.raises((ValueError, struct.error)):
         Features.from_bytes(data[:-3])
 

@@ -21,6 +21,7 @@ from fingerprints.rule.vector_model import (
 )
 from fingerprints.rule.vector_training import (
     VectorExample,
+    design,
     fit,
     grouped_folds,
     train,
@@ -30,7 +31,8 @@ SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
           "long_containment", "keys", "title", "title_conflict", "title_number_conflict",
           "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
-          "names_conflict"}
+          "names_conflict", "main_containment", "codes_shared", "codes_conflict",
+          "template_share", "chrome_shorter", "chrome_longer"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
           "pictures": 1, "off_title": 2, "char_bodies": 2}
 ALWAYS = {"smaller_shingles", "off_title", "char_bodies"}  # never missing
@@ -99,7 +101,7 @@ def test_the_model_is_versioned_json_and_reads_back_the_same() -> None:
         again = VectorModel.from_dict(json.loads(model.to_json()))
         assert again == model
         assert again.to_json() == model.to_json()
-    assert shipped_vector_model().version == "vector-4"
+    assert shipped_vector_model().version == "vector-5"
 
 
 @settings(max_examples=200, deadline=None)
@@ -236,7 +238,8 @@ def test_alphabetic_bodies_are_weighed_in_regimes_of_their_own() -> None:
     model = shipped_vector_model()
     assert model.script_regimes and model.regime_count == 5
     partial = {"jaccard": 0.4, "containment": 0.66, "containment_of_longer": 0.45,
-               "length_ratio": 0.7, "long_containment": 0.66, "keys": 0.4}
+               "length_ratio": 0.7, "long_containment": 0.66, "keys": 0.4,
+               "main_containment": 0.7}
     cjk, words = vector(**partial), vector(**partial, char_bodies=0.0)
     assert (model.regime_of(cjk), model.regime_of(words)) == (2, 4)
     assert model.regime_of(vector(char_bodies=1.0)) == 4  # one side alphabetic
@@ -342,3 +345,42 @@ def test_one_caption_under_two_photos_of_a_series_is_two_posts() -> None:
         assert 1 <= vector.smaller_shingles < 30  # a short body, not a missing one
         assert model.matches(vector, 0.5) is joined
         assert model.score(replace(vector, pictures=None)).probability > 0.99
+
+
+def test_the_codes_weight_is_the_definitions_and_every_fit_keeps_it() -> None:
+    """A code that differs in one context is another contact or item (DESIGN.md): its
+    weight is fixed data in the model, and a fit to labels that say otherwise keeps it."""
+    shipped = shipped_vector_model()
+    fixed = [s for s in shipped.specs if s.fixed]
+    assert [s.name for s in fixed] == ["codes_conflict"]
+    assert fixed == [s for s in rule_vector_model().specs if s.fixed]
+    assert all(w < 0 for w in fixed[0].steps) and fixed[0].direction == -1
+    assert VectorModel.from_dict(json.loads(shipped.to_json())) == shipped
+    # thirty near-copies with another code, all labelled duplicates
+    copies = [VectorExample(vector(jaccard=0.9, containment=0.95, long_containment=0.95,
+                                   title=1.0, title_conflict=0.0, codes_shared=0.5,
+                                   codes_conflict=0.5 + i / 100), True) for i in range(30)]
+    refit = fit(copies, shipped, "refit", strength=0.2)
+    assert [s for s in refit.specs if s.fixed] == fixed
+    # and the labels do not bend the other weights towards what it overrides: its
+    # columns of the fit's design stay 0, as for a missing measure
+    at = 1 + sum(1 + len(s.cuts) for s in shipped.specs[: shipped.specs.index(fixed[0])])
+    assert not design(shipped, [copies[0].vector])[:, at : at + 3].any()
+    # a template differing in its phone or model code alone stays apart; without the
+    # conflict (the other side has no code in that context) it is a copy
+    template = copies[0].vector
+    assert shipped.score(template).probability < 0.5
+    assert shipped.score(replace(template, codes_conflict=0.0)).probability > 0.5
+    assert shipped.score(replace(template, codes_shared=None,
+                                 codes_conflict=None)).probability > 0.5
+
+
+def test_a_code_only_one_side_has_is_no_conflict() -> None:
+    body = ("本公司专业生产不锈钢储罐，产品规格齐全，质量稳定可靠，价格优惠，欢迎来电咨询洽谈业务。"
+            "公司秉承诚信为本、质量第一的经营理念，竭诚为新老客户提供优质的产品和服务。")
+    with_contact = extract("不锈钢储罐厂家", body + "联系电话：13831712345 型号：jx-500")
+    dropped = extract("不锈钢储罐厂家", body + "型号：jx-500")
+    other_phone = extract("不锈钢储罐厂家", body + "联系电话：15965432198 型号：jx-500")
+    assert compare_pair(with_contact, dropped).codes_conflict == 0.0
+    assert compare_pair(with_contact, other_phone).codes_conflict == 0.5
+    assert compare_pair(with_contact, extract("不锈钢储罐厂家", body)).codes_conflict is None

@@ -384,10 +384,21 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     text = Path(path).read_bytes().decode("utf-8")
     if "\r" in text:  # universal newlines, as a text file's reader translates them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    loads = json.loads
+    loads, scan = json.loads, _SCAN
     for line in text.split("\n"):
         if line and not line.isspace():
-            yield loads(line)
+            # json.loads's scanner without its Python around it (most of a record's
+            # reading but the texts' decoding): a line that is one value and nothing
+            # else; any other line is json.loads's, its value or its error
+            try:
+                record, end = scan(line, 0)
+            except (StopIteration, ValueError):
+                end = -1
+            yield record if end == len(line) else loads(line)
+
+
+#: the scanner json.loads calls (a default decoder's, as json.loads's own)
+_SCAN = json.JSONDecoder().scan_once
 
 
 def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]
@@ -401,7 +412,7 @@ def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[i
         _item(
             start + i,
             str(r["nid"]),
-            with_record_pictures(feats, r),
+            with_record_pictures(feats, r) if r.get("pictures") else feats,
             url_hash(r["url"]) if r.get("url") else None,
             float(r.get("hotness") or 0.0),
             str(r.get("media") or ""),
@@ -452,7 +463,8 @@ def prepare(
             repeated += 1
             continue
         seen.add(nid)
-        unique.append(dict(record))
+        # read, never changed: a dict as it is (a copy an article cost more than its key)
+        unique.append(record if type(record) is dict else dict(record))
     jobs = [(i, unique[i : i + chunk], config, boilerplate)
             for i in range(0, len(unique), chunk)]
     if workers > 1 and len(jobs) > 1:
@@ -633,8 +645,9 @@ def write_result(
         "anchorSeq": pa.array([d.anchor_seq for d in result.docs], pa.int64()),
     }), out / "clusters" / "part-00000.parquet")
     # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes, each
-    # string encoded once (a docId once for its whole doc)
-    quote = json.JSONEncoder(ensure_ascii=False).encode
+    # string encoded once (a docId once for its whole doc) by the function that
+    # JSONEncoder(ensure_ascii=False).encode calls for a str, without its Python around it
+    quote = json.encoder.encode_basestring
     quoted = {doc_id: quote(doc_id) for doc_id in result.doc_ids.values()}
     with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
         mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'

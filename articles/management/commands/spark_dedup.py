@@ -128,12 +128,14 @@ class Command(BaseCommand):
         # the records and items live to the end: out of the collector's full passes
         # during the replay (0.015 s of its collections on a Xinhua pass)
         settle_tables()
-        kept = {item.nid for item in items}
-        firsts: list[dict[str, Any]] = []
-        for record in records:
-            if str(record["nid"]) in kept:
-                kept.discard(str(record["nid"]))
-                firsts.append(record)
+        # the first record of each nid, in order (every record when no nid repeats)
+        firsts: list[dict[str, Any]] = records if not repeated else []
+        if repeated:
+            kept = {item.nid for item in items}
+            for record in records:
+                if str(record["nid"]) in kept:
+                    kept.discard(str(record["nid"]))
+                    firsts.append(record)
         result = batch.run_items(items, config, media_weights=_media_weights())
         result.stats["repeatedNids"] = repeated
         batch.write_result(options["output"], firsts, items, result)

@@ -384,17 +384,28 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     text = Path(path).read_bytes().decode("utf-8")
     if "\r" in text:  # universal newlines, as a text file's reader translates them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    loads, scan = json.loads, _SCAN
-    for line in text.split("\n"):
-        if line and not line.isspace():
-            # json.loads's scanner without its Python around it (most of a record's
-            # reading but the texts' decoding): a line that is one value and nothing
-            # else; any other line is json.loads's, its value or its error
+    loads, scan, find = json.loads, _SCAN, text.find
+    start, size = 0, len(text)
+    while start < size:
+        end_of_line = find("\n", start)
+        if end_of_line < 0:
+            end_of_line = size
+        if end_of_line > start:
+            # json.loads's scanner over the text itself, without its Python around it
+            # and without a copy of the line (most of a record's reading but the texts'
+            # decoding): a line that is one value and nothing else; any other line is
+            # json.loads's, its value or its error, or skipped when blank
             try:
-                record, end = scan(line, 0)
+                record, end = scan(text, start)
             except (StopIteration, ValueError):
                 end = -1
-            yield record if end == len(line) else loads(line)
+            if end == end_of_line:
+                yield record
+            else:
+                line = text[start:end_of_line]
+                if not line.isspace():
+                    yield loads(line)
+        start = end_of_line + 1
 
 
 #: the scanner json.loads calls (a default decoder's, as json.loads's own)

@@ -497,7 +497,9 @@ def doc_ids_for(anchors: Iterable[tuple[int, str]]) -> dict[int, str]:
     taken: set[str] = set()
     out: dict[int, str] = {}
     for seq, nid in sorted(anchors):
-        doc_id = unused_doc_id(nid, taken.__contains__)
+        doc_id = make_doc_id(nid)
+        if doc_id in taken:  # unused_doc_id's salts, only on a clash
+            doc_id = unused_doc_id(nid, taken.__contains__)
         taken.add(doc_id)
         out[seq] = doc_id
     return out

@@ -637,10 +637,12 @@ def write_result(
         "urlHash": pa.array([item.url_hash for item in rows], pa.uint64()).view(pa.int64()),
         "titleFp": pa.array([f.title_fp for f in feats], pa.uint64()).view(pa.int64()),
         "contentFp": pa.array([f.content_fp for f in feats], pa.uint64()).view(pa.int64()),
-        "features": [f.to_bytes() for f in feats],
+        "features": _joined([f.to_bytes() for f in feats], pa.binary()),
         "url": [str(r.get("url") or "") for r in row_records],
-        "title": [str(r.get("title") or "") for r in row_records],
-        "content": [str(r.get("content") or "") for r in row_records],
+        "title": _joined([str(r.get("title") or "").encode() for r in row_records],
+                         pa.string()),
+        "content": _joined([str(r.get("content") or "").encode() for r in row_records],
+                           pa.string()),
         "category": [str(r.get("category") or "") for r in row_records],
         "media": [item.media for item in rows],
         "imageCount": [int(r.get("imageCount") or 0) for r in row_records],
@@ -666,6 +668,23 @@ def write_result(
         mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'
                                for a, doc_id in zip(assignments, doc_ids, strict=True)]))
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
+
+
+def _joined(values: list[bytes], kind: Any) -> Any:
+    """The Arrow array (``kind``: binary, or string for UTF-8 values) of ``values``
+    without nulls, built on their bytes joined once: ``pa.array`` copies each value into
+    a builder whose buffer grows by reallocation, a copy of all written so far each time
+    (a fifth of the writing's copies, the texts' 10 MB on Xinhua). The same array."""
+    import numpy as np
+    import pyarrow as pa
+
+    ends = np.cumsum([len(value) for value in values], dtype=np.int64)
+    if len(ends) and ends[-1] >= 2**31:  # beyond 32-bit offsets: Arrow's own way
+        return pa.array(values, kind)
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    offsets[1:] = ends
+    return pa.Array.from_buffers(kind, len(values), [
+        None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))], null_count=0)
 
 
 # --- the partition the Spark job works in -------------------------------------------

@@ -409,7 +409,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 #: the scanner json.loads calls (a default decoder's, as json.loads's own)
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # (set in __init__)
 
 
 def _item_chunk(args: tuple[int, list[dict[str, Any]], EngineConfig, frozenset[int]]

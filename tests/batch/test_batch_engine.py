@@ -105,3 +105,13 @@ def test_its_quick_constructors_make_the_dataclasses_own_objects() -> None:
         assert list(vars(quick)) == [f.name for f in fields(made_by_init)]
         assert vars(quick) == vars(made_by_init) and quick == made_by_init
         assert hash(quick) == hash(made_by_init) and repr(quick) == repr(made_by_init)
+
+
+def test_its_joined_arrays_are_arrows_own() -> None:
+    import pyarrow as pa
+
+    texts = ["", "江汉七桥", "plain", "é\n\"", ""]
+    for values, kind in (([t.encode() for t in texts], pa.string()),
+                         ([t.encode() for t in texts], pa.binary()), ([], pa.string())):
+        joined = batch._joined(values, kind)
+        assert joined.equals(pa.array(values, kind)) and joined.null_count == 0

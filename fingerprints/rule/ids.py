@@ -37,8 +37,9 @@ def url_hash(url: str) -> int:
 
 def make_doc_id(nid: str, salt: str = "") -> str:
     """The docId founded by article ``nid``: two 64-bit hex words (``salt`` on a clash)."""
-    value = mmh3.hash128((nid + salt).encode("utf-8"), seed=DOC_ID_SEED, signed=False)
-    return f"{value >> 64:016x}-{value & MASK64:016x}"
+    # the two words of one 32-digit formatting (a batch names thousands of docs)
+    digits = f"{mmh3.hash128((nid + salt).encode('utf-8'), seed=DOC_ID_SEED, signed=False):032x}"
+    return f"{digits[:16]}-{digits[16:]}"
 
 
 def unused_doc_id(nid: str, taken: Callable[[str], bool]) -> str:

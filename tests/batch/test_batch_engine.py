@@ -85,3 +85,33 @@ def test_it_writes_the_spark_layout(tmp_path) -> None:
     assert sum(row["isAnchor"] for row in table) == len(EXPECTED)
     assert (tmp_path / "mapping.jsonl").read_text().count("\n") == len(records)
     assert len(pq.read_table(tmp_path / "clusters")) == len(EXPECTED)
+
+
+def test_its_quick_constructors_make_the_dataclasses_own_objects() -> None:
+    from dataclasses import fields
+
+    from fingerprints.rule import Candidate, extract
+
+    feats = extract("标题", "正文的一句话。", batch.DEFAULT_CONFIG)
+    made = [
+        (batch._item(3, "n", feats, 7, 1.5, "m"), batch.Item(3, "n", feats, 7, 1.5, "m")),
+        (batch._assignment(3, "n", 1, "content", 1, 2, 0.9),
+         batch.Assignment(3, "n", 1, "content", 1, 2, 0.9)),
+        (batch._candidate(3, "1", feats, False), Candidate(3, "1", feats, False)),
+        (batch._doc_summary("d", "a", "r", 2, 1), batch.DocSummary("d", "a", "r", 2, 1)),
+    ]
+    for quick, made_by_init in made:
+        # every field, in the class's order (a field added to the class must be added here)
+        assert list(vars(quick)) == [f.name for f in fields(made_by_init)]
+        assert vars(quick) == vars(made_by_init) and quick == made_by_init
+        assert hash(quick) == hash(made_by_init) and repr(quick) == repr(made_by_init)
+
+
+def test_its_joined_arrays_are_arrows_own() -> None:
+    import pyarrow as pa
+
+    texts = ["", "江汉七桥", "plain", "é\n\"", ""]
+    for values, kind in (([t.encode() for t in texts], pa.string()),
+                         ([t.encode() for t in texts], pa.binary()), ([], pa.string())):
+        joined = batch._joined(values, kind)
+        assert joined.equals(pa.array(values, kind)) and joined.null_count == 0

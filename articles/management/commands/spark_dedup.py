@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import replace
@@ -99,7 +100,6 @@ class Command(BaseCommand):
     def _local(self, options: dict[str, Any], config: Any) -> dict[str, Any]:
         from fingerprints.batch import replay as batch
         from fingerprints.rule import extract
-        from fingerprints.rule.vocabulary import settle_tables
 
         # Arrow's buffers from the C library's allocator, when this process has not
         # loaded Arrow yet (it reads the variable once): its default, mimalloc, faults
@@ -111,32 +111,41 @@ class Command(BaseCommand):
         # collector's full passes while the corpus is read walk neither them nor
         # Django's modules (one such pass cost 0.04 s of a Xinhua run).
         extract("预热", "加载分词词典和逆文档频率表。warm up", config)
-        path = Path(options["input"])
-        if options["format"] == "parquet" or path.suffix == ".parquet":
-            import pyarrow.parquet as pq
+        # No collections while the corpus is read, replayed and written: what the batch
+        # allocates is acyclic (records, features, items, the replay's maps) and lives to
+        # the end, so every pass of the collector (young ones every 700 allocations, full
+        # ones over the records and items) walked it for nothing. Enabled again after.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            path = Path(options["input"])
+            if options["format"] == "parquet" or path.suffix == ".parquet":
+                import pyarrow.parquet as pq
 
-            records = pq.read_table(path).to_pylist()
-            if records and "seq" in records[0]:
-                records.sort(key=lambda r: r["seq"])
-        else:
-            files = sorted(path.glob("*.json*")) if path.is_dir() else [path]
-            records = [r for f in files for r in batch.read_jsonl(f)]
-            if records and all("seq" in r for r in records):
-                records.sort(key=lambda r: r["seq"])
-        items, repeated = batch.prepare(records, config, workers=options["workers"],
-                                        boilerplate=active_boilerplate(0))
-        # the records and items live to the end: out of the collector's full passes
-        # during the replay (0.015 s of its collections on a Xinhua pass)
-        settle_tables()
-        kept = {item.nid for item in items}
-        firsts: list[dict[str, Any]] = []
-        for record in records:
-            if str(record["nid"]) in kept:
-                kept.discard(str(record["nid"]))
-                firsts.append(record)
-        result = batch.run_items(items, config, media_weights=_media_weights())
-        result.stats["repeatedNids"] = repeated
-        batch.write_result(options["output"], firsts, items, result)
+                records = pq.read_table(path).to_pylist()
+                if records and "seq" in records[0]:
+                    records.sort(key=lambda r: r["seq"])
+            else:
+                files = sorted(path.glob("*.json*")) if path.is_dir() else [path]
+                records = [r for f in files for r in batch.read_jsonl(f)]
+                if records and all("seq" in r for r in records):
+                    records.sort(key=lambda r: r["seq"])
+            items, repeated = batch.prepare(records, config, workers=options["workers"],
+                                            boilerplate=active_boilerplate(0))
+            # the first record of each nid, in order (every record when no nid repeats)
+            firsts: list[dict[str, Any]] = records if not repeated else []
+            if repeated:
+                kept = {item.nid for item in items}
+                for record in records:
+                    if str(record["nid"]) in kept:
+                        kept.discard(str(record["nid"]))
+                        firsts.append(record)
+            result = batch.run_items(items, config, media_weights=_media_weights())
+            result.stats["repeatedNids"] = repeated
+            batch.write_result(options["output"], firsts, items, result)
+        finally:
+            if collecting:
+                gc.enable()
         return result.stats
 
     def _import(self, output: str, rebuild: bool) -> None:

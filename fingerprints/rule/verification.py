@@ -188,12 +188,12 @@ def explain_vector(model: VectorModel, vector: ComparisonVector) -> VectorExplan
     regime, total, parts = model.explain(vector)
     # the instance's __dict__ set once, in field order (a frozen dataclass's __init__
     # sets each field through object.__setattr__): VectorExplanation(...) as a test checks
-    return _made(VectorExplanation, {
+    return frozen_made(VectorExplanation, {
         "model": model.version, "centibits": total, "probability": model.calibrated(total),
         "prior": model.prior, "weights": parts, "regime": regime, "values": vector.values()})
 
 
-def _made(cls: type[Any], values: dict[str, Any], _new: Any = object.__new__,
+def frozen_made(cls: type[Any], values: dict[str, Any], _new: Any = object.__new__,
           _set: Any = object.__setattr__) -> Any:
     """``cls(**values)`` for a frozen dataclass without ``__post_init__`` (``values``:
     every field, in field order) without its ``__init__``: the same instance."""
@@ -211,7 +211,7 @@ def verify_vector(a: Features, b: Features, config: EngineConfig, model: VectorM
     vector = compare_pair(a, b, picture_bits=config.picture_bits, pictures=pictures)
     score = explain_vector(model, vector)
     ok = score.centibits >= model.cut(config.match_threshold)
-    verification: Verification = _made(Verification, {
+    verification: Verification = frozen_made(Verification, {
         "ok": ok, "similarity": vector.jaccard or 0.0,
         "containment": vector.containment or 0.0,
         "distance": hamming(a.content_fp, b.content_fp),

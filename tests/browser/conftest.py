@@ -33,8 +33,11 @@ SEEDED = 60  # teaching answers given through the desk before the browser opens 
 def browser() -> Iterator:
     # Fail loudly: `make test` installs chromium (scripts/install-system-deps.sh).
     assert os.path.exists(CHROMIUM), f"no chromium at {CHROMIUM}: apt-get install chromium"
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # make test runs its passes side by side on two cores: an assertion waits as long
+    # as a page's own actions do (10 s) rather than Playwright's 5 s
+    expect.set_options(timeout=10_000)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=CHROMIUM_ARGS)

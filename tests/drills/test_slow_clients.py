@@ -6,7 +6,7 @@ shipped nginx (deploy/nginx/dedupsite.conf) in front of gunicorn (dedupsite/guni
 send a login body a byte every 4 s) are held open while, once a second, a health check,
 an editor's login and an article post are made; each must be answered within 1 s, or
 within three times the slowest answer of the same probes made just before without the
-slow clients (after one round to warm up), at most 3 s, when the machine is that busy
+slow clients (after one round to warm up), at most 5 s, when the machine is that busy
 (a login's password hash alone can take a loaded CI machine most of a second: the
 drill is about slow clients, not the machine).
 Behind nginx every one is; without it the slow clients take gunicorn's 16 threads and
@@ -56,12 +56,12 @@ def run(base_url: str, api_key: str, deadline_s: float = 1.0) -> tuple[dict, int
 
 def quiet_deadline(base_url: str, api_key: str) -> float:
     """1 s, or three times the slowest of a few probes made without slow clients after a
-    round to warm up (every one answered within 5 s), at most 3 s."""
+    round to warm up (every one answered within 5 s), at most 5 s."""
     probe(base_url, api_key, "editor", PASSWORD, 1, deadline_s=5.0)  # warm-up, not counted
     quiet = probe(base_url, api_key, "editor", PASSWORD, 3, deadline_s=5.0)
     assert all(r.failed == 0 for r in quiet.values()), {k: v.summary() for k, v in quiet.items()}
     slowest = max(max(r.latencies_ms) for r in quiet.values()) / 1000
-    return min(3.0, max(1.0, 3 * slowest))
+    return min(5.0, max(1.0, 3 * slowest))
 
 
 def test_behind_nginx_slow_clients_leave_everyone_else_answered(shipped):

@@ -44,10 +44,17 @@ def _connect(base_url: str, source: str) -> socket.socket:
 def _slow(base_url: str, source: str, kind: str, stop: threading.Event, every_s: float,
           opened: list[int]) -> None:
     host = urlsplit(base_url).netloc
-    try:
-        sock = _connect(base_url, source)
-    except OSError:
-        return
+    # a loaded machine may drop a handshake (nginx closes a connection silent for 10 s):
+    # the drill is about connections held open, so a failed one is tried again for 20 s
+    give_up = time.monotonic() + 20
+    while True:
+        try:
+            sock = _connect(base_url, source)
+            break
+        except OSError:
+            if stop.is_set() or time.monotonic() > give_up:
+                return
+            time.sleep(0.5)
     opened.append(1)
     try:
         if kind == "headers":

@@ -180,7 +180,7 @@ def test_expiry_during_concurrent_ingest_loses_nothing_and_splits_no_story(clien
     workers = start_workers(3)
     try:
         for worker in workers:
-            _out, err = worker.communicate(timeout=300)
+            _out, err = worker.communicate(timeout=600)
             assert worker.returncode == 0, err.decode()[-2000:]
     finally:
         stop.set()

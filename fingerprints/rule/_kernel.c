@@ -29,7 +29,7 @@
 enum {
     S_IDS, S_UNIQ, S_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
     S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
-    S_SET, N_SCRATCH
+    S_SET, S_WEIGHTS, N_SCRATCH
 };
 static Scratch scratch[N_SCRATCH];
 /* the hash tables of the per-article loops, never cleared between calls (_stamped.h) */
@@ -166,21 +166,48 @@ static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
     return out;
 }
 
-typedef int32_t v4si __attribute__((vector_size(16)));
+typedef int32_t v8si __attribute__((vector_size(32)));
 
-/* BYTE_MASKS[v][half] lane j is -1 when bit 4 * half + j of v is set, else 0 */
-static v4si BYTE_MASKS[256][2];
+/* BYTE_MASKS[v] lane j is -1 when bit j of v is set, else 0 */
+static v8si BYTE_MASKS[256];
 
 static void init_masks(void) {
     for (int v = 0; v < 256; v++)
-        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j / 4][j % 4] = ((v >> j) & 1) ? -1 : 0;
+        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j] = ((v >> j) & 1) ? -1 : 0;
 }
 
-static void spill(v4si lanes[16], int64_t sums[64]) {
-    for (int g = 0; g < 16; g++) {
-        for (int j = 0; j < 4; j++) sums[4 * g + j] += lanes[g][j];
-        lanes[g] = (v4si){0, 0, 0, 0};
+static inline __attribute__((always_inline)) void spill(v8si lanes[8], int64_t sums[64]) {
+    for (int g = 0; g < 8; g++) {
+        for (int j = 0; j < 8; j++) sums[8 * g + j] += lanes[g][j];
+        lanes[g] = (v8si){0, 0, 0, 0, 0, 0, 0, 0};
     }
+}
+
+/* sums[b] += the weights (each in 0..INT32_MAX) of the tokens whose hash has bit b:
+ * eight bits at a time in 32-bit vector lanes (masks per byte value), spilled into the
+ * 64-bit sums before a lane could overflow. The lanes of a byte are one 256-bit vector:
+ * one AND and one ADD on a machine with AVX2, the clone the loader picks (an ifunc),
+ * two of each on 128-bit vectors elsewhere; the same integer sums either way. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void add_votes(const int32_t *weights, const uint64_t *hashes, Py_ssize_t n,
+                      int64_t sums[64]) {
+    v8si lanes[8];
+    memset(lanes, 0, sizeof(lanes));
+    int64_t lane_room = INT32_MAX;
+    for (Py_ssize_t u = 0; u < n; u++) {
+        int32_t w = weights[u];
+        if (w > lane_room) {
+            spill(lanes, sums);
+            lane_room = INT32_MAX;
+        }
+        lane_room -= w;
+        uint64_t h = hashes[u];
+        v8si wv = {w, w, w, w, w, w, w, w};
+        for (int g = 0; g < 8; g++) lanes[g] += BYTE_MASKS[(h >> (8 * g)) & 0xFF] & wv;
+    }
+    spill(lanes, sums);
 }
 
 #define N_VIEWS 5
@@ -552,13 +579,15 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         }
     }
     /* votes[b] = sum(w if bit b else -w) = 2 * set[b] - total, where set[b] sums the
-     * weights of the tokens whose hash has bit b; set[] is accumulated eight bits at a
-     * time in 32-bit vector lanes (masks per byte value) and spilled into 64-bit
-     * sums before a lane could overflow. */
+     * weights of the tokens whose hash has bit b (add_votes; the hashes in keys[], whose
+     * lookups are done) */
     int64_t votes[64] = {0}, total = 0;
-    v4si lanes[16];
-    memset(lanes, 0, sizeof(lanes));
-    int64_t lane_room = INT32_MAX;
+    int32_t *lane_weights = scratch_alloc(&scratch[S_WEIGHTS], (size_t)n * sizeof(int32_t));
+    if (!lane_weights) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_lane = 0;
     for (Py_ssize_t u = 0; u < n_uniq; u++) {
         int64_t id = uniq[u];
         int64_t count = tf[u];
@@ -571,19 +600,11 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
                 if ((h >> b) & 1) votes[b] += w;
             continue;
         }
-        if (w > lane_room) {
-            spill(lanes, votes);
-            lane_room = INT32_MAX;
-        }
-        lane_room -= w;
-        v4si wv = {(int32_t)w, (int32_t)w, (int32_t)w, (int32_t)w};
-        for (int g = 0; g < 8; g++) {
-            const v4si *masks = BYTE_MASKS[(h >> (8 * g)) & 0xFF];
-            lanes[2 * g] += masks[0] & wv;
-            lanes[2 * g + 1] += masks[1] & wv;
-        }
+        lane_weights[n_lane] = (int32_t)w;
+        keys[n_lane++] = h;
     }
-    spill(lanes, votes);
+    add_votes(lane_weights, keys, n_lane, votes);
+    scratch_free(&scratch[S_WEIGHTS], lane_weights);
     for (int b = 0; b < 64; b++) votes[b] = 2 * votes[b] - total;
     uint64_t fp = 0;
     char weak[64];
@@ -2022,7 +2043,7 @@ static PyObject *rebuild(PyObject *self, PyObject *args) {
         Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n, len = 0;
         for (Py_ssize_t i = from; i < to; i++) {
             Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-            if (Py_UNICODE_ISALNUM(ch)) key[len++] = ch;
+            if (is_alnum(ch)) key[len++] = ch; /* the table: four Unicode lookups a character */
         }
         key_len[p] = len;
         removed[p] = 0;
@@ -2050,8 +2071,8 @@ static PyObject *rebuild(PyObject *self, PyObject *args) {
     int pending_space = 0;
 #define EMIT(c)                                                                        \
     do {                                                                               \
-        Py_UCS4 c_ = (c);                                                              \
-        if (Py_UNICODE_ISSPACE(c_)) {                                                  \
+        Py_UCS4 c_ = (c); /* no white space above U+3000: a CJK letter is not looked up */ \
+        if (c_ <= 0x3000 && Py_UNICODE_ISSPACE(c_)) {                                  \
             pending_space = size > 0;                                                  \
         } else {                                                                       \
             if (pending_space) out[size++] = ' ';                                      \

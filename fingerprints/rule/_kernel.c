@@ -28,8 +28,8 @@
 /* the scratch buffers of the per-article loops (_scratch.h), one per use */
 enum {
     S_IDS, S_UNIQ, S_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
-    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
-    S_SET, N_SCRATCH
+    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
+    S_SET, S_WEIGHTS, N_SCRATCH
 };
 static Scratch scratch[N_SCRATCH];
 /* the hash tables of the per-article loops, never cleared between calls (_stamped.h) */
@@ -54,6 +54,32 @@ static inline uint64_t mix64(uint64_t h) {
     h *= 0x94D049BB133111EBULL;
     h ^= h >> 31;
     return h;
+}
+
+/* The shingle hash of each window of `width` units: values[i] of units[i:i + width]
+ * (values may be units itself: window i is read before values[i] is written). The
+ * width of five (CJK_SHINGLE and WORD_SHINGLE: every text of five units or more) is
+ * spelled out: the loop over a width known only at run time costs twice the
+ * instructions of the five steps. */
+static void shingle_values(const uint32_t *units, Py_ssize_t windows, Py_ssize_t width,
+                           uint32_t *values) {
+    if (width == 5) {
+        for (Py_ssize_t i = 0; i < windows; i++) {
+            const uint32_t *u = units + i;
+            uint64_t h = (SHINGLE_SEED ^ (uint64_t)u[0]) * SHINGLE_MUL;
+            h = (h ^ (uint64_t)u[1]) * SHINGLE_MUL;
+            h = (h ^ (uint64_t)u[2]) * SHINGLE_MUL;
+            h = (h ^ (uint64_t)u[3]) * SHINGLE_MUL;
+            h = (h ^ (uint64_t)u[4]) * SHINGLE_MUL;
+            values[i] = (uint32_t)(mix64(h) >> 32);
+        }
+        return;
+    }
+    for (Py_ssize_t i = 0; i < windows; i++) {
+        uint64_t h = SHINGLE_SEED;
+        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)units[i + j]) * SHINGLE_MUL;
+        values[i] = (uint32_t)(mix64(h) >> 32);
+    }
 }
 
 /* engine._token_keys for one token: sum(cp[t] * BASE**t) mod 2**64, xor length * GOLDEN,
@@ -140,21 +166,48 @@ static Py_ssize_t unique_sorted(uint32_t *values, Py_ssize_t n) {
     return out;
 }
 
-typedef int32_t v4si __attribute__((vector_size(16)));
+typedef int32_t v8si __attribute__((vector_size(32)));
 
-/* BYTE_MASKS[v][half] lane j is -1 when bit 4 * half + j of v is set, else 0 */
-static v4si BYTE_MASKS[256][2];
+/* BYTE_MASKS[v] lane j is -1 when bit j of v is set, else 0 */
+static v8si BYTE_MASKS[256];
 
 static void init_masks(void) {
     for (int v = 0; v < 256; v++)
-        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j / 4][j % 4] = ((v >> j) & 1) ? -1 : 0;
+        for (int j = 0; j < 8; j++) BYTE_MASKS[v][j] = ((v >> j) & 1) ? -1 : 0;
 }
 
-static void spill(v4si lanes[16], int64_t sums[64]) {
-    for (int g = 0; g < 16; g++) {
-        for (int j = 0; j < 4; j++) sums[4 * g + j] += lanes[g][j];
-        lanes[g] = (v4si){0, 0, 0, 0};
+static inline __attribute__((always_inline)) void spill(v8si lanes[8], int64_t sums[64]) {
+    for (int g = 0; g < 8; g++) {
+        for (int j = 0; j < 8; j++) sums[8 * g + j] += lanes[g][j];
+        lanes[g] = (v8si){0, 0, 0, 0, 0, 0, 0, 0};
     }
+}
+
+/* sums[b] += the weights (each in 0..INT32_MAX) of the tokens whose hash has bit b:
+ * eight bits at a time in 32-bit vector lanes (masks per byte value), spilled into the
+ * 64-bit sums before a lane could overflow. The lanes of a byte are one 256-bit vector:
+ * one AND and one ADD on a machine with AVX2, the clone the loader picks (an ifunc),
+ * two of each on 128-bit vectors elsewhere; the same integer sums either way. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void add_votes(const int32_t *weights, const uint64_t *hashes, Py_ssize_t n,
+                      int64_t sums[64]) {
+    v8si lanes[8];
+    memset(lanes, 0, sizeof(lanes));
+    int64_t lane_room = INT32_MAX;
+    for (Py_ssize_t u = 0; u < n; u++) {
+        int32_t w = weights[u];
+        if (w > lane_room) {
+            spill(lanes, sums);
+            lane_room = INT32_MAX;
+        }
+        lane_room -= w;
+        uint64_t h = hashes[u];
+        v8si wv = {w, w, w, w, w, w, w, w};
+        for (int g = 0; g < 8; g++) lanes[g] += BYTE_MASKS[(h >> (8 * g)) & 0xFF] & wv;
+    }
+    spill(lanes, sums);
 }
 
 #define N_VIEWS 5
@@ -526,13 +579,15 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         }
     }
     /* votes[b] = sum(w if bit b else -w) = 2 * set[b] - total, where set[b] sums the
-     * weights of the tokens whose hash has bit b; set[] is accumulated eight bits at a
-     * time in 32-bit vector lanes (masks per byte value) and spilled into 64-bit
-     * sums before a lane could overflow. */
+     * weights of the tokens whose hash has bit b (add_votes; the hashes in keys[], whose
+     * lookups are done) */
     int64_t votes[64] = {0}, total = 0;
-    v4si lanes[16];
-    memset(lanes, 0, sizeof(lanes));
-    int64_t lane_room = INT32_MAX;
+    int32_t *lane_weights = scratch_alloc(&scratch[S_WEIGHTS], (size_t)n * sizeof(int32_t));
+    if (!lane_weights) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_lane = 0;
     for (Py_ssize_t u = 0; u < n_uniq; u++) {
         int64_t id = uniq[u];
         int64_t count = tf[u];
@@ -545,19 +600,11 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
                 if ((h >> b) & 1) votes[b] += w;
             continue;
         }
-        if (w > lane_room) {
-            spill(lanes, votes);
-            lane_room = INT32_MAX;
-        }
-        lane_room -= w;
-        v4si wv = {(int32_t)w, (int32_t)w, (int32_t)w, (int32_t)w};
-        for (int g = 0; g < 8; g++) {
-            const v4si *masks = BYTE_MASKS[(h >> (8 * g)) & 0xFF];
-            lanes[2 * g] += masks[0] & wv;
-            lanes[2 * g + 1] += masks[1] & wv;
-        }
+        lane_weights[n_lane] = (int32_t)w;
+        keys[n_lane++] = h;
     }
-    spill(lanes, votes);
+    add_votes(lane_weights, keys, n_lane, votes);
+    scratch_free(&scratch[S_WEIGHTS], lane_weights);
     for (int b = 0; b < 64; b++) votes[b] = 2 * votes[b] - total;
     uint64_t fp = 0;
     char weak[64];
@@ -918,11 +965,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < windows; i++) {
-        uint64_t h = SHINGLE_SEED;
-        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)cps[i + j]) * SHINGLE_MUL;
-        values[i] = (uint32_t)(mix64(h) >> 32);
-    }
+    shingle_values(cps, windows, width, values);
     /* The distinct values (a set of the text's own: no full sort), then only the
      * samples, the values under the level's cut (an eighth of a news body's), sorted.
      * Hashes lie in the set by their low bits; a text whose values crowd one run of
@@ -1185,13 +1228,88 @@ static uint32_t edge_hash(const Py_UCS4 *chars, Py_ssize_t len, char prefix, cha
     return murmur3_32(utf8, size, seed);
 }
 
+/* put_utf8 for a buffer with 4 bytes of room beyond the character: a character of
+ * U+0800..U+FFFF (a CJK letter: most of a Chinese body's) in one 4-byte store of its three
+ * bytes, the fourth overwritten by what follows. */
+static inline Py_ssize_t put_utf8_padded(unsigned char *out, uint32_t cp) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (cp - 0x800 < 0x10000 - 0x800) {
+        uint32_t bytes = (0xE0 | (cp >> 12)) | (0x80 | ((cp >> 6) & 0x3F)) << 8 |
+                         (0x80 | (cp & 0x3F)) << 16;
+        memcpy(out, &bytes, 4);
+        return 3;
+    }
+#endif
+    return put_utf8(out, cp);
+}
+
+/* What clause_keys' scan of a text gives: the clause hashes (found), the key clauses'
+ * keys, the letters and digits of the short text. */
+typedef struct {
+    Py_UCS4 *letters;    /* room for every character of the text */
+    unsigned char *utf8; /* room for 4 bytes a character, and 8 more */
+    uint64_t *found;
+    uint32_t *keys;
+    Py_ssize_t min_clause, min_key_clause;
+    uint32_t seed;
+    Py_ssize_t count, key_count, letter_count;
+} ClauseScan;
+
+/* clause_keys' pass over the text, compiled once per string kind (a constant once
+ * inlined, so reading a character is one load). A clause's letters and digits go to
+ * its UTF-8 bytes as they are read (what boilerplate.clause_hash hashes), not to a
+ * buffer of code points encoded at the clause's end. */
+static inline __attribute__((always_inline)) void
+scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
+    Py_UCS4 *letters = scan->letters;
+    unsigned char *utf8 = scan->utf8;
+    Py_ssize_t len = 0, size = 0, count = 0, key_count = 0, letter_count = 0;
+    Py_UCS4 prev = 0; /* the last character that is not NUL */
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        int cut = i == n;
+        Py_UCS4 ch = 0;
+        if (!cut) {
+            ch = PyUnicode_READ(kind, data, i);
+            if (ch < 0x10000 && (ALNUM_BMP[ch >> 3] >> (ch & 7)) & 1) {
+                /* most characters: a letter or digit is never a break (nor NUL) */
+                size += put_utf8_padded(utf8 + size, ch);
+                len++;
+                letters[letter_count++] = ch;
+                prev = ch;
+                continue;
+            }
+            if (ch == 0) continue;
+            Py_UCS4 escaped;
+            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
+            if (escaped) letters[letter_count++] = escaped; /* a break, and a letter */
+        }
+        if (cut) {
+            if (len > 0) {
+                uint64_t h = len >= scan->min_clause ? murmur3_64(utf8, size, scan->seed) : 0;
+                if (h) scan->found[count++] = h;
+                if (len >= scan->min_key_clause) scan->keys[key_count++] = (uint32_t)(h >> 32);
+            }
+            len = size = 0;
+            prev = 0; /* as in clauses(): the character before a break space */
+            continue;
+        }
+        if (is_alnum(ch)) {
+            size += put_utf8_padded(utf8 + size, ch);
+            len++;
+            letters[letter_count++] = ch;
+        }
+        prev = ch;
+    }
+    scan->count = count, scan->key_count = key_count, scan->letter_count = letter_count;
+}
+
 /* clause_keys(text, min_clause, seed, min_key_clause, query_keys, max_key_chars, edge,
  *             edge_seed) -> (hashes, short_text, keys)
  *
  * What the body's features need of its clauses (the clauses() split above), with no str
  * per clause:
  * - hashes: the distinct non-zero clause hashes (boilerplate.clause_hash of the clauses
- *   of at least min_clause letters and digits), in first-occurrence order: what a story
+ *   of at least min_clause letters and digits), a tuple in first-occurrence order: what a story
  *   counts (boilerplate.story_clauses) and what the boilerplate is looked for in;
  * - short_text: the text's letters and digits (str.isalnum) when there are at most
  *   max_key_chars of them, else "" (extraction.short_key);
@@ -1214,63 +1332,29 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     Py_ssize_t room = n + 1;
-    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)room * sizeof(Py_UCS4));
-    Py_UCS4 *letters = scratch_alloc(&scratch[S_LETTERS],
-                                     (size_t)(max_key_chars + 1) * sizeof(Py_UCS4));
+    /* letters: every letter and digit of the text, for the short text (at most n: an
+     * escaped letter takes two characters) */
+    Py_UCS4 *letters = scratch_alloc(&scratch[S_LETTERS], (size_t)room * sizeof(Py_UCS4));
     unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)room * 4 + 8);
     uint64_t *found = scratch_alloc(&scratch[S_FOUND], (size_t)room * sizeof(uint64_t));
     uint32_t *keys = scratch_alloc(&scratch[S_CLAUSE_KEYS], (size_t)(room + 2) * sizeof(uint32_t));
     uint64_t *set = NULL;
     PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
-    if (!buf || !letters || !utf8 || !found || !keys) {
+    if (!letters || !utf8 || !found || !keys) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t len = 0, count = 0, key_count = 0, letter_count = 0;
-    Py_UCS4 prev = 0; /* the last character that is not NUL */
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        int cut = i == n;
-        Py_UCS4 ch = 0;
-        if (!cut) {
-            ch = PyUnicode_READ(kind, data, i);
-            if (ch < 0x10000 && (ALNUM_BMP[ch >> 3] >> (ch & 7)) & 1) {
-                /* most characters: a letter or digit is never a break (nor NUL) */
-                buf[len++] = ch;
-                if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
-                letter_count++;
-                prev = ch;
-                continue;
-            }
-            if (ch == 0) continue;
-            Py_UCS4 escaped;
-            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
-            if (escaped) {
-                /* a break for the clauses, a letter of the short text */
-                if (letter_count < max_key_chars + 1) letters[letter_count] = escaped;
-                letter_count++;
-            }
-        }
-        if (cut) {
-            if (len > 0) {
-                uint64_t h = len >= min_clause ? clause_key_hash(buf, len, utf8, (uint32_t)seed)
-                                               : 0;
-                if (h) found[count++] = h;
-                if (len >= min_key_clause) keys[key_count++] = (uint32_t)(h >> 32);
-            }
-            len = 0;
-            prev = 0; /* as in clauses(): the character before a break space */
-            continue;
-        }
-        if (is_alnum(ch)) {
-            buf[len++] = ch;
-            if (letter_count < max_key_chars + 1) letters[letter_count] = ch;
-            letter_count++;
-        }
-        prev = ch;
+    ClauseScan scan = {letters, utf8, found, keys, min_clause, min_key_clause, (uint32_t)seed,
+                       0, 0, 0};
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND: scan_clause_keys(PyUnicode_1BYTE_KIND, data, n, &scan); break;
+    case PyUnicode_2BYTE_KIND: scan_clause_keys(PyUnicode_2BYTE_KIND, data, n, &scan); break;
+    default: scan_clause_keys(PyUnicode_4BYTE_KIND, data, n, &scan);
     }
-    /* distinct hashes in first-occurrence order (open addressing, 0 = empty) */
-    hashes = PyList_New(0);
-    if (!hashes) goto done;
+    Py_ssize_t count = scan.count, key_count = scan.key_count, letter_count = scan.letter_count;
+    /* distinct hashes in first-occurrence order (open addressing, 0 = empty), moved to
+     * the front of found[], then made into the tuple that boilerplate.Stripped holds */
+    Py_ssize_t n_distinct = 0;
     if (count) {
         size_t size = 16;
         while (size < 2 * (size_t)count) size <<= 1;
@@ -1285,12 +1369,15 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
             while (set[slot] && set[slot] != h) slot = (slot + 1) & (size - 1);
             if (set[slot]) continue;
             set[slot] = h;
-            PyObject *value = PyLong_FromUnsignedLongLong(h);
-            if (!value) goto done;
-            int failed = PyList_Append(hashes, value) < 0;
-            Py_DECREF(value);
-            if (failed) goto done;
+            found[n_distinct++] = h;
         }
+    }
+    hashes = PyTuple_New(n_distinct);
+    if (!hashes) goto done;
+    for (Py_ssize_t c = 0; c < n_distinct; c++) {
+        PyObject *value = PyLong_FromUnsignedLongLong(found[c]);
+        if (!value) goto done;
+        PyTuple_SET_ITEM(hashes, c, value);
     }
     Py_ssize_t short_len = letter_count <= max_key_chars ? letter_count : 0;
     short_text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, letters, short_len);
@@ -1330,7 +1417,6 @@ done:
     Py_XDECREF(hashes);
     Py_XDECREF(short_text);
     Py_XDECREF(key_bytes);
-    scratch_free(&scratch[S_BUF], buf);
     scratch_free(&scratch[S_LETTERS], letters);
     scratch_free(&scratch[S_UTF8], utf8);
     scratch_free(&scratch[S_FOUND], found);
@@ -1420,6 +1506,10 @@ normalize_chars(int kind, const void *data, Py_ssize_t n, const uint32_t *map,
     Py_ssize_t length = 0, room = *cap;
     uint32_t all = 0;
     int space = 0; /* white space seen since the last character written */
+    /* room - length >= (n - i) + space + 1 when character i is read: a character that
+     * maps to one writes at most itself and the space before it, so only the others
+     * (a character that becomes several or none) test the room. *cap >= n + 1 to begin
+     * with (normalize_text's n + 16). */
     for (Py_ssize_t i = 0; i < n; i++) {
         uint32_t value = map[PyUnicode_READ(kind, data, i)];
         if (value == 0xFFFFFFFFu) {
@@ -1432,8 +1522,17 @@ normalize_chars(int kind, const void *data, Py_ssize_t n, const uint32_t *map,
             PyErr_SetString(PyExc_ValueError, "table entry outside the pool");
             return -1;
         }
-        if (length + (Py_ssize_t)count + 1 > room) {
-            room = 2 * room + count + 1;
+        if (count == 1) { /* most characters */
+            if (space && length) to[length++] = ' ';
+            space = 0;
+            Py_UCS4 c = cps[start];
+            to[length++] = c;
+            all |= c;
+            continue;
+        }
+        Py_ssize_t need = length + (Py_ssize_t)count + 1 + (n - i);
+        if (need > room) {
+            room = need > 2 * room ? need : 2 * room;
             Py_UCS4 *grown = PyMem_Realloc(to, (size_t)room * sizeof(Py_UCS4));
             if (!grown) {
                 PyErr_NoMemory();
@@ -1444,16 +1543,10 @@ normalize_chars(int kind, const void *data, Py_ssize_t n, const uint32_t *map,
         }
         if (space && length) to[length++] = ' ';
         space = 0;
-        if (count == 1) { /* most characters */
-            Py_UCS4 c = cps[start];
+        for (uint32_t j = 0; j < count; j++) {
+            Py_UCS4 c = cps[start + j];
             to[length++] = c;
             all |= c;
-        } else {
-            for (uint32_t j = 0; j < count; j++) {
-                Py_UCS4 c = cps[start + j];
-                to[length++] = c;
-                all |= c;
-            }
         }
     }
     *length_out = length;
@@ -1950,7 +2043,7 @@ static PyObject *rebuild(PyObject *self, PyObject *args) {
         Py_ssize_t from = p ? bend[p - 1] : 0, to = p < breaks ? bstart[p] : n, len = 0;
         for (Py_ssize_t i = from; i < to; i++) {
             Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-            if (Py_UNICODE_ISALNUM(ch)) key[len++] = ch;
+            if (is_alnum(ch)) key[len++] = ch; /* the table: four Unicode lookups a character */
         }
         key_len[p] = len;
         removed[p] = 0;
@@ -1978,8 +2071,8 @@ static PyObject *rebuild(PyObject *self, PyObject *args) {
     int pending_space = 0;
 #define EMIT(c)                                                                        \
     do {                                                                               \
-        Py_UCS4 c_ = (c);                                                              \
-        if (Py_UNICODE_ISSPACE(c_)) {                                                  \
+        Py_UCS4 c_ = (c); /* no white space above U+3000: a CJK letter is not looked up */ \
+        if (c_ <= 0x3000 && Py_UNICODE_ISSPACE(c_)) {                                  \
             pending_space = size > 0;                                                  \
         } else {                                                                       \
             if (pending_space) out[size++] = ' ';                                      \
@@ -2968,11 +3061,7 @@ static Py_ssize_t piece_samples(PyObject *body, int kind, const void *data, Py_s
     }
     Py_ssize_t width = count < CJK_SHINGLE ? count : CJK_SHINGLE; /* = WORD_SHINGLE */
     Py_ssize_t windows = count - width + 1;
-    for (Py_ssize_t i = 0; i < windows; i++) { /* in place: window i reads units[i:] */
-        uint64_t h = SHINGLE_SEED;
-        for (Py_ssize_t j = 0; j < width; j++) h = (h ^ (uint64_t)units[i + j]) * SHINGLE_MUL;
-        units[i] = (uint32_t)(mix64(h) >> 32);
-    }
+    shingle_values(units, windows, width, units); /* in place: window i reads units[i:] */
     radix_sort_u32(units, tmp, windows);
     Py_ssize_t distinct = unique_sorted(units, windows);
     int level = 0;

@@ -170,7 +170,7 @@ def _clause_keys(body: str) -> Stripped:
     if kernel is not None:
         hashes, short, keys = kernel.clause_keys(body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE,
                                                  QUERY_KEYS, MAX_KEY_CHARS, EDGE, EDGE_SEED)
-        return Stripped(body, tuple(hashes), short, keys)
+        return Stripped(body, hashes, short, keys)  # hashes: a tuple already
     return clause_keys_py(body)
 
 

@@ -32,8 +32,11 @@ SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
           "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
           "names_conflict", "main_containment", "codes_shared", "codes_conflict",
-          "template_share", "chrome_shorter", "chrome_longer"}
+          "template_share", "chrome_shorter", "chrome_longer", "names_kind_conflict",
+          "names_person_conflict", "names_place_conflict", "names_organisation_conflict",
+          "names_other_conflict", "quoted_shared"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
+          "names_kind_conflicts": 12,
           "pictures": 1, "off_title": 2, "char_bodies": 2}
 ALWAYS = {"smaller_shingles", "off_title", "char_bodies"}  # never missing
 

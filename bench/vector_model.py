@@ -131,6 +131,9 @@ def main() -> int:
                         help="the prior's strengths train() chooses among (inner folds)")
     parser.add_argument("--write", type=Path, help="write the in-sample model's JSON here")
     parser.add_argument("--version", default="vector-5", help="the in-sample model's version")
+    parser.add_argument("--names", choices=["", "shared", "regimes"], default="",
+                        help="weigh the version-7 comparisons (NAMES_SCHEMA) once for every "
+                             "regime or in each (default: unweighed, as shipped)")
     args = parser.parse_args()
     first, validation, features = labelled_articles()
     labels = {**first, **validation}
@@ -145,7 +148,7 @@ def main() -> int:
                 else proposes(features[a], features[b], config) for a, b in pairs]
     groups = components(pairs)
     folds = grouped_folds(groups, args.folds)
-    start = rule_vector_model()
+    start = rule_vector_model(names=args.names)
 
     def fitted(train_idx: Sequence[int], version: str, description: str = "") -> VectorModel:
         return train([examples[i] for i in train_idx], [groups[i] for i in train_idx], start,

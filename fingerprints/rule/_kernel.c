@@ -28,8 +28,8 @@
 /* the scratch buffers of the per-article loops (_scratch.h), one per use */
 enum {
     S_IDS, S_UNIQ, S_KEYS, S_TF_AT, S_TF, S_NUMBERS, S_NUMBERS_TMP,
-    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
-    S_SET, S_WEIGHTS, N_SCRATCH
+    S_CPS, S_WORD, S_VALUES, S_VALUES_TMP, S_BUF, S_LETTERS, S_UTF8, S_FOUND, S_CLAUSE_KEYS,
+    S_SET, S_NAMES, S_WEIGHTS, N_SCRATCH
 };
 static Scratch scratch[N_SCRATCH];
 /* the hash tables of the per-article loops, never cleared between calls (_stamped.h) */
@@ -43,6 +43,12 @@ static Stamped stamped[N_STAMPED];
 #define CJK_SHINGLE 5
 #define MAX_SAMPLES 192
 #define MAX_NUMBERS 48
+#define MAX_NAMES 32 /* vocabulary.MAX_NAMES: names in context kept (version 7) */
+/* vocabulary's flags in Record.number: IN_CONTEXT, NAMED, RUN; RUN_INFO */
+#define IN_CONTEXT 1
+#define NAMED 2
+#define RUN 4
+#define RUN_INFO (15 | 3 << 4)
 
 static uint32_t murmur3_32(const unsigned char *data, Py_ssize_t len, uint32_t seed);
 static uint64_t murmur3_64(const unsigned char *data, Py_ssize_t len, uint32_t seed);
@@ -210,7 +216,7 @@ static void add_votes(const int32_t *weights, const uint64_t *hashes, Py_ssize_t
     spill(lanes, sums);
 }
 
-#define N_VIEWS 5
+#define N_VIEWS 6
 
 /* A token's columns in one 16-byte record (extraction.RECORD, a NumPy structured array):
  * what the fingerprint reads of a token is one cache line, not four arrays' lines. */
@@ -219,11 +225,11 @@ typedef struct {
     int32_t weight;       /* IDF x 100, 0 for stopwords, punctuation and white space */
     uint16_t number_hash; /* a number's or a name's 16-bit hash (NAME_FLAG for a name) */
     uint8_t skip;         /* white space or punctuation */
-    uint8_t number;       /* a number or a name */
+    uint8_t number;       /* IN_CONTEXT a number or a name, NAMED, RUN (vocabulary's flags) */
 } Record;
 _Static_assert(sizeof(Record) == 16, "extraction.RECORD is 16 bytes");
 
-/* Tables(table_keys, table_ids, records, month, tf_factor): the vocabulary's NumPy
+/* Tables(table_keys, table_ids, records, month, tf_factor, name_info): the vocabulary's NumPy
  * arrays, their buffers held for the object's life (the vocabulary builds a new one
  * whenever it replaces an array). */
 typedef struct {
@@ -268,7 +274,7 @@ static int tables_init(Tables *self, PyObject *args, PyObject *kwds) {
             return -1;
         }
     }
-    static const int itemsize[N_VIEWS] = {8, 8, (int)sizeof(Record), 1, 8};
+    static const int itemsize[N_VIEWS] = {8, 8, (int)sizeof(Record), 1, 8, 1};
     for (int i = 0; i < N_VIEWS; i++) {
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, i), &self->views[i],
                                PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
@@ -364,7 +370,7 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     int64_t *ids = NULL;
     int64_t *uniq = NULL;
     uint64_t *keys = NULL;
-    uint32_t *numbers = NULL, *tmp = NULL;
+    uint32_t *numbers = NULL, *tmp = NULL, *names = NULL;
     uint64_t *tf_keys = NULL, tf_tag = 0; /* the text's own count table (see below) */
     int64_t *tf = NULL;
     uint32_t *tf_at = NULL;
@@ -380,12 +386,14 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     const Record *records = v[2].buf;
     const uint8_t *month = v[3].buf;
     const int64_t *tf_factor = v[4].buf;
+    const uint8_t *name_info = v[5].buf;
     Py_ssize_t table_len = v[0].len / 8;
     Py_ssize_t tf_len = v[4].len / 8;
     /* ids beyond the shortest per-id array count as unknown: another thread may be
      * growing the vocabulary (arrays are replaced one by one by larger copies) */
     Py_ssize_t vocab_len = v[2].len / (Py_ssize_t)sizeof(Record);
     if (v[3].len < vocab_len) vocab_len = v[3].len;
+    if (v[5].len < vocab_len) vocab_len = v[5].len;
     if (tf_len < 1 || weak_bits < 0 || weak_bits > 64) {
         PyErr_SetString(PyExc_ValueError, "invalid tf table or weak_bits");
         goto done;
@@ -538,7 +546,8 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
 #define WEIGHT(id) ((id) < vocab_len ? (int64_t)records[id].weight : EXTRA(id).weight)
 #define HASH(id) ((id) < vocab_len ? records[id].hash : EXTRA(id).hash)
 #define SKIP(id) ((id) < vocab_len ? records[id].skip : 0)
-#define IS_NUMBER(id) ((id) < vocab_len ? records[id].number : EXTRA(id).number)
+#define FLAGS(id) ((id) < vocab_len ? records[id].number : EXTRA(id).number)
+#define IS_NUMBER(id) (FLAGS(id) & IN_CONTEXT)
 #define NUMBER_HASH(id) ((id) < vocab_len ? (uint64_t)records[id].number_hash \
                                           : EXTRA(id).number_hash)
 #define MONTH(id) ((id) < vocab_len ? month[id] : 0)
@@ -635,27 +644,56 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
             n_weak = weak_bits;
         }
     }
-    /* numbers in context: each number token with the word before it */
-    Py_ssize_t n_numbers = 0;
+    /* numbers in context: each number token with the word before it; and (version 7)
+     * names in context by kind: context << 16 | kind << 14 | rarity << 10 | 10 bits of
+     * the name's hash, a run of 2-4 RUN tokens (no skipped token between) a name outside
+     * the dictionary (extraction._names_in_context) */
+    Py_ssize_t n_numbers = 0, n_names = 0;
     if (with_numbers) {
         numbers = scratch_alloc(&scratch[S_NUMBERS], (size_t)n * sizeof(uint32_t));
         tmp = scratch_alloc(&scratch[S_NUMBERS_TMP], (size_t)n * sizeof(uint32_t));
-        if (!numbers || !tmp) {
+        names = scratch_alloc(&scratch[S_NAMES], (size_t)n * sizeof(uint32_t));
+        if (!numbers || !tmp || !names) {
             PyErr_NoMemory();
             goto done;
         }
-        int64_t prev = -1;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int64_t id = ids[i];
-            if (SKIP(id)) continue;
-            if (IS_NUMBER(id) && !(prev >= 0 && MONTH(prev))) {
+        int64_t prev = -1, run_prev = -1;
+        Py_ssize_t run = 0; /* RUN tokens in a row up to here */
+        uint64_t run_hash = 0;
+        for (Py_ssize_t i = 0; i <= n; i++) {
+            int64_t id = i < n ? ids[i] : -1;
+            unsigned flags = id >= 0 && !SKIP(id) ? FLAGS(id) : 0;
+            if (run && !(flags & RUN)) { /* a run ends */
+                if (run >= 2 && run <= 4) {
+                    uint64_t context = run_prev >= 0 ? HASH(run_prev) >> 48 : 0;
+                    names[n_names++] = (uint32_t)((context << 16) | ((uint64_t)RUN_INFO << 10)
+                                                  | (mix64(run_hash) >> 54));
+                }
+                run = 0;
+            }
+            if (id < 0 || SKIP(id)) continue;
+            if (flags & IN_CONTEXT && !(prev >= 0 && MONTH(prev))) {
                 uint64_t context = prev >= 0 ? HASH(prev) >> 48 : 0;
                 numbers[n_numbers++] = (uint32_t)((context << 16) | (NUMBER_HASH(id) & 0xFFFF));
+            }
+            if (flags & NAMED) { /* a name by kind (dictionary words: id < vocab_len) */
+                uint64_t context = prev >= 0 ? HASH(prev) >> 48 : 0;
+                names[n_names++] = (uint32_t)((context << 16) | ((uint64_t)name_info[id] << 10)
+                                              | (NUMBER_HASH(id) & 0x3FF));
+            }
+            if (flags & RUN) {
+                if (!run++) {
+                    run_prev = prev;
+                    run_hash = 0;
+                }
+                run_hash = run_hash * KEY_BASE + HASH(id);
             }
             prev = id;
         }
         radix_sort_u32(numbers, tmp, n_numbers);
         n_numbers = unique_sorted(numbers, n_numbers);
+        radix_sort_u32(names, tmp, n_names);
+        n_names = unique_sorted(names, n_names);
     }
     Py_ssize_t kept = n_numbers < MAX_NUMBERS ? n_numbers : MAX_NUMBERS;
     PyObject *number_bytes = PyBytes_FromStringAndSize(NULL, kept * 4);
@@ -667,10 +705,24 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
         out[4 * i + 2] = (numbers[i] >> 16) & 0xFF;
         out[4 * i + 3] = numbers[i] >> 24;
     }
+    Py_ssize_t kept_names = n_names < MAX_NAMES ? n_names : MAX_NAMES;
+    PyObject *name_bytes = PyBytes_FromStringAndSize(NULL, kept_names * 4);
+    if (!name_bytes) {
+        Py_DECREF(number_bytes);
+        goto done;
+    }
+    out = (unsigned char *)PyBytes_AS_STRING(name_bytes);
+    for (Py_ssize_t i = 0; i < kept_names; i++) {
+        out[4 * i] = names[i] & 0xFF;
+        out[4 * i + 1] = (names[i] >> 8) & 0xFF;
+        out[4 * i + 2] = (names[i] >> 16) & 0xFF;
+        out[4 * i + 3] = names[i] >> 24;
+    }
     /* the tuple made directly: Py_BuildValue parses its format on every call */
-    result = PyTuple_New(5);
+    result = PyTuple_New(7);
     if (!result) {
         Py_DECREF(number_bytes);
+        Py_DECREF(name_bytes);
         goto done;
     }
     PyTuple_SET_ITEM(result, 0, PyLong_FromUnsignedLongLong(fp));
@@ -678,7 +730,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     PyTuple_SET_ITEM(result, 2, number_bytes);
     PyTuple_SET_ITEM(result, 3, PyLong_FromSsize_t(n_numbers));
     PyTuple_SET_ITEM(result, 4, PyBytes_FromStringAndSize(weak, n_weak));
-    for (int item = 0; item < 5; item++) {
+    PyTuple_SET_ITEM(result, 5, name_bytes);
+    PyTuple_SET_ITEM(result, 6, PyLong_FromSsize_t(n_names));
+    for (int item = 0; item < 7; item++) {
         if (!PyTuple_GET_ITEM(result, item)) { /* out of memory: a tuple of NULLs is freed */
             Py_CLEAR(result);
             break;
@@ -689,6 +743,7 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
 #undef HASH
 #undef SKIP
 #undef IS_NUMBER
+#undef FLAGS
 #undef NUMBER_HASH
 #undef MONTH
 
@@ -702,6 +757,7 @@ done:
     scratch_free(&scratch[S_KEYS], keys);
     scratch_free(&scratch[S_NUMBERS], numbers);
     scratch_free(&scratch[S_NUMBERS_TMP], tmp);
+    scratch_free(&scratch[S_NAMES], names);
     stamped_give(&stamped[T_TF_KEYS], tf_keys);
     scratch_free(&scratch[S_TF_AT], tf_at);
     scratch_free(&scratch[S_TF], tf);
@@ -1423,6 +1479,136 @@ done:
     scratch_free(&scratch[S_CLAUSE_KEYS], keys);
     scratch_free(&scratch[S_SET], set);
     return result;
+}
+
+/* --- quotations (features version 7; boilerplate.quoted_keys_py is the reference) --- */
+
+static inline uint32_t read_u32(const unsigned char *b, Py_ssize_t i);
+
+#define MAX_QUOTE 500 /* characters: an opening mark never closed ends its quote here */
+
+static inline int quote_opens(Py_UCS4 c) {
+    return c == 0x201C || c == 0x300C || c == 0x300E || c == 0x2018; /* “ 「 『 ‘ */
+}
+
+static inline int quote_closes(Py_UCS4 c) {
+    return c == 0x201D || c == 0x300D || c == 0x300F || c == 0x2019; /* ” 」 』 ’ */
+}
+
+/* buf[0:len] begins (at_end 0) or ends (1) with the ASCII or CJK letters of cue */
+static int clause_has(const Py_UCS4 *buf, Py_ssize_t len, const Py_UCS4 *cue, int at_end) {
+    Py_ssize_t m = 0;
+    while (cue[m]) m++;
+    if (m > len) return 0;
+    const Py_UCS4 *at = at_end ? buf + len - m : buf;
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (at[k] != cue[k]) return 0;
+    return 1;
+}
+
+/* boilerplate.QUOTE_LEADS and QUOTE_ENDS */
+static const Py_UCS4 CUE_JU[] = {0x636E, 0};                         /* 据 */
+static const Py_UCS4 CUE_ACCORDING[] = {'a', 'c', 'c', 'o', 'r', 'd', 'i', 'n', 'g', 't', 'o', 0};
+static const Py_UCS4 CUE_BIAOSHI[] = {0x8868, 0x793A, 0};              /* 表示 */
+static const Py_UCS4 CUE_CHENG[] = {0x79F0, 0};                        /* 称 */
+static const Py_UCS4 CUE_SHUO[] = {0x8BF4, 0};                         /* 说 */
+static const Py_UCS4 CUE_ZHICHU[] = {0x6307, 0x51FA, 0};               /* 指出 */
+static const Py_UCS4 CUE_TONGBAO[] = {0x901A, 0x62A5, 0};              /* 通报 */
+static const Py_UCS4 CUE_JIESHAO[] = {0x4ECB, 0x7ECD, 0};              /* 介绍 */
+static const Py_UCS4 CUE_SAID[] = {'s', 'a', 'i', 'd', 0};
+static const Py_UCS4 CUE_SAYS[] = {'s', 'a', 'y', 's', 0};
+static const Py_UCS4 *const CUE_LEADS[] = {CUE_JU, CUE_ACCORDING};
+static const Py_UCS4 *const CUE_ENDS[] = {CUE_BIAOSHI, CUE_CHENG, CUE_SHUO, CUE_ZHICHU,
+                                          CUE_TONGBAO, CUE_JIESHAO, CUE_SAID, CUE_SAYS};
+
+/* quoted_keys(text, keys, min_key_clause, seed) -> the bits of the keys (sorted uint32,
+ * Features.keys) whose clause is quoted: inside quotation marks, or attributed (a clause
+ * led by 据 or "according to", and the rest of a sentence after a clause ending with an
+ * attribution verb). boilerplate.quoted_keys_py is the reference. */
+static PyObject *quoted_keys(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_buffer keys;
+    Py_ssize_t min_key_clause;
+    unsigned long seed;
+    if (!PyArg_ParseTuple(args, "Uy*nk", &text, &keys, &min_key_clause, &seed)) return NULL;
+    Py_ssize_t n_keys = keys.len / 4;
+    if (keys.len % 4 || n_keys > 32) {
+        PyBuffer_Release(&keys);
+        PyErr_SetString(PyExc_ValueError, "keys must be at most 32 uint32 values");
+        return NULL;
+    }
+    uint32_t wanted[32];
+    for (Py_ssize_t k = 0; k < n_keys; k++) wanted[k] = read_u32((const unsigned char *)keys.buf, k);
+    PyBuffer_Release(&keys);
+    if (!n_keys) return PyLong_FromLong(0);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)(n + 1) * sizeof(Py_UCS4));
+    unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)(n + 1) * 4 + 8);
+    if (!buf || !utf8) {
+        scratch_free(&scratch[S_BUF], buf);
+        scratch_free(&scratch[S_UTF8], utf8);
+        return PyErr_NoMemory();
+    }
+    unsigned long mask = 0;
+    Py_ssize_t len = 0, quote_len = 0;
+    int in_quote = 0, quoted = 0, cue = 0;
+    Py_UCS4 prev = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        int cut = i == n, sentence_end = 0;
+        if (!cut) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+            if (ch == 0) continue;
+            if (in_quote && ++quote_len > MAX_QUOTE) in_quote = 0;
+            if (is_alnum(ch)) {
+                buf[len++] = ch;
+                quoted |= in_quote;
+                prev = ch;
+                continue;
+            }
+            if (quote_opens(ch)) {
+                in_quote = 1;
+                quote_len = 0;
+            } else if (quote_closes(ch)) {
+                in_quote = 0;
+            } else if (ch == '"') {
+                in_quote = !in_quote;
+                quote_len = 0;
+            }
+            Py_UCS4 escaped;
+            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
+            sentence_end = escaped || ch == 0x3002 || ch == 0xFF01 || ch == 0xFF1F || ch == '!'
+                || ch == '?' || (ch == '.' && (i + 1 >= n || PyUnicode_READ(kind, data, i + 1) == ' '));
+            if (!cut) {
+                prev = ch;
+                if (sentence_end) cue = 0;
+                continue;
+            }
+        }
+        if (len > 0) { /* a clause ends */
+            int leads = 0, ends = 0;
+            for (size_t c = 0; c < sizeof(CUE_LEADS) / sizeof(*CUE_LEADS); c++)
+                leads |= clause_has(buf, len, CUE_LEADS[c], 0);
+            if (quoted || cue || leads) {
+                if (len >= min_key_clause) {
+                    uint32_t key = (uint32_t)(clause_key_hash(buf, len, utf8, (uint32_t)seed) >> 32);
+                    for (Py_ssize_t k = 0; k < n_keys; k++)
+                        if (wanted[k] == key) mask |= 1UL << k;
+                }
+            }
+            for (size_t c = 0; c < sizeof(CUE_ENDS) / sizeof(*CUE_ENDS) && !ends; c++)
+                ends |= clause_has(buf, len, CUE_ENDS[c], 1);
+            cue |= leads || ends;
+        }
+        len = 0;
+        quoted = 0;
+        prev = 0;
+        if (sentence_end) cue = 0;
+    }
+    scratch_free(&scratch[S_BUF], buf);
+    scratch_free(&scratch[S_UTF8], utf8);
+    return PyLong_FromUnsignedLong(mask);
 }
 
 /* Read the i-th little-endian uint32 of b. */
@@ -3220,6 +3406,9 @@ static PyMethodDef methods[] = {
      "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"quoted_keys", quoted_keys, METH_VARARGS,
+     "(text, keys, min_key_clause, seed) -> the bits of the keys whose clause is quoted: "
+     "boilerplate.quoted_keys_py."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
     {"main_span", main_span, METH_VARARGS,

@@ -163,6 +163,23 @@ class ComparisonVector:
     # of the shorter body and of the longer
     chrome_shorter: float | None = None
     chrome_longer: float | None = None
+    # --- from version-7 features (missing before) ---
+    # names in context by kind (jieba's tag: person, place, organisation, other; a run of
+    # single characters outside the dictionary is other): a context is the word before
+    # and the kind; one both sides have with other names conflicts, weighed by its
+    # rarity (the rarer of its names: a rare name that differs weighs more than 北京).
+    # The rarity-weighted share of the smaller side's contexts conflicting, of all kinds
+    # and of each kind (missing when a side has no name, of that kind), and their count
+    names_kind_conflict: float | None = None
+    names_kind_conflicts: float | None = None
+    names_person_conflict: float | None = None
+    names_place_conflict: float | None = None
+    names_organisation_conflict: float | None = None
+    names_other_conflict: float | None = None
+    # the share of the shared clause keys quoted on both sides (inside quotation marks or
+    # attributed, boilerplate.quoted_keys): a shared block that quotes a third source (a
+    # police bulletin two write-ups both cite); missing without a shared key
+    quoted_shared: float | None = None
 
     def values(self) -> tuple[float | None, ...]:
         return _VALUES(self)
@@ -245,10 +262,86 @@ def compare_pair(a: Features, b: Features, *, picture_bits: int = PICTURE_BITS,
                            if long and contexts and differing >= 1.0 else None),
         "chrome_shorter": chrome_shorter,
         "chrome_longer": chrome_longer,
+        **(_names_and_quotes(a, b) if a.has_names and b.has_names else _NO_NAMES),
     })
 
 
 Counts = tuple[int, int, int, int]  # a Contexts' fields: a, b, shared, conflicts
+
+KINDS = ("person", "place", "organisation", "other")  # shorttext.KIND_NAMES
+_NAME_FIELDS = ("names_kind_conflict", "names_kind_conflicts",
+                *(f"names_{kind}_conflict" for kind in KINDS), "quoted_shared")
+_NO_NAMES: dict[str, float | None] = dict.fromkeys(_NAME_FIELDS)
+_MAX_NAMES = 32  # vocabulary.MAX_NAMES (this module does not import the vocabulary's tables)
+
+
+def _names_and_quotes(a: Features, b: Features) -> dict[str, float | None]:
+    """The version-7 measures of two rows that both have them."""
+    out = dict(_NO_NAMES)
+    out["quoted_shared"] = quoted_shared(a.keys, a.quoted or 0, b.keys, b.quoted or 0)
+    by_a, by_b = _name_contexts(a, b)
+    if not by_a or not by_b:
+        return out
+    weight_a, weight_b, conflict = [0] * 4, [0] * 4, [0] * 4
+    conflicts = 0
+    for by, weight in ((by_a, weight_a), (by_b, weight_b)):
+        for context, (_values, rarity) in by.items():
+            weight[context & 3] += rarity
+    for context in by_a.keys() & by_b.keys():
+        (values_a, rarity_a), (values_b, rarity_b) = by_a[context], by_b[context]
+        if values_a.isdisjoint(values_b):
+            conflict[context & 3] += max(rarity_a, rarity_b)
+            conflicts += 1
+    out["names_kind_conflict"] = min(1.0, sum(conflict) / min(sum(weight_a), sum(weight_b)))
+    out["names_kind_conflicts"] = float(conflicts)
+    for kind, name in enumerate(KINDS):
+        if weight_a[kind] and weight_b[kind]:
+            out[f"names_{name}_conflict"] = min(
+                1.0, conflict[kind] / min(weight_a[kind], weight_b[kind]))
+    return out
+
+
+NameContexts = dict[int, tuple[set[int], int]]
+
+
+def _name_contexts(a: Features, b: Features) -> tuple[NameContexts, NameContexts]:
+    """Each side's names in context below the common cut (where both stored lists are
+    complete): (context << 2 | kind) -> (its names' values, the largest rarity)."""
+    va = np.frombuffer(a.names or b"", dtype="<u4").tolist()
+    vb = np.frombuffer(b.names or b"", dtype="<u4").tolist()
+    if not va or not vb:
+        return {}, {}
+    full = 0xFFFFFFFF
+    cut = min(va[-1] if a.name_count > len(va) else full,
+              vb[-1] if b.name_count > len(vb) else full)
+    if cut != full:  # a truncated context may have lost names: whole contexts only
+        below = (cut >> 14) << 14
+        va = [v for v in va if v < below]
+        vb = [v for v in vb if v < below]
+    sides: list[NameContexts] = []
+    for values in (va, vb):
+        by: NameContexts = {}
+        for v in values:
+            found, rarity = by.get(v >> 14, (set(), 0))
+            found.add(v)
+            by[v >> 14] = (found, max(rarity, (v >> 10) & 15))
+        sides.append(by)
+    return sides[0], sides[1]
+
+
+def quoted_shared(keys_a: bytes, quoted_a: int, keys_b: bytes, quoted_b: int) -> float | None:
+    """The share of the keys both sides have that are quoted on both sides (bit i of
+    ``quoted``: the i-th key); missing when no key is shared."""
+    if not keys_a or not keys_b:
+        return None
+    ka = np.frombuffer(keys_a, dtype="<u4").tolist()
+    kb = np.frombuffer(keys_b, dtype="<u4").tolist()
+    quoted_in_a = {key for i, key in enumerate(ka) if quoted_a >> i & 1}
+    quoted_in_b = {key for i, key in enumerate(kb) if quoted_b >> i & 1}
+    shared = set(ka).intersection(kb)
+    if not shared:
+        return None
+    return len(shared & quoted_in_a & quoted_in_b) / len(shared)
 
 
 def mute_body(a: Features, b: Features, small: int, title: float | None) -> bool:

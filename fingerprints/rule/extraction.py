@@ -16,17 +16,29 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from fingerprints.rule.boilerplate import strip_with_clauses
+from fingerprints.rule.boilerplate import quoted_keys, strip_with_clauses
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features, features_of
 from fingerprints.rule.headline import text_key, title_parts
+from fingerprints.rule.ids import splitmix64_finalize
 from fingerprints.rule.kernel import kernel
 from fingerprints.rule.main_body import body_parts_py
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.simhash import _append, _run_starts
 from fingerprints.rule.sketch import _KEEP, char_shingled, sketch_and_kind, sketch_many
 from fingerprints.rule.tokenize import Segmenter, get_segmenter
-from fingerprints.rule.vocabulary import MAX_NUMBERS, MAX_TF, TF_FACTOR, Vocabulary, vocabulary_for
+from fingerprints.rule.vocabulary import (
+    IN_CONTEXT,
+    MAX_NAMES,
+    MAX_NUMBERS,
+    MAX_TF,
+    NAMED,
+    RUN,
+    RUN_INFO,
+    TF_FACTOR,
+    Vocabulary,
+    vocabulary_for,
+)
 
 WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 # How the kernel reads the body's tokens when the C segmenter cut them: "nodes" finds a
@@ -46,7 +58,7 @@ TOKEN_PATH = "nodes"
 def _fingerprints(
     vocab: Vocabulary, lengths: npt.NDArray[np.int64], ids: npt.NDArray[np.int64], tf: bool,
     weak_bits: int = 0, with_numbers: bool = True,
-) -> tuple[list[int], list[int], list[tuple[bytes, int]], list[bytes]]:
+) -> tuple[list[int], list[int], list[tuple[bytes, int]], list[bytes], list[tuple[bytes, int]]]:
     """SimHash, informative-token count and numbers of each token list (given as the
     lists' ``lengths`` and the vocabulary ``ids`` of all their tokens), vectorized
     over the batch. Weights are integers (IDF x 100, times (1 + ln tf) x 256 for content), so
@@ -56,13 +68,14 @@ def _fingerprints(
     doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
     numbers = (_numbers_in_context(vocab, ids, doc, n) if with_numbers
                else [(b"", 0)] * n)
+    names = _names_in_context(vocab, ids, doc, n) if with_numbers else [(b"", 0)] * n
     informative = vocab.weights[ids] > 0
     ids, doc = ids[informative], doc[informative]
     counts_per_doc = np.bincount(doc, minlength=n)
     fps = [0] * n
     weak: list[bytes] = [b""] * n
     if len(ids) == 0:
-        return fps, counts_per_doc.tolist(), numbers, weak
+        return fps, counts_per_doc.tolist(), numbers, weak, names
     keys = np.sort(doc << 32 | ids)
     first = np.flatnonzero(_run_starts(keys))
     tf_counts = np.diff(_append(first, len(keys)))
@@ -94,7 +107,70 @@ def _fingerprints(
         rows = order.astype(np.uint8)
         for d in unique_doc[doc_start].tolist():
             weak[d] = rows[d].tobytes()
-    return fps, counts_per_doc.tolist(), numbers, weak
+    return fps, counts_per_doc.tolist(), numbers, weak, names
+
+
+def _names_in_context(
+    vocab: Vocabulary, ids: npt.NDArray[np.int64], doc: npt.NDArray[np.int64], n: int
+) -> list[tuple[bytes, int]]:
+    """Each text's names in context by kind (features version 7): every name jieba's
+    dictionary tags (vocabulary.NAMED) with the word before it, packed as
+    ``hash16(context) << 16 | kind << 14 | rarity << 10 | hash10(name)``; and each run of
+    2-4 single CJK characters that are not stopwords (vocabulary.RUN; no white space or
+    punctuation between them), a name outside the dictionary (other, the top rarity,
+    its hash folded from its characters'). Sorted, the smallest :data:`MAX_NAMES` kept,
+    with the count of distinct values. The kernel's fingerprint computes the same."""
+    out: list[tuple[bytes, int]] = [(b"", 0)] * n
+    if not len(ids):
+        return out
+    flags = vocab.number[ids]
+    words = ~vocab.skip[ids]
+    spoken = np.flatnonzero(words)  # the positions of the tokens that are not skipped
+    mask64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+    def context_before(at: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+        """hash16 of the word before each position in the same text (0 for none)."""
+        before = np.searchsorted(spoken, at) - 1
+        prev = spoken[np.maximum(before, 0)]
+        has = (before >= 0) & (doc[prev] == doc[at])
+        return np.where(has, vocab.hashes[ids[prev]] >> np.uint64(48), np.uint64(0))
+
+    at = np.flatnonzero(words & ((flags & NAMED) != 0))
+    values = [(doc[at].astype(np.uint64) << np.uint64(32)) | (context_before(at) << np.uint64(16))
+              | (vocab.name_info[ids[at]].astype(np.uint64) << np.uint64(10))
+              | (vocab.number_hash[ids[at]].astype(np.uint64) & np.uint64(0x3FF))]
+    member = words & ((flags & RUN) != 0)
+    if member.any():
+        same = np.zeros(len(ids), dtype=np.bool_)
+        same[1:] = member[:-1] & member[1:] & (doc[1:] == doc[:-1])
+        starts = np.flatnonzero(member & ~same)
+        ends = np.flatnonzero(member & ~np.append(same[1:], False)) + 1
+        lengths = ends - starts
+        keep = (lengths >= 2) & (lengths <= 4)
+        starts, ends = starts[keep], ends[keep]
+        if len(starts):
+            folded = np.zeros(len(starts), dtype=np.uint64)
+            hashes = vocab.hashes[ids]
+            with np.errstate(over="ignore"):
+                for step in range(4):
+                    inside = starts + step < ends
+                    at_step = np.minimum(starts + step, len(ids) - 1)
+                    folded = np.where(inside, (folded * np.uint64(0x100000001B3)
+                                               + hashes[at_step]) & mask64, folded)
+            runs = ((doc[starts].astype(np.uint64) << np.uint64(32))
+                    | (context_before(starts) << np.uint64(16))
+                    | np.uint64(RUN_INFO << 10) | (splitmix64_finalize(folded) >> np.uint64(54)))
+            values.append(runs)
+    packed = np.unique(np.concatenate(values))
+    if not len(packed):
+        return out
+    packed_doc = (packed >> np.uint64(32)).astype(np.int64)
+    low = (packed & np.uint64(0xFFFFFFFF)).astype("<u4")
+    bounds = np.searchsorted(packed_doc, np.arange(n + 1))
+    for d in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        lo, hi = int(bounds[d]), int(bounds[d + 1])
+        out[d] = (low[lo : min(hi, lo + MAX_NAMES)].tobytes(), hi - lo)
+    return out
 
 
 def _numbers_in_context(
@@ -106,7 +182,7 @@ def _numbers_in_context(
     :data:`MAX_NUMBERS` kept, with the count of distinct values."""
     words = ~vocab.skip[ids]
     ids, doc = ids[words], doc[words]
-    at = np.flatnonzero(vocab.number[ids])
+    at = np.flatnonzero(vocab.number[ids] & IN_CONTEXT)
     out: list[tuple[bytes, int]] = [(b"", 0)] * n
     if len(at) == 0:
         return out
@@ -175,10 +251,10 @@ def extract_many(
         ids = vocab.lookup(list(chain(chain.from_iterable(body_tokens),
                                       chain.from_iterable(head_tokens))))
         split = int(body_lengths.sum())
-        content_fps, token_counts, numbers, weak = _fingerprints(
+        content_fps, token_counts, numbers, weak, names = _fingerprints(
             vocab, body_lengths, ids[:split], tf=True, weak_bits=WEAK_BITS
         )
-        title_fps, title_counts, _, _ = _fingerprints(
+        title_fps, title_counts, _, _, _ = _fingerprints(
             vocab, head_lengths, ids[split:], tf=False, with_numbers=False
         )
         sketches = sketch_many(bodies)
@@ -194,6 +270,8 @@ def extract_many(
                                         vocab.stopwords, site_tokens[i]),
                     char_shingles=char_shingled(bodies[i]),
                     codes=parts.codes, chrome=parts.chrome, main_bits=parts.main_bits,
+                    names=names[i][0], name_count=names[i][1],
+                    quoted=quoted_keys(bodies[i], stripped[i].keys),
                 )
             )
     return out
@@ -210,35 +288,31 @@ def _extract_compiled(
     path = TOKEN_PATH if segmenter.uses_c else "strings"
     if path == "nodes":  # tokens found by their trie nodes
         spans, nodes = segmenter.cut_nodes(body)
-        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint_nodes(
-            body, spans, nodes, segmenter.trie, True, WEAK_BITS, True
-        )
+        found = vocab.fingerprint_nodes(body, spans, nodes, segmenter.trie, True, WEAK_BITS, True)
     elif path == "spans":  # the body's tokens are never needed as str
-        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint_spans(
-            body, segmenter.cut_ids(body), True, WEAK_BITS, True
-        )
+        found = vocab.fingerprint_spans(body, segmenter.cut_ids(body), True, WEAK_BITS, True)
     else:
-        content_fp, token_count, numbers, number_count, weak = vocab.fingerprint(
-            segmenter.cut(body), True, WEAK_BITS, True
-        )
+        found = vocab.fingerprint(segmenter.cut(body), True, WEAK_BITS, True)
+    content_fp, token_count, numbers, number_count, weak, names, name_count = found
     title_fp = 0
     head_tokens: list[str] = []
     if head:
         head_tokens = segmenter.cut(head)
-        title_fp, title_count, _, _, _ = vocab.fingerprint(head_tokens, False, 0, False)
+        title_fp, title_count, *_ = vocab.fingerprint(head_tokens, False, 0, False)
         if title_count < config.title_min_tokens:
             title_fp = 0
     sketch, char_kind = sketch_and_kind(body)
     # the kernel's (codes, chrome, main bits): main_body.body_parts without its named tuple
     assert kernel is not None  # the compiled path: extract_many checked it
-    parts = kernel.body_parts(body, len(normalized), sketch.samples, _KEEP)
-    # features_of: Features(...) without the frozen dataclass's 16 setattr calls
+    codes, chrome, main_bits = kernel.body_parts(body, len(normalized), sketch.samples, _KEEP)
+    # features_of: Features(...) without the frozen dataclass's 19 setattr calls
     return features_of(
         title_fp, content_fp, token_count, sketch, numbers, number_count, weak,
         text_key(head), stripped.short_text, stripped.keys,
         off_title(head_tokens, body, token_count, vocab.stopwords,
                   lambda: segmenter.cut(site) if site else ()),
-        char_kind, (), *parts,
+        char_kind, (), codes, chrome, main_bits, names, name_count,
+        quoted_keys(body, stripped.keys),
     )
 
 

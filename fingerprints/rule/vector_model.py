@@ -121,6 +121,21 @@ DEFAULT_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
 SHARED_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("codes_conflict", -1, (0.01, 0.5)),
 )
+# The comparisons of version-7 features (names in context by kind, weighed by rarity;
+# the quoted share of the shared clause keys), their declared directions (a conflicting
+# name never raises the match weight, nor does a shared block that quotes a third
+# source) and cuts: what a fit that weighs them starts from (bench/vector_model.py
+# --names shared or regimes). The shipped model leaves them unweighed (docs/results/
+# log.md, 2026-11-29, features version 7).
+NAMES_SCHEMA: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("names_kind_conflict", -1, CONFLICT_SHARES),
+    ("names_kind_conflicts", -1, (1, 2, 3, 5)),
+    ("names_person_conflict", -1, (0.01, 0.2, 0.5)),
+    ("names_place_conflict", -1, (0.01, 0.2, 0.5)),
+    ("names_organisation_conflict", -1, (0.01, 0.2, 0.5)),
+    ("names_other_conflict", -1, (0.01, 0.2, 0.5)),
+    ("quoted_shared", -1, (0.01, 0.5, 0.9)),
+)
 
 
 # no body, a short body, two long ones (the rule's short_shingles): what a title or a
@@ -448,15 +463,18 @@ def _cut(model: VectorModel, threshold: float) -> int:
 
 def blank_model(version: str = "blank", schema: Sequence[tuple[str, int, tuple[float, ...]]]
                 = DEFAULT_SCHEMA, regime_cuts: Sequence[float] = REGIME_CUTS,
-                script_regimes: bool = SCRIPT_REGIMES) -> VectorModel:
-    """Every weight 0 on ``schema``, each comparison once per regime: the prior of a
-    first fit."""
+                script_regimes: bool = SCRIPT_REGIMES,
+                shared: Sequence[tuple[str, int, tuple[float, ...]]] = ()) -> VectorModel:
+    """Every weight 0 on ``schema``, each comparison once per regime, and on
+    :data:`SHARED_SCHEMA` and ``shared`` once for every regime: the prior of a first
+    fit."""
     shape = VectorModel("shape", 0.0, (), regime_cuts=tuple(float(c) for c in regime_cuts),
                         script_regimes=script_regimes)
     regimes = range(shape.regime_count) if regime_cuts else (-1,)
     per_regime = [(name, direction, cuts, regime)
                   for regime in regimes for name, direction, cuts in schema]
-    per_regime += [(name, direction, cuts, -1) for name, direction, cuts in SHARED_SCHEMA
+    per_regime += [(name, direction, cuts, -1) for name, direction, cuts
+                   in (*SHARED_SCHEMA, *shared)
                    if regime_cuts or name not in {n for n, _d, _c in schema}]
     return replace(shape, version=version, specs=tuple(
         Spec(name, direction, tuple(float(c) for c in cuts), 0.0, (0.0,) * len(cuts), regime)
@@ -550,9 +568,14 @@ RULE_WEIGHTS.update({(3, name): weights for (regime, name), weights in list(RULE
 RULE_WEIGHTS[(4, "pictures")] = RULE_WEIGHTS[(2, "pictures")]
 
 
-def rule_vector_model(version: str = "vector-0") -> VectorModel:
-    """vector-0: :data:`RULE_WEIGHTS` on the default schema and regimes."""
-    blank = blank_model(version)
+def rule_vector_model(version: str = "vector-0", *, names: str = "") -> VectorModel:
+    """vector-0: :data:`RULE_WEIGHTS` on the default schema and regimes; ``names``
+    "shared" or "regimes": with :data:`NAMES_SCHEMA` (weights 0) once for every regime
+    or in each."""
+    if names not in ("", "shared", "regimes"):
+        raise ValueError(f"names must be '', 'shared' or 'regimes', not {names!r}")
+    blank = blank_model(version, (*DEFAULT_SCHEMA, *NAMES_SCHEMA) if names == "regimes"
+                        else DEFAULT_SCHEMA, shared=NAMES_SCHEMA if names == "shared" else ())
     specs = []
     for s in blank.specs:
         present, steps = RULE_WEIGHTS.get((s.regime, s.name), (0.0, {}))

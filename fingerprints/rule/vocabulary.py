@@ -26,13 +26,23 @@ import numpy.typing as npt
 
 from fingerprints.rule.ids import splitmix64_finalize
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.shorttext import dictionary, name_words
+from fingerprints.rule.shorttext import KIND_OTHER, MAX_RARITY, dictionary, name_kinds, name_words
 from fingerprints.rule.simhash import FEATURE_SEED, _append, _prepend
 from fingerprints.rule.stopwords import build_stopwords, is_punctuation_or_space
 
 MAX_NUMBERS = 48
 NAME_FLAG = 0x8000  # numbers in context: the top bit of the value's hash marks a name
 NUMBER_MASK = 0x7FFF
+# the kernel's fingerprint: (fingerprint, informative count, numbers, number count, weak
+# bits, names, name count)
+Fingerprinted = tuple[int, int, bytes, int, bytes, bytes, int]
+# RECORD's ``number`` flags: IN_CONTEXT a number or a name in the numbers in context
+# (the template guards'); NAMED a name by kind (features version 7: name_info holds its
+# rarity and kind); RUN a single CJK character that is not a stopword (a run of 2-4 of
+# them is a name outside the dictionary, KIND_OTHER)
+IN_CONTEXT, NAMED, RUN = 1, 2, 4
+MAX_NAMES = 32  # names in context kept per article (the smallest values)
+RUN_INFO = MAX_RARITY | KIND_OTHER << 4  # a name outside the dictionary: other, rarest
 
 @lru_cache(maxsize=1)
 def idf_table() -> tuple[dict[str, float], float]:
@@ -103,7 +113,7 @@ def _token_keys(flat: list[str]) -> npt.NDArray[np.uint64]:
 # rather than one per column. Weights fit 32 bits (IDF x 100 is at most a few thousand),
 # number hashes 16 (NUMBER_MASK and NAME_FLAG).
 RECORD = np.dtype([("hashes", "<u8"), ("weights", "<i4"), ("number_hash", "<u2"),
-                   ("skip", "?"), ("number", "?")])
+                   ("skip", "?"), ("number", "u1")])
 assert RECORD.itemsize == 16
 
 _MONTHS = frozenset(
@@ -115,6 +125,11 @@ _MONTHS = frozenset(
 )
 
 _PLAIN = re.compile(r"[a-z0-9]+")  # what the kernel's is_plain accepts
+
+
+def _is_cjk(character: str) -> bool:
+    """The kernel's is_cjk: a CJK ideograph (the segmenter's unknown-word pieces)."""
+    return "\u3400" <= character <= "\u9fff" or "\U00020000" <= character <= "\U0003ffff"
 
 
 class Vocabulary:
@@ -135,6 +150,9 @@ class Vocabulary:
         # hashes, weights, number_hash, skip and number are views of its fields
         self.records = np.zeros(1 << 16, dtype=RECORD)
         self.month = np.zeros(1 << 16, dtype=np.bool_)  # "月" or a month name
+        # a name's rarity | kind << 4 (features version 7), read only for NAMED tokens
+        self.name_info = np.zeros(1 << 16, dtype=np.uint8)
+        self.kinds = name_kinds()
         self.size = 0
         self.table_keys = np.zeros(1 << 17, dtype=np.uint64)  # hash table: token key -> id
         self.table_ids = np.full(1 << 17, -1, dtype=np.int64)
@@ -154,23 +172,32 @@ class Vocabulary:
         words = [token.strip() for token in tokens]
         skip = [not w or (not w.isalnum() and is_punctuation_or_space(w)) for w in words]
         digits = [w.isdigit() and w.isascii() for w in words]
-        names = self.names
+        names, kinds = self.names, self.kinds
         named = [not d and len(w) >= 2 and w in names
                  for w, d in zip(words, digits, strict=True)]
+        # version 7: a name by kind (jieba's tag, NAME_TAGS and nz) of two characters or more
+        info = [kinds.get(w) if not d and len(w) >= 2 else None
+                for w, d in zip(words, digits, strict=True)]
         seed = FEATURE_SEED
         # a number's hash ignores leading zeros; a name's carries the top bit
         # (NAME_FLAG: "in context" like a number, checked by the name guard of verify)
         number_hash = [
             (mmh3.hash(w.lstrip("0") or "0", seed=seed, signed=False) & NUMBER_MASK) if d
-            else (NAME_FLAG | mmh3.hash(w, seed=seed, signed=False) & NUMBER_MASK) if n
+            else (NAME_FLAG | mmh3.hash(w, seed=seed, signed=False) & NUMBER_MASK)
+            if n or i is not None
             else 0
-            for w, d, n in zip(words, digits, named, strict=True)]
+            for w, d, n, i in zip(words, digits, named, info, strict=True)]
         stopwords, idf, default = self.stopwords, self.idf, self.default_idf
         weights = [0 if k or w in stopwords else max(1, round(idf.get(w, default) * WEIGHT_SCALE))
                    for w, k in zip(words, skip, strict=True)]
+        flags = [(IN_CONTEXT if d or n else 0) | (NAMED if i is not None else 0)
+                 | (RUN if len(w) == 1 and _is_cjk(w) and weight > 0 else 0)
+                 for w, d, n, i, weight in zip(words, digits, named, info, weights, strict=True)]
         return {
             "skip": np.array(skip, dtype=np.bool_),
-            "number": np.logical_or(digits, named) if words else np.zeros(0, np.bool_),
+            "number": np.array(flags, dtype=np.uint8),
+            "name_info": np.array([0 if i is None else i[1] | i[0] << 4 for i in info],
+                                  dtype=np.uint8),
             "number_hash": np.array(number_hash, dtype=np.uint16),
             "month": np.array([w.lower() in _MONTHS for w in words], dtype=np.bool_),
             "weights": np.array(weights, dtype=np.int32),
@@ -198,10 +225,10 @@ class Vocabulary:
         return cast(npt.NDArray[np.bool_], self.records["skip"])
 
     @property
-    def number(self) -> npt.NDArray[np.bool_]:
-        return cast(npt.NDArray[np.bool_], self.records["number"])
+    def number(self) -> npt.NDArray[np.uint8]:
+        return cast(npt.NDArray[np.uint8], self.records["number"])
 
-    _COLUMNS = ("records", "month")
+    _COLUMNS = ("records", "month", "name_info")
 
     def _reserve(self, extra: int) -> None:
         """Room for ``extra`` more entries in the per-id arrays (doubling)."""
@@ -309,13 +336,13 @@ class Vocabulary:
             assert kernel is not None
             tables = self._tables = kernel.Tables(
                 self.table_keys, self.table_ids, self.records, self.month, TF_FACTOR,
-                self.default_weight, FEATURE_SEED,
+                self.name_info, self.default_weight, FEATURE_SEED,
             )
         return tables
 
     def fingerprint(
         self, tokens: list[str], tf: bool, weak_bits: int, with_numbers: bool
-    ) -> tuple[int, int, bytes, int, bytes]:
+    ) -> Fingerprinted:
         """One text's (fingerprint, informative count, numbers, number count, weak
         bits) through the C kernel: what :func:`_fingerprints` computes for it."""
         assert kernel is not None
@@ -324,7 +351,7 @@ class Vocabulary:
         if tables is not None:  # the common case, with no closures
             found = fingerprint(tokens, tables, tf, weak_bits, with_numbers)
             if isinstance(found, tuple):
-                return cast(tuple[int, int, bytes, int, bytes], found)
+                return cast(Fingerprinted, found)
         return self._through_kernel(
             lambda tables: fingerprint(tokens, tables, tf, weak_bits, with_numbers),
             lambda: tokens,
@@ -332,7 +359,7 @@ class Vocabulary:
 
     def fingerprint_spans(
         self, text: str, spans: array[int], tf: bool, weak_bits: int, with_numbers: bool
-    ) -> tuple[int, int, bytes, int, bytes]:
+    ) -> Fingerprinted:
         """:meth:`fingerprint` of the tokens ``text[s:e]`` for the (s, e) pairs of
         ``spans`` (the C segmenter's ``cut_ids``): the kernel reads them in the text and
         makes a str only for the tokens it does not know."""
@@ -342,7 +369,7 @@ class Vocabulary:
         if tables is not None:  # the common case, with no closures
             found = fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers)
             if isinstance(found, tuple):
-                return cast(tuple[int, int, bytes, int, bytes], found)
+                return cast(Fingerprinted, found)
         return self._through_kernel(
             lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
             lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
@@ -365,7 +392,7 @@ class Vocabulary:
     def fingerprint_nodes(
         self, text: str, spans: array[int], nodes: array[int], trie: Any, tf: bool,
         weak_bits: int, with_numbers: bool,
-    ) -> tuple[int, int, bytes, int, bytes]:
+    ) -> Fingerprinted:
         """:meth:`fingerprint_spans`, with each token's trie node (the C segmenter's
         ``cut_nodes``): a token whose node the kernel has seen is not hashed nor looked
         up in the vocabulary's hash table."""
@@ -377,7 +404,7 @@ class Vocabulary:
             found = fingerprint_nodes(text, spans, nodes, node_ids, tables, tf, weak_bits,
                                       with_numbers)
             if isinstance(found, tuple):
-                return cast(tuple[int, int, bytes, int, bytes], found)
+                return cast(Fingerprinted, found)
         return self._through_kernel(
             lambda tables: fingerprint_nodes(text, spans, nodes, node_ids, tables, tf,
                                              weak_bits, with_numbers),
@@ -386,7 +413,7 @@ class Vocabulary:
 
     def _through_kernel(
         self, call: Callable[[object], object], tokens: Callable[[], list[str]]
-    ) -> tuple[int, int, bytes, int, bytes]:
+    ) -> Fingerprinted:
         """``call(tables)``, adding the tokens it hands back and asking again."""
         found = call(self.kernel_tables())
         if not isinstance(found, tuple):
@@ -400,7 +427,7 @@ class Vocabulary:
                     found = call(self.kernel_tables())
             if not isinstance(found, tuple):
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
-        return cast(tuple[int, int, bytes, int, bytes], found)
+        return cast(Fingerprinted, found)
 
     def _find(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         """The id of each key, -1 where it is not in the table."""

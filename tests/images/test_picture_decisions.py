@@ -346,7 +346,7 @@ def test_the_picture_index_is_rebuilt_with_the_features(client, auth, redis_clie
     # the original and its photo post (one story under either model)
     _ingest(client, auth, run_worker, pictures, STREAM[:2])
     reindex.build(recompute=True)
-    assert Article.objects.get(nid="o2").features[0] == 6  # pictures, codes, main body
+    assert Article.objects.get(nid="o2").features[0] == 7  # pictures, codes, names by kind
     near = client.post("/api/v1/images/similar", data=PICTURES["/brighter.jpg"],
                        content_type="image/jpeg", **auth).json()
     assert near["docs"][0]["docId"] == _doc("o1")

@@ -173,11 +173,11 @@ def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match="tokens: list"):
         kernel.fingerprint(("a",), vocab.kernel_tables(), True, 0, True)
     with pytest.raises(TypeError, match="8-byte items"):
-        kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 5))
+        kernel.Tables(*([np.zeros(4, dtype=np.int32)] * 6))
     with pytest.raises(TypeError, match="array 2 must have 16-byte items"):
         kernel.Tables(vocab.table_keys, vocab.table_ids, np.zeros(4, np.uint64), vocab.month,
-                      vocabulary.TF_FACTOR)
-    with pytest.raises(TypeError, match="5 arrays"):
+                      vocabulary.TF_FACTOR, vocab.name_info)
+    with pytest.raises(TypeError, match="6 arrays"):
         kernel.Tables(np.zeros(4))
     with pytest.raises(ValueError, match="65536"):
         kernel.sketch("中文新闻正文", np.zeros(10, dtype=np.bool_))

@@ -66,12 +66,30 @@ def test_no_probes_when_off_empty_or_from_version_1_rows() -> None:
 
 def _before_version_6(features: Features) -> Features:
     """The features as a row written before codes, chrome and the main body existed."""
-    return replace(features, codes=None, chrome=None, main_bits=b"")
+    return replace(_before_version_7(features), codes=None, chrome=None, main_bits=b"")
+
+
+def _before_version_7(features: Features) -> Features:
+    """The features as a row written before names by kind and quoted keys existed."""
+    return replace(features, names=None, name_count=0, quoted=None)
+
+
+def test_version_7_carries_names_and_quoted_keys_and_version_6_rows_read_as_missing() -> None:
+    features = extract("统计局：工业生产稳中有升", "据北京市统计局通报，" + STORY)
+    data = features.to_bytes()
+    assert data[0] == 7 and features.has_names and features.names and features.name_count
+    assert Features.from_bytes(data) == features
+    with pytest.raises(ValueError, match="truncated features"):
+        Features.from_bytes(data[:-1])
+    older = _before_version_7(features)
+    assert older.to_bytes()[0] == 6 and data.startswith(b"\x07" + older.to_bytes()[1:])
+    assert Features.from_bytes(older.to_bytes()) == older and not older.has_names
 
 
 def test_version_6_carries_codes_chrome_and_the_main_body_and_older_rows_read_as_missing(
 ) -> None:
     features = extract("统计局：工业生产稳中有升", "关注我们。" + STORY + " 热线:010-6520-1234")
+    features = _before_version_7(features)
     data = features.to_bytes()
     assert data[0] == 6 and features.has_parts and features.codes and features.chrome
     assert Features.from_bytes(data) == features
@@ -119,7 +137,7 @@ def test_version_1_2_and_3_features_are_still_read() -> None:
     )
     assert content_probes(old, CONFIG) == []
     with pytest.raises(ValueError, match="unknown features version"):
-        Features.from_bytes(b"\x07" + data[1:])
+        Features.from_bytes(b"\x08" + data[1:])
     with pytest.raises((ValueError, struct.error)):
         Features.from_bytes(data[:-3])
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from fingerprints.rule import extract
 from fingerprints.rule.comparison import COMPARISONS, ComparisonVector, compare_pair
 from fingerprints.rule.vector_model import (
+    NAMES_SCHEMA,
     VectorModel,
     blank_model,
     rule_vector_model,
@@ -32,8 +33,11 @@ SHARES = {"jaccard", "containment", "containment_of_longer", "length_ratio",
           "short_text",
           "short_conflict", "numbers_agree", "numbers_conflict", "names_agree",
           "names_conflict", "main_containment", "codes_shared", "codes_conflict",
-          "template_share", "chrome_shorter", "chrome_longer"}
+          "template_share", "chrome_shorter", "chrome_longer", "names_kind_conflict",
+          "names_person_conflict", "names_place_conflict", "names_organisation_conflict",
+          "names_other_conflict", "quoted_shared"}
 COUNTS = {"smaller_shingles": 3000, "numbers_conflicts": 12, "names_conflicts": 12,
+          "names_kind_conflicts": 12,
           "pictures": 1, "off_title": 2, "char_bodies": 2}
 ALWAYS = {"smaller_shingles", "off_title", "char_bodies"}  # never missing
 
@@ -72,6 +76,23 @@ def test_a_measure_never_pushes_against_its_declared_direction(
         assert delta >= 0, (name, before, raised)
     elif directions == {-1}:
         assert delta <= 0, (name, before, raised)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(vectors, st.booleans()), min_size=4, max_size=40),
+       st.sampled_from(["shared", "regimes"]))
+def test_a_fit_weighing_the_version_7_comparisons_keeps_their_declared_side(
+        rows: list[tuple[ComparisonVector, bool]], names: str) -> None:
+    start = rule_vector_model(names=names)
+    weighed = ({spec.name for spec in start.specs}
+               - {spec.name for spec in rule_vector_model().specs})
+    assert weighed == {name for name, _d, _c in NAMES_SCHEMA}
+    model = fit([VectorExample(v, m) for v, m in rows], start, "any", strength=0.05)
+    for spec in model.specs:
+        assert all(step * spec.direction >= 0 for step in spec.steps), spec
+        assert spec.name not in weighed or spec.direction == -1
+    with pytest.raises(ValueError, match="names must be"):
+        rule_vector_model(names="every")
 
 
 @settings(max_examples=25, deadline=None)

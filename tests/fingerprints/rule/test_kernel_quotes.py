@@ -1,0 +1,135 @@
+"""Features version 7: the kernel's ``quoted_keys`` against ``boilerplate.quoted_keys_py``
+(the same bits on every article of the five corpora, on generated texts and on edge
+cases), and the names in context by kind (kernel and NumPy give the same bytes; the
+kinds, the rarity, a run outside the dictionary)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fingerprints.rule.boilerplate import (
+    CLAUSE_SEED,
+    QUOTE_ENDS,
+    QUOTE_LEADS,
+    quoted_keys,
+    quoted_keys_py,
+    strip_with_clauses,
+)
+from fingerprints.rule.comparison import compare_pair
+from fingerprints.rule.extraction import extract_many
+from fingerprints.rule.features import Features
+from fingerprints.rule.kernel import kernel
+from fingerprints.rule.keys import MIN_KEY_CLAUSE
+from fingerprints.rule.normalize import normalize
+from fingerprints.rule.shorttext import KIND_OTHER, KIND_PERSON, KIND_PLACE, name_kinds, rarity_of
+
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
+CORPORA = ["xinhua_uhgeval_zh", "thucnews_cnews_sample_zh", "bbc_news_en", "cnndm_halueval_en",
+           "bdci2019_inews_zh_train"]
+PIECES = [*"“”「」『』‘’\"。，！？!?.,;: \\n", "\\n", "\n", "据", "据警方通报", "according to",
+          *QUOTE_ENDS, "记者在现场看到一辆货车", "the fire brigade arrived at noon",
+          "消防部门正在调查起火原因", "中", "a", "1", "𠀀", "\x00"]
+
+
+def _assert_same(body: str) -> int:
+    keys = strip_with_clauses(body, frozenset()).keys
+    expected = quoted_keys_py(body, keys)
+    if kernel is not None:
+        assert kernel.quoted_keys(body, keys, MIN_KEY_CLAUSE, CLAUSE_SEED) == expected, body[:80]
+    return expected
+
+
+@pytest.mark.skipif(kernel is None, reason="needs the C kernel")
+@pytest.mark.data
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_every_article_of_the_corpora_gives_the_python_quoted_keys(corpus: str) -> None:
+    path = DATA / corpus / "docs.jsonl"
+    assert path.exists(), f"missing corpus {path}"
+    measured = quoted = 0
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            body = strip_with_clauses(normalize(row.get("content") or row.get("text") or ""),
+                                      frozenset()).body
+            quoted += bool(_assert_same(body))
+            measured += 1
+    assert measured > 1000 and quoted > 0
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=200), st.sampled_from([1, 3, 30]))
+def test_generated_texts_give_the_python_quoted_keys(pieces: list[str], repeat: int) -> None:
+    _assert_same("".join(pieces) * repeat)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(exclude_categories=("Cs",)), max_size=300))
+def test_any_text_gives_the_python_quoted_keys(body: str) -> None:
+    _assert_same(body)
+
+
+def _quoted_clauses(body: str) -> list[bool]:
+    """Which of the body's keys are quoted, in key order."""
+    keys = strip_with_clauses(body, frozenset()).keys
+    mask = quoted_keys(body, keys)
+    return [bool(mask >> i & 1) for i in range(len(keys) // 4)]
+
+
+def test_quotation_marks_and_attribution_make_a_clause_quoted() -> None:
+    plain = "记者在现场看到一辆货车停在路边，消防部门正在调查起火原因。"
+    assert not any(_quoted_clauses(plain))
+    for quoted in ("“记者在现场看到一辆货车停在路边，消防部门正在调查起火原因。”",
+                   "「记者在现场看到一辆货车停在路边，消防部门正在调查起火原因。」",
+                   "据警方通报，记者在现场看到一辆货车停在路边，消防部门正在调查起火原因。",
+                   "警方表示，记者在现场看到一辆货车停在路边，消防部门正在调查起火原因。"):
+        assert sum(_quoted_clauses(quoted)) == 2, quoted  # two clauses (and two edge keys)
+    # the attribution ends with its sentence; a quote left open ends after MAX_QUOTE
+    after = "警方表示，记者在现场看到一辆货车停在路边。消防部门正在调查起火原因和损失情况。"
+    assert sum(_quoted_clauses(after)) == 1
+    assert sum(_quoted_clauses("“" + "很" * 600 + "。" + plain)) == 1  # only its own
+    assert sum(_quoted_clauses("according to police, the fire brigade arrived at noon.")) == 2
+    assert QUOTE_LEADS == ("据", "accordingto")
+
+
+def test_names_carry_their_kind_and_rarity_in_both_paths() -> None:
+    kinds = name_kinds()
+    assert kinds["北京"][0] == KIND_PLACE and kinds["习近平"][0] == KIND_PERSON
+    assert kinds["北京"][1] < kinds["公安局"][1] < kinds["习近平"][1] <= 15
+    assert rarity_of(60_000_000, 60_000_000) == 1 and rarity_of(60_000_000, 1) == 15
+    texts = [("t", "据北京市公安局通报，张晓明在海淀区驾车时与货车相撞。华为公司表示将配合调查。"),
+             ("t", "the man said he saw the fire in london, according to police.")]
+    compiled = extract_many(texts, compiled=True) if kernel is not None else None
+    reference = extract_many(texts, compiled=False)
+    if compiled is not None:
+        assert compiled == reference
+    names = np.frombuffer(reference[0].names or b"", dtype="<u4")
+    found_kinds = {int(v) >> 14 & 3 for v in names}
+    assert {KIND_PLACE, KIND_OTHER} <= found_kinds  # 海淀区 a place; 张晓明 outside: other
+    assert reference[0].name_count == len(names)
+    assert Features.from_bytes(reference[0].to_bytes()) == reference[0]
+
+
+def test_the_version_7_comparisons_read_names_by_kind_and_quoted_keys() -> None:
+    story = ("据北京市公安局通报，3月5日，张晓明在海淀区驾车时与一辆货车相撞。"
+             "警方表示，事故原因正在调查中，伤者已被送往医院救治。")
+    other_town = story.replace("海淀区", "朝阳区")
+    a, b, c = extract_many([("t", story), ("t", other_town), ("t", story)])
+    same = compare_pair(a, c)
+    assert same.names_kind_conflict == 0.0 and same.names_place_conflict == 0.0
+    assert same.quoted_shared is not None and same.quoted_shared > 0
+    moved = compare_pair(a, b)
+    assert moved.names_place_conflict and moved.names_place_conflict > 0
+    assert moved.names_kind_conflicts and moved.names_kind_conflicts >= 1
+    assert compare_pair(b, a) == moved
+    # a version-6 row: the version-7 comparisons are missing
+    older = Features.from_bytes(a.to_bytes()[:-(3 + len(a.names or b"") + 2)].replace(
+        b"\x07", b"\x06", 1))
+    assert older.names is None and older.quoted is None
+    assert compare_pair(older, b).names_kind_conflict is None
+    assert compare_pair(older, b).quoted_shared is None

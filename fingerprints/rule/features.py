@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.sketch import Sketch
 
 FEATURES_VERSION = 6  # 5: no codes, chrome share or main body; 4: no pictures; 3: no flags;
@@ -15,10 +17,43 @@ MAX_PICTURES = 255  # picture hashes kept per article (the API allows far fewer)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
-_HEAD = struct.Struct("<BQQIIH")  # version, fingerprints, counts, numbers
-_LENGTH = struct.Struct("<H")  # a text's UTF-8 length
-_COUNT = struct.Struct("<B")  # a count or the flags
-_PARTS = struct.Struct("<HH")  # version 6: the chrome share, the main bits' length
+# Each version's bytes, one code a value of to_bytes's call (pack_py says the codes):
+# version, title and content fingerprints, token and number counts, the numbers; the
+# sketch's level, shingles and samples; the weak bits, the title key, the short text,
+# the keys, the flags; version 5: the pictures; version 6: the codes, the chrome share,
+# the main body's bits. A version's layout begins with the one before it.
+_V4 = "BQQIIh4" "BIh4" "b1h1h1b4B"
+LAYOUTS = {4: _V4, 5: _V4 + "b8", 6: _V4 + "b8" "b4Hh1"}
+
+
+def pack_py(layout: str, *values: Any) -> bytes:
+    """``values`` as ``layout`` says, one code each (values beyond its codes are not
+    read): ``B H I Q`` an int as an unsigned little-endian integer of 1, 2, 4 or 8
+    bytes; ``b1 b4 h1 h4`` bytes (a str: its UTF-8) after their count in units of 1 or
+    4 bytes as a ``<B`` (b) or ``<H`` (h); ``b8`` a sequence of ints after its ``<B``
+    count, each as a ``Q``. The reference of the kernel's ``pack`` (``_pack.h``), which
+    gives the same bytes; a value that does not fit raises."""
+    codes = re.findall(r"[BHIQ]|[bh][148]|.", layout)
+    if len(codes) > len(values):
+        raise TypeError(f"the layout {layout} has more codes than the {len(values)} values")
+    parts = []
+    for code, value in zip(codes, values, strict=False):
+        if code in ("B", "H", "I", "Q"):
+            parts.append(struct.pack("<" + code, value))
+        elif code == "b8":
+            parts.append(struct.pack(f"<B{len(value)}Q", len(value), *value))
+        elif code in ("b1", "b4", "h1", "h4"):
+            data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            unit = int(code[1])
+            if len(data) % unit:
+                raise ValueError(f"{len(data)} bytes are not a count of {unit}-byte units")
+            parts += [struct.pack("<" + code[0].upper(), len(data) // unit), data]
+        else:
+            raise ValueError(f"bad layout {layout!r}")
+    return b"".join(parts)
+
+
+_pack: Any = kernel.pack if kernel is not None else pack_py
 
 
 @dataclass(frozen=True)
@@ -74,30 +109,20 @@ class Features:
         and the weak-bit positions (one byte each; version 2 ends here), then the title
         key and the short text, each as ``<H length>`` + UTF-8, then ``<B count>`` and
         the uint32 keys (version 3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`,
-        :data:`CHAR_SHINGLES`)."""
-        pictures = self.pictures[:MAX_PICTURES]
-        title_key = self.title_key.encode("utf-8")
-        short_text = self.short_text.encode("utf-8")
-        count = _COUNT.pack
-        version = FEATURES_VERSION if self.has_parts else 5 if pictures else 4
-        # the parts joined once (the batch command writes every article's bytes)
-        parts = [
-            _HEAD.pack(version, self.title_fp, self.content_fp,
-                       self.token_count, self.number_count, len(self.numbers) // 4),
-            self.numbers, self.sketch.to_bytes(),
-            count(len(self.weak_bits)), self.weak_bits,
-            _LENGTH.pack(len(title_key)), title_key, _LENGTH.pack(len(short_text)), short_text,
-            count(len(self.keys) // 4), self.keys,
-            count((OFF_TITLE if self.off_title else 0)
-                  | (CHAR_SHINGLES if self.char_shingles else 0)),
-        ]
-        if version >= 5:
-            parts.append(struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures))
-        if version >= 6:
-            codes = (self.codes or b"")[: 4 * 255]
-            parts += [count(len(codes) // 4), codes,
-                      _PARTS.pack(self.chrome, len(self.main_bits)), self.main_bits]
-        return b"".join(parts)
+        :data:`CHAR_SHINGLES`). :data:`LAYOUTS` says it code by code, one code a value
+        below; one call of the kernel's ``pack`` joins them (:func:`pack_py` without it)."""
+        pictures, codes, sketch = self.pictures, self.codes, self.sketch
+        version = (FEATURES_VERSION if codes is not None and self.chrome is not None
+                   else 5 if pictures else 4)
+        return _pack(
+            LAYOUTS[version], version, self.title_fp, self.content_fp, self.token_count,
+            self.number_count, self.numbers,
+            sketch.level, sketch.shingles, sketch.samples,
+            self.weak_bits, self.title_key, self.short_text, self.keys,
+            (OFF_TITLE if self.off_title else 0) | (CHAR_SHINGLES if self.char_shingles else 0),
+            pictures[:MAX_PICTURES],  # version 5 on
+            (codes or b"")[: 4 * 255], self.chrome, self.main_bits,  # version 6
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:

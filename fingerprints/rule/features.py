@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from fingerprints.rule.kernel import kernel
@@ -111,17 +112,18 @@ class Features:
         the uint32 keys (version 3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`,
         :data:`CHAR_SHINGLES`). :data:`LAYOUTS` says it code by code, one code a value
         below; one call of the kernel's ``pack`` joins them (:func:`pack_py` without it)."""
-        pictures, codes, sketch = self.pictures, self.codes, self.sketch
-        version = (FEATURES_VERSION if codes is not None and self.chrome is not None
+        (title_fp, content_fp, token_count, sketch, numbers, number_count, weak_bits,
+         title_key, short_text, keys, off_title, char_shingles, pictures, codes, chrome,
+         main_bits) = field_values(self)
+        version = (FEATURES_VERSION if codes is not None and chrome is not None
                    else 5 if pictures else 4)
         return _pack(
-            LAYOUTS[version], version, self.title_fp, self.content_fp, self.token_count,
-            self.number_count, self.numbers,
-            sketch.level, sketch.shingles, sketch.samples,
-            self.weak_bits, self.title_key, self.short_text, self.keys,
-            (OFF_TITLE if self.off_title else 0) | (CHAR_SHINGLES if self.char_shingles else 0),
+            LAYOUTS[version], version, title_fp, content_fp, token_count, number_count,
+            numbers, sketch.level, sketch.shingles, sketch.samples,
+            weak_bits, title_key, short_text, keys,
+            (OFF_TITLE if off_title else 0) | (CHAR_SHINGLES if char_shingles else 0),
             pictures[:MAX_PICTURES],  # version 5 on
-            (codes or b"")[: 4 * 255], self.chrome, self.main_bits,  # version 6
+            (codes or b"")[: 4 * 255], chrome, main_bits,  # version 6
         )
 
     @classmethod
@@ -177,6 +179,19 @@ class Features:
         return cls(title_fp, content_fp, tokens, sketch, numbers, number_count, weak,
                    texts[0], texts[1], keys, bool(flags & OFF_TITLE),
                    bool(flags & CHAR_SHINGLES), pictures, codes, chrome, main_bits)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(Features))
+_values_of = operator.itemgetter(*_FIELD_NAMES)
+
+
+def field_values(features: Features) -> tuple[Any, ...]:
+    """The fields' values in field order, read from the instance's dict in one call: a
+    field with a default is also a class attribute, and CPython 3.11 does not specialize
+    an instance's read of such a name (a generic lookup each, most of to_bytes's Python
+    when read one by one). Equal tuples for equal features (the dataclass's ``__eq__``
+    and ``__hash__`` compare this tuple), so it can stand for them as a key."""
+    return _values_of(features.__dict__)
 
 
 def features_of(

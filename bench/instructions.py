@@ -25,8 +25,9 @@ Xinhua (5,141) and of the crawled corpus (BDCI, 5,355), the figures of
 docs/results/speed.md. ``--at REV`` counts an older commit the same way, from its own
 tree and kernel in a temporary git worktree (bench/older_engine.py), with this Python.
 ``--jobs`` valgrind processes at a time (the counts do not depend on it). Xinhua and the
-crawled corpus at 5,400 take about 8 minutes of CPU for one tree. Needs valgrind
-(Debian's package); exits 2 without it.
+crawled corpus at 5,400 take about 12 minutes of CPU for one tree (18 minutes' wall with
+``--jobs 8`` on the 2-core machine shared with other work). Needs valgrind (Debian's
+package); exits 2 without it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ setup(
                 "fingerprints/rule/_scratch.h",
                 "fingerprints/rule/_stamped.h",
                 "fingerprints/rule/_samples.h",
+                "fingerprints/rule/_pack.h",
             ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),

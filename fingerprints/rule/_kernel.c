@@ -3388,6 +3388,7 @@ static PyObject *main_span(PyObject *self, PyObject *args) {
 
 
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
+#include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
 
 static PyMethodDef methods[] = {
     {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
@@ -3429,6 +3430,8 @@ static PyMethodDef methods[] = {
      "strings, as tuples (shorttext.matching_blocks)."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
+    {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
+     "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
     {"observe", observe, METH_VARARGS,

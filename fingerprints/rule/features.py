@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import operator
+import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.sketch import Sketch
 
 FEATURES_VERSION = 7  # 6: no names by kind nor quoted keys; 5: no codes, chrome share or
@@ -15,12 +18,44 @@ MAX_PICTURES = 255  # picture hashes kept per article (the API allows far fewer)
 OFF_TITLE = 1  # flags bit: the body shares no informative word with its title
 CHAR_SHINGLES = 2  # flags bit: the sketch is of character shingles (a mostly-CJK body)
 MAX_KEY_CHARS = 96  # letters and digits kept for the title key and a short body
-_HEAD = struct.Struct("<BQQIIH")  # version, fingerprints, counts, numbers
-_LENGTH = struct.Struct("<H")  # a text's UTF-8 length
-_COUNT = struct.Struct("<B")  # a count or the flags
-_PARTS = struct.Struct("<HH")  # version 6: the chrome share, the main bits' length
-_NAMES = struct.Struct("<BH")  # version 7: names kept, names counted
-_QUOTED = struct.Struct("<H")  # version 7: the quoted keys' bits
+# Each version's bytes, one code a value of to_bytes's call (pack_py says the codes):
+# version, title and content fingerprints, token and number counts, the numbers; the
+# sketch's level, shingles and samples; the weak bits, the title key, the short text,
+# the keys, the flags; version 5: the pictures; version 6: the codes, the chrome share,
+# the main body's bits; version 7: the names' count, the names kept, the quoted keys'
+# bits. A version's layout begins with the one before it.
+_V4 = "BQQIIh4" "BIh4" "b1h1h1b4B"
+LAYOUTS = {4: _V4, 5: _V4 + "b8", 6: _V4 + "b8" "b4Hh1", 7: _V4 + "b8" "b4Hh1" "Hb4H"}
+
+
+def pack_py(layout: str, *values: Any) -> bytes:
+    """``values`` as ``layout`` says, one code each (values beyond its codes are not
+    read): ``B H I Q`` an int as an unsigned little-endian integer of 1, 2, 4 or 8
+    bytes; ``b1 b4 h1 h4`` bytes (a str: its UTF-8) after their count in units of 1 or
+    4 bytes as a ``<B`` (b) or ``<H`` (h); ``b8`` a sequence of ints after its ``<B``
+    count, each as a ``Q``. The reference of the kernel's ``pack`` (``_pack.h``), which
+    gives the same bytes; a value that does not fit raises."""
+    codes = re.findall(r"[BHIQ]|[bh][148]|.", layout)
+    if len(codes) > len(values):
+        raise TypeError(f"the layout {layout} has more codes than the {len(values)} values")
+    parts = []
+    for code, value in zip(codes, values, strict=False):
+        if code in ("B", "H", "I", "Q"):
+            parts.append(struct.pack("<" + code, value))
+        elif code == "b8":
+            parts.append(struct.pack(f"<B{len(value)}Q", len(value), *value))
+        elif code in ("b1", "b4", "h1", "h4"):
+            data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            unit = int(code[1])
+            if len(data) % unit:
+                raise ValueError(f"{len(data)} bytes are not a count of {unit}-byte units")
+            parts += [struct.pack("<" + code[0].upper(), len(data) // unit), data]
+        else:
+            raise ValueError(f"bad layout {layout!r}")
+    return b"".join(parts)
+
+
+_pack: Any = kernel.pack if kernel is not None else pack_py
 
 
 @dataclass(frozen=True)
@@ -81,42 +116,32 @@ class Features:
         return self.names is not None and self.quoted is not None
 
     def to_bytes(self) -> bytes:
-        """Version 7: version 6, then ``<B kept><H count>`` and the uint32 names in context,
-        ``<H quoted>``. Version 6: version 5, then ``<B count>`` and the uint32 codes,
-        ``<H chrome>`` (permille) and ``<H length>`` + the main body's sample bits (features
-        without them: version 5 with pictures, else 4). Version 5: version 4, then ``<B count>``
-        and the uint64 picture hashes. Version 4: the version-1 layout, ``<B count>`` and the
-        weak-bit positions (one byte each; version 2 ends here), then the title key and the
-        short text, each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32 keys
-        (version 3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`, :data:`CHAR_SHINGLES`)."""
-        pictures = self.pictures[:MAX_PICTURES]
-        title_key = self.title_key.encode("utf-8")
-        short_text = self.short_text.encode("utf-8")
-        count = _COUNT.pack
-        version = (FEATURES_VERSION if self.has_parts and self.has_names
-                   else 6 if self.has_parts else 5 if pictures else 4)
-        # the parts joined once (the batch command writes every article's bytes)
-        parts = [
-            _HEAD.pack(version, self.title_fp, self.content_fp,
-                       self.token_count, self.number_count, len(self.numbers) // 4),
-            self.numbers, self.sketch.to_bytes(),
-            count(len(self.weak_bits)), self.weak_bits,
-            _LENGTH.pack(len(title_key)), title_key, _LENGTH.pack(len(short_text)), short_text,
-            count(len(self.keys) // 4), self.keys,
-            count((OFF_TITLE if self.off_title else 0)
-                  | (CHAR_SHINGLES if self.char_shingles else 0)),
-        ]
-        if version >= 5:
-            parts.append(struct.pack(f"<B{len(pictures)}Q", len(pictures), *pictures))
-        if version >= 6:
-            codes = (self.codes or b"")[: 4 * 255]
-            parts += [count(len(codes) // 4), codes,
-                      _PARTS.pack(self.chrome, len(self.main_bits)), self.main_bits]
-        if version >= 7:
-            names = (self.names or b"")[: 4 * 255]
-            parts += [_NAMES.pack(len(names) // 4, min(self.name_count, 0xFFFF)), names,
-                      _QUOTED.pack(self.quoted)]
-        return b"".join(parts)
+        """Version 7: version 6, then ``<H count>`` of the names in context, ``<B kept>``
+        and the uint32 names kept, ``<H quoted>``. Version 6: version 5, then ``<B count>``
+        and the uint32 codes, ``<H chrome>`` (permille) and ``<H length>`` + the main
+        body's sample bits (features without the names: version 6; without the codes
+        either: version 5 with pictures, else 4). Version 5: version 4, then ``<B count>``
+        and the uint64 picture hashes. Version 4: the version-1 layout, ``<B count>`` and
+        the weak-bit positions (one byte each; version 2 ends here), then the title key and
+        the short text, each as ``<H length>`` + UTF-8, then ``<B count>`` and the uint32
+        keys (version 3 ends here), then ``<B flags>`` (:data:`OFF_TITLE`,
+        :data:`CHAR_SHINGLES`). :data:`LAYOUTS` says it code by code, one code a value
+        below; one call of the kernel's ``pack`` joins them (:func:`pack_py` without it)."""
+        (title_fp, content_fp, token_count, sketch, numbers, number_count, weak_bits,
+         title_key, short_text, keys, off_title, char_shingles, pictures, codes, chrome,
+         main_bits, names, name_count, quoted) = field_values(self)
+        has_parts = codes is not None and chrome is not None
+        version = (FEATURES_VERSION if has_parts and names is not None and quoted is not None
+                   else 6 if has_parts else 5 if pictures else 4)
+        return _pack(
+            LAYOUTS[version], version, title_fp, content_fp, token_count, number_count,
+            numbers, sketch.level, sketch.shingles, sketch.samples,
+            weak_bits, title_key, short_text, keys,
+            (OFF_TITLE if off_title else 0) | (CHAR_SHINGLES if char_shingles else 0),
+            pictures[:MAX_PICTURES],  # version 5 on
+            (codes or b"")[: 4 * 255], chrome, main_bits,  # version 6
+            min(name_count, 0xFFFF), (names or b"")[: 4 * 255], quoted,  # version 7
+        )
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Features:
@@ -175,6 +200,19 @@ class Features:
                    names, name_count, quoted)
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(Features))
+_values_of = operator.itemgetter(*_FIELD_NAMES)
+
+
+def field_values(features: Features) -> tuple[Any, ...]:
+    """The fields' values in field order, read from the instance's dict in one call: a
+    field with a default is also a class attribute, and CPython 3.11 does not specialize
+    an instance's read of such a name (a generic lookup each, most of to_bytes's Python
+    when read one by one). Equal tuples for equal features (the dataclass's ``__eq__``
+    and ``__hash__`` compare this tuple), so it can stand for them as a key."""
+    return _values_of(features.__dict__)
+
+
 def features_of(
     title_fp: int, content_fp: int, token_count: int, sketch: Sketch, numbers: bytes,
     number_count: int, weak_bits: bytes, title_key: str, short_text: str, keys: bytes,
@@ -229,11 +267,15 @@ def _read_parts(data: bytes, end: int) -> tuple[bytes, int, bytes, int]:
     return codes, chrome, main_bits, end + 4 + size
 
 
+_NAMES = struct.Struct("<HB")  # version 7: names counted, names kept
+_QUOTED = struct.Struct("<H")  # version 7: the quoted keys' bits
+
+
 def _read_names(data: bytes, end: int) -> tuple[bytes, int, int]:
     """(names in context, their count, the quoted keys' bits) of a version-7 row."""
     if len(data) < end + 3:
         raise ValueError("truncated features (names)")
-    kept, count = _NAMES.unpack_from(data, end)
+    count, kept = _NAMES.unpack_from(data, end)
     names = data[end + 3 : end + 3 + 4 * kept]
     if len(names) != 4 * kept or len(data) < end + 3 + 4 * kept + 2:
         raise ValueError("truncated features (names, quoted keys)")

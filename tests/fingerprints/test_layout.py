@@ -22,8 +22,9 @@ TESTS = ROOT / "tests"
 ENGINE_TESTS = TESTS / "fingerprints"
 #: The test files of the engine as a whole, beside the rooms: the method page, the
 #: generated parameter page, this file, and bench/older_engine.py (older engines).
+# the benchmarks' tools are tested beside the rooms too (bench/ has no room)
 WHOLE_ENGINE = {"test_docs.py", "test_layout.py", "test_older_engine.py",
-                "test_parameters_doc.py"}
+                "test_parameters_doc.py", "test_instructions_bench.py"}
 #: An issue's number ("issue", "issues", "issue-" or "(#" before it) or a numbered round.
 NAMES_AN_ISSUE_OR_ROUND = re.compile(
     r"\bissues?\s*#?\d+|\bissue-\d+|\(#\d+\)|\bround[\s_-]?#?\d+", re.IGNORECASE)

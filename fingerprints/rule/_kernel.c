@@ -1299,30 +1299,86 @@ static inline Py_ssize_t put_utf8_padded(unsigned char *out, uint32_t cp) {
     return put_utf8(out, cp);
 }
 
+/* --- quotations (features version 7; boilerplate.quoted_keys_py is the reference) ---
+ * A clause is quoted when one of its letters is inside quotation marks, or when it is
+ * attributed (led by 据 or "according to", or after a clause of its sentence ending
+ * with an attribution verb). clause_keys tracks this in its own walk over the text and
+ * hands back the bits of its keys whose clause is quoted: a second walk over every
+ * character cost about as much as the first (features version 7's +43k an article). */
+
+#define MAX_QUOTE 500 /* characters: an opening mark never closed ends its quote here */
+
+static inline int quote_opens(Py_UCS4 c) {
+    return c == 0x201C || c == 0x300C || c == 0x300E || c == 0x2018; /* “ 「 『 ‘ */
+}
+
+static inline int quote_closes(Py_UCS4 c) {
+    return c == 0x201D || c == 0x300D || c == 0x300F || c == 0x2019; /* ” 」 』 ’ */
+}
+
+/* A cue as the UTF-8 bytes of its letters: the walk keeps each clause's letters as UTF-8
+ * only, and a byte match of a whole character's bytes starts at a character's start
+ * (UTF-8 never begins a character with a continuation byte), so matching the bytes is
+ * matching the letters. boilerplate.QUOTE_LEADS and QUOTE_ENDS. */
+typedef struct {
+    const char *bytes;
+    Py_ssize_t size;
+} Cue;
+#define CUE(s) {s, sizeof(s) - 1}
+static const Cue CUE_LEADS[] = {CUE("\xe6\x8d\xae") /* 据 */, CUE("accordingto")};
+static const Cue CUE_ENDS[] = {
+    CUE("\xe8\xa1\xa8\xe7\xa4\xba") /* 表示 */, CUE("\xe7\xa7\xb0") /* 称 */,
+    CUE("\xe8\xaf\xb4") /* 说 */, CUE("\xe6\x8c\x87\xe5\x87\xba") /* 指出 */,
+    CUE("\xe9\x80\x9a\xe6\x8a\xa5") /* 通报 */, CUE("\xe4\xbb\x8b\xe7\xbb\x8d") /* 介绍 */,
+    CUE("said"), CUE("says")};
+#undef CUE
+
+/* Does the clause utf8[0:size] begin (at_end 0) or end (1) with one of the cues? */
+static int clause_cued(const unsigned char *utf8, Py_ssize_t size, const Cue *cues,
+                       size_t n_cues, int at_end) {
+    for (size_t c = 0; c < n_cues; c++) {
+        Py_ssize_t m = cues[c].size;
+        if (m <= size && !memcmp(at_end ? utf8 + size - m : utf8, cues[c].bytes, (size_t)m))
+            return 1;
+    }
+    return 0;
+}
+
 /* What clause_keys' scan of a text gives: the clause hashes (found), the key clauses'
- * keys, the letters and digits of the short text. */
+ * keys, the letters and digits of the short text, the keys of the quoted key clauses. */
 typedef struct {
     Py_UCS4 *letters;    /* room for every character of the text */
     unsigned char *utf8; /* room for 4 bytes a character, and 8 more */
     uint64_t *found;
     uint32_t *keys;
+    uint32_t *quoted;    /* the keys of the clauses that are quoted (repeats kept) */
     Py_ssize_t min_clause, min_key_clause;
     uint32_t seed;
-    Py_ssize_t count, key_count, letter_count;
+    Py_ssize_t count, key_count, letter_count, quoted_count;
 } ClauseScan;
 
 /* clause_keys' pass over the text, compiled once per string kind (a constant once
  * inlined, so reading a character is one load). A clause's letters and digits go to
  * its UTF-8 bytes as they are read (what boilerplate.clause_hash hashes), not to a
- * buffer of code points encoded at the clause's end. */
+ * buffer of code points encoded at the clause's end.
+ *
+ * The quote state (boilerplate.quoted_keys_py's) rides along: a letter is quoted when it
+ * lies at or before quote_end, the last index an open quotation mark still covers (its
+ * index + MAX_QUOTE, moved on by one for each index the count skips: a NUL, the letter
+ * of a literal "\n"; -1 when no mark is open). A deadline, not a count of the characters
+ * since the mark: a letter (most characters) then costs one comparison, not an
+ * increment and a test. The cues are read at a clause's end from its UTF-8 bytes. */
 static inline __attribute__((always_inline)) void
 scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
     Py_UCS4 *letters = scan->letters;
     unsigned char *utf8 = scan->utf8;
-    Py_ssize_t len = 0, size = 0, count = 0, key_count = 0, letter_count = 0;
+    Py_ssize_t len = 0, size = 0, count = 0, key_count = 0, letter_count = 0, quoted_count = 0;
+    Py_ssize_t quote_end = -1;
+    int quoted = 0, /* a letter of this clause is inside quotation marks */
+        cue = 0;    /* the clauses after an attributing one, to the sentence's end */
     Py_UCS4 prev = 0; /* the last character that is not NUL */
     for (Py_ssize_t i = 0; i <= n; i++) {
-        int cut = i == n;
+        int cut = i == n, sentence_end = 0;
         Py_UCS4 ch = 0;
         if (!cut) {
             ch = PyUnicode_READ(kind, data, i);
@@ -1331,21 +1387,46 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
                 size += put_utf8_padded(utf8 + size, ch);
                 len++;
                 letters[letter_count++] = ch;
+                quoted |= i <= quote_end;
                 prev = ch;
                 continue;
             }
-            if (ch == 0) continue;
+            if (ch == 0) {
+                if (i <= quote_end) quote_end++; /* a NUL is not counted */
+                continue;
+            }
+            int in_quote = i <= quote_end;
+            if (quote_opens(ch)) quote_end = i + MAX_QUOTE;
+            else if (quote_closes(ch)) quote_end = -1;
+            else if (ch == '"') quote_end = in_quote ? -1 : i + MAX_QUOTE;
             Py_UCS4 escaped;
+            Py_ssize_t at = i;
             cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
-            if (escaped) letters[letter_count++] = escaped; /* a break, and a letter */
+            if (escaped) {
+                letters[letter_count++] = escaped; /* a break, and a letter */
+                if (at <= quote_end) quote_end += i - at; /* the NULs and the letter skipped */
+            }
+            /* (every sentence end is a clause break) */
+            sentence_end = escaped || ch == 0x3002 || ch == 0xFF01 || ch == 0xFF1F ||
+                           ch == '!' || ch == '?' ||
+                           (ch == '.' && (i + 1 >= n || PyUnicode_READ(kind, data, i + 1) == ' '));
         }
         if (cut) {
             if (len > 0) {
-                uint64_t h = len >= scan->min_clause ? murmur3_64(utf8, size, scan->seed) : 0;
-                if (h) scan->found[count++] = h;
-                if (len >= scan->min_key_clause) scan->keys[key_count++] = (uint32_t)(h >> 32);
+                uint64_t h = len >= scan->min_clause || len >= scan->min_key_clause
+                                 ? murmur3_64(utf8, size, scan->seed) : 0;
+                uint64_t counted = len >= scan->min_clause ? h : 0;
+                if (counted) scan->found[count++] = counted;
+                if (len >= scan->min_key_clause)
+                    scan->keys[key_count++] = (uint32_t)(counted >> 32);
+                int leads = clause_cued(utf8, size, CUE_LEADS, sizeof(CUE_LEADS) / sizeof(*CUE_LEADS), 0);
+                if ((quoted || cue || leads) && len >= scan->min_key_clause)
+                    scan->quoted[quoted_count++] = (uint32_t)(h >> 32);
+                cue |= leads || clause_cued(utf8, size, CUE_ENDS, sizeof(CUE_ENDS) / sizeof(*CUE_ENDS), 1);
             }
             len = size = 0;
+            quoted = 0;
+            if (sentence_end) cue = 0;
             prev = 0; /* as in clauses(): the character before a break space */
             continue;
         }
@@ -1353,10 +1434,12 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
             size += put_utf8_padded(utf8 + size, ch);
             len++;
             letters[letter_count++] = ch;
+            quoted |= i <= quote_end;
         }
         prev = ch;
     }
     scan->count = count, scan->key_count = key_count, scan->letter_count = letter_count;
+    scan->quoted_count = quoted_count;
 }
 
 /* clause_keys(text, min_clause, seed, min_key_clause, query_keys, max_key_chars, edge,
@@ -1372,7 +1455,9 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
  * - keys: keys.body_keys as sorted little-endian uint32 bytes: the top 32 bits of the
  *   hash of each clause of at least min_key_clause letters and digits and, when the
  *   short text has at least `edge` characters, mmh3 of "^" + its first `edge` and of
- *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest. */
+ *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest (at most 32);
+ * - quoted: the bits of those keys (bit k: the k-th) that are the key of a quoted clause
+ *   (boilerplate.quoted_keys_py: inside quotation marks, or attributed). */
 static PyObject *clause_keys(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_ssize_t min_clause, min_key_clause, query_keys, max_key_chars, edge;
@@ -1380,8 +1465,9 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Unknnnnk", &text, &min_clause, &seed, &min_key_clause,
                           &query_keys, &max_key_chars, &edge, &edge_seed))
         return NULL;
-    if (query_keys < 0 || max_key_chars < 0 || edge < 0) {
-        PyErr_SetString(PyExc_ValueError, "query_keys, max_key_chars and edge must be >= 0");
+    if (query_keys < 0 || query_keys > 32 || max_key_chars < 0 || edge < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "query_keys must be in 0-32, max_key_chars and edge >= 0");
         return NULL;
     }
     int kind = PyUnicode_KIND(text);
@@ -1394,20 +1480,23 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)room * 4 + 8);
     uint64_t *found = scratch_alloc(&scratch[S_FOUND], (size_t)room * sizeof(uint64_t));
     uint32_t *keys = scratch_alloc(&scratch[S_CLAUSE_KEYS], (size_t)(room + 2) * sizeof(uint32_t));
+    uint32_t *quoted = scratch_alloc(&scratch[S_BUF], (size_t)room * sizeof(uint32_t));
     uint64_t *set = NULL;
-    PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
-    if (!letters || !utf8 || !found || !keys) {
+    PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *quoted_mask = NULL;
+    PyObject *result = NULL;
+    if (!letters || !utf8 || !found || !keys || !quoted) {
         PyErr_NoMemory();
         goto done;
     }
-    ClauseScan scan = {letters, utf8, found, keys, min_clause, min_key_clause, (uint32_t)seed,
-                       0, 0, 0};
+    ClauseScan scan = {letters, utf8, found, keys, quoted, min_clause, min_key_clause,
+                       (uint32_t)seed, 0, 0, 0, 0};
     switch (kind) {
     case PyUnicode_1BYTE_KIND: scan_clause_keys(PyUnicode_1BYTE_KIND, data, n, &scan); break;
     case PyUnicode_2BYTE_KIND: scan_clause_keys(PyUnicode_2BYTE_KIND, data, n, &scan); break;
     default: scan_clause_keys(PyUnicode_4BYTE_KIND, data, n, &scan);
     }
     Py_ssize_t count = scan.count, key_count = scan.key_count, letter_count = scan.letter_count;
+    Py_ssize_t quoted_count = scan.quoted_count;
     /* distinct hashes in first-occurrence order (open addressing, 0 = empty), moved to
      * the front of found[], then made into the tuple that boilerplate.Stripped holds */
     Py_ssize_t n_distinct = 0;
@@ -1461,154 +1550,34 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     key_bytes = PyBytes_FromStringAndSize(NULL, distinct * 4);
     if (!key_bytes) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(key_bytes);
+    uint32_t mask = 0; /* by value, as quoted_keys_py: a kept key any quoted clause has */
     for (Py_ssize_t k = 0; k < distinct; k++) {
         out[4 * k] = (unsigned char)keys[k];
         out[4 * k + 1] = (unsigned char)(keys[k] >> 8);
         out[4 * k + 2] = (unsigned char)(keys[k] >> 16);
         out[4 * k + 3] = (unsigned char)(keys[k] >> 24);
+        for (Py_ssize_t q = 0; q < quoted_count; q++)
+            if (quoted[q] == keys[k]) {
+                mask |= 1u << k;
+                break;
+            }
     }
-    result = PyTuple_Pack(3, hashes, short_text, key_bytes);
+    quoted_mask = PyLong_FromUnsignedLong(mask);
+    if (!quoted_mask) goto done;
+    result = PyTuple_Pack(4, hashes, short_text, key_bytes, quoted_mask);
 
 done:
     Py_XDECREF(hashes);
     Py_XDECREF(short_text);
     Py_XDECREF(key_bytes);
+    Py_XDECREF(quoted_mask);
     scratch_free(&scratch[S_LETTERS], letters);
     scratch_free(&scratch[S_UTF8], utf8);
     scratch_free(&scratch[S_FOUND], found);
     scratch_free(&scratch[S_CLAUSE_KEYS], keys);
+    scratch_free(&scratch[S_BUF], quoted);
     scratch_free(&scratch[S_SET], set);
     return result;
-}
-
-/* --- quotations (features version 7; boilerplate.quoted_keys_py is the reference) --- */
-
-static inline uint32_t read_u32(const unsigned char *b, Py_ssize_t i);
-
-#define MAX_QUOTE 500 /* characters: an opening mark never closed ends its quote here */
-
-static inline int quote_opens(Py_UCS4 c) {
-    return c == 0x201C || c == 0x300C || c == 0x300E || c == 0x2018; /* “ 「 『 ‘ */
-}
-
-static inline int quote_closes(Py_UCS4 c) {
-    return c == 0x201D || c == 0x300D || c == 0x300F || c == 0x2019; /* ” 」 』 ’ */
-}
-
-/* buf[0:len] begins (at_end 0) or ends (1) with the ASCII or CJK letters of cue */
-static int clause_has(const Py_UCS4 *buf, Py_ssize_t len, const Py_UCS4 *cue, int at_end) {
-    Py_ssize_t m = 0;
-    while (cue[m]) m++;
-    if (m > len) return 0;
-    const Py_UCS4 *at = at_end ? buf + len - m : buf;
-    for (Py_ssize_t k = 0; k < m; k++)
-        if (at[k] != cue[k]) return 0;
-    return 1;
-}
-
-/* boilerplate.QUOTE_LEADS and QUOTE_ENDS */
-static const Py_UCS4 CUE_JU[] = {0x636E, 0};                         /* 据 */
-static const Py_UCS4 CUE_ACCORDING[] = {'a', 'c', 'c', 'o', 'r', 'd', 'i', 'n', 'g', 't', 'o', 0};
-static const Py_UCS4 CUE_BIAOSHI[] = {0x8868, 0x793A, 0};              /* 表示 */
-static const Py_UCS4 CUE_CHENG[] = {0x79F0, 0};                        /* 称 */
-static const Py_UCS4 CUE_SHUO[] = {0x8BF4, 0};                         /* 说 */
-static const Py_UCS4 CUE_ZHICHU[] = {0x6307, 0x51FA, 0};               /* 指出 */
-static const Py_UCS4 CUE_TONGBAO[] = {0x901A, 0x62A5, 0};              /* 通报 */
-static const Py_UCS4 CUE_JIESHAO[] = {0x4ECB, 0x7ECD, 0};              /* 介绍 */
-static const Py_UCS4 CUE_SAID[] = {'s', 'a', 'i', 'd', 0};
-static const Py_UCS4 CUE_SAYS[] = {'s', 'a', 'y', 's', 0};
-static const Py_UCS4 *const CUE_LEADS[] = {CUE_JU, CUE_ACCORDING};
-static const Py_UCS4 *const CUE_ENDS[] = {CUE_BIAOSHI, CUE_CHENG, CUE_SHUO, CUE_ZHICHU,
-                                          CUE_TONGBAO, CUE_JIESHAO, CUE_SAID, CUE_SAYS};
-
-/* quoted_keys(text, keys, min_key_clause, seed) -> the bits of the keys (sorted uint32,
- * Features.keys) whose clause is quoted: inside quotation marks, or attributed (a clause
- * led by 据 or "according to", and the rest of a sentence after a clause ending with an
- * attribution verb). boilerplate.quoted_keys_py is the reference. */
-static PyObject *quoted_keys(PyObject *self, PyObject *args) {
-    PyObject *text;
-    Py_buffer keys;
-    Py_ssize_t min_key_clause;
-    unsigned long seed;
-    if (!PyArg_ParseTuple(args, "Uy*nk", &text, &keys, &min_key_clause, &seed)) return NULL;
-    Py_ssize_t n_keys = keys.len / 4;
-    if (keys.len % 4 || n_keys > 32) {
-        PyBuffer_Release(&keys);
-        PyErr_SetString(PyExc_ValueError, "keys must be at most 32 uint32 values");
-        return NULL;
-    }
-    uint32_t wanted[32];
-    for (Py_ssize_t k = 0; k < n_keys; k++) wanted[k] = read_u32((const unsigned char *)keys.buf, k);
-    PyBuffer_Release(&keys);
-    if (!n_keys) return PyLong_FromLong(0);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)(n + 1) * sizeof(Py_UCS4));
-    unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)(n + 1) * 4 + 8);
-    if (!buf || !utf8) {
-        scratch_free(&scratch[S_BUF], buf);
-        scratch_free(&scratch[S_UTF8], utf8);
-        return PyErr_NoMemory();
-    }
-    unsigned long mask = 0;
-    Py_ssize_t len = 0, quote_len = 0;
-    int in_quote = 0, quoted = 0, cue = 0;
-    Py_UCS4 prev = 0;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        int cut = i == n, sentence_end = 0;
-        if (!cut) {
-            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-            if (ch == 0) continue;
-            if (in_quote && ++quote_len > MAX_QUOTE) in_quote = 0;
-            if (is_alnum(ch)) {
-                buf[len++] = ch;
-                quoted |= in_quote;
-                prev = ch;
-                continue;
-            }
-            if (quote_opens(ch)) {
-                in_quote = 1;
-                quote_len = 0;
-            } else if (quote_closes(ch)) {
-                in_quote = 0;
-            } else if (ch == '"') {
-                in_quote = !in_quote;
-                quote_len = 0;
-            }
-            Py_UCS4 escaped;
-            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
-            sentence_end = escaped || ch == 0x3002 || ch == 0xFF01 || ch == 0xFF1F || ch == '!'
-                || ch == '?' || (ch == '.' && (i + 1 >= n || PyUnicode_READ(kind, data, i + 1) == ' '));
-            if (!cut) {
-                prev = ch;
-                if (sentence_end) cue = 0;
-                continue;
-            }
-        }
-        if (len > 0) { /* a clause ends */
-            int leads = 0, ends = 0;
-            for (size_t c = 0; c < sizeof(CUE_LEADS) / sizeof(*CUE_LEADS); c++)
-                leads |= clause_has(buf, len, CUE_LEADS[c], 0);
-            if (quoted || cue || leads) {
-                if (len >= min_key_clause) {
-                    uint32_t key = (uint32_t)(clause_key_hash(buf, len, utf8, (uint32_t)seed) >> 32);
-                    for (Py_ssize_t k = 0; k < n_keys; k++)
-                        if (wanted[k] == key) mask |= 1UL << k;
-                }
-            }
-            for (size_t c = 0; c < sizeof(CUE_ENDS) / sizeof(*CUE_ENDS) && !ends; c++)
-                ends |= clause_has(buf, len, CUE_ENDS[c], 1);
-            cue |= leads || ends;
-        }
-        len = 0;
-        quoted = 0;
-        prev = 0;
-        if (sentence_end) cue = 0;
-    }
-    scratch_free(&scratch[S_BUF], buf);
-    scratch_free(&scratch[S_UTF8], utf8);
-    return PyLong_FromUnsignedLong(mask);
 }
 
 /* Read the i-th little-endian uint32 of b. */
@@ -3406,11 +3375,9 @@ static PyMethodDef methods[] = {
      "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
-    {"quoted_keys", quoted_keys, METH_VARARGS,
-     "(text, keys, min_key_clause, seed) -> the bits of the keys whose clause is quoted: "
-     "boilerplate.quoted_keys_py."},
     {"clause_keys", clause_keys, METH_VARARGS,
-     "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+     "(distinct clause hashes, short text, keys, quoted keys' bits) of a normalized body, "
+     "no str per clause."},
     {"main_span", main_span, METH_VARARGS,
      "(start, end) of a body's main body: main_body.main_span."},
     {"letters_and_digits", letters_and_digits, METH_VARARGS,

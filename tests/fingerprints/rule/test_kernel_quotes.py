@@ -1,4 +1,5 @@
-"""Features version 7: the kernel's ``quoted_keys`` against ``boilerplate.quoted_keys_py``
+"""Features version 7: the kernel's quoted bits (``kernel.clause_keys``' fourth value,
+tracked in its walk over the body) against ``boilerplate.quoted_keys_py``
 (the same bits on every article of the five corpora, on generated texts and on edge
 cases), and the names in context by kind (kernel and NumPy give the same bytes; the
 kinds, the rarity, a run outside the dictionary)."""
@@ -15,17 +16,19 @@ from hypothesis import strategies as st
 
 from fingerprints.rule.boilerplate import (
     CLAUSE_SEED,
+    MIN_CLAUSE,
     QUOTE_ENDS,
     QUOTE_LEADS,
+    clause_keys_py,
     quoted_keys,
     quoted_keys_py,
     strip_with_clauses,
 )
 from fingerprints.rule.comparison import compare_pair
 from fingerprints.rule.extraction import extract_many
-from fingerprints.rule.features import Features
+from fingerprints.rule.features import MAX_KEY_CHARS, Features
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.keys import MIN_KEY_CLAUSE
+from fingerprints.rule.keys import EDGE, EDGE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.shorttext import KIND_OTHER, KIND_PERSON, KIND_PLACE, name_kinds, rarity_of
 
@@ -38,10 +41,15 @@ PIECES = [*"“”「」『』‘’\"。，！？!?.,;: \\n", "\\n", "\n", "据
 
 
 def _assert_same(body: str) -> int:
-    keys = strip_with_clauses(body, frozenset()).keys
-    expected = quoted_keys_py(body, keys)
+    stripped = clause_keys_py(body)
+    expected = quoted_keys_py(body, stripped.keys)
+    assert stripped.quoted == expected
     if kernel is not None:
-        assert kernel.quoted_keys(body, keys, MIN_KEY_CLAUSE, CLAUSE_SEED) == expected, body[:80]
+        hashes, short, keys, quoted = kernel.clause_keys(
+            body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS, MAX_KEY_CHARS, EDGE,
+            EDGE_SEED)
+        assert (hashes, short, keys) == stripped[1:4], body[:80]
+        assert quoted == expected, body[:80]
     return expected
 
 
@@ -77,7 +85,7 @@ def test_any_text_gives_the_python_quoted_keys(body: str) -> None:
 def _quoted_clauses(body: str) -> list[bool]:
     """Which of the body's keys are quoted, in key order."""
     keys = strip_with_clauses(body, frozenset()).keys
-    mask = quoted_keys(body, keys)
+    mask = quoted_keys(body)
     return [bool(mask >> i & 1) for i in range(len(keys) // 4)]
 
 
@@ -133,3 +141,4 @@ def test_the_version_7_comparisons_read_names_by_kind_and_quoted_keys() -> None:
     assert older.names is None and older.quoted is None
     assert compare_pair(older, b).names_kind_conflict is None
     assert compare_pair(older, b).quoted_shared is None
+

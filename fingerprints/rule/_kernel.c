@@ -2469,6 +2469,190 @@ static PyObject *contexts(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* --- the version-7 comparisons (comparison._names_and_quotes_py is the reference) ---
+ * In C for the same reason as contexts(): the sets and dicts of the Python cost about
+ * 40k instructions an article of the online pass, for at most 32 names and 16 keys a
+ * side. */
+
+/* Read a side's uint32 values (n of them) into out, sorted ascending: the stored lists
+ * are sorted already (one pass finds it); the Python reads them as sets and dicts, so
+ * the order of a list stored otherwise changes nothing, and it is sorted here. */
+static void read_sorted_u32(const unsigned char *p, Py_ssize_t n, uint32_t *out) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t v = read_u32(p, i);
+        Py_ssize_t j = i;
+        while (j > 0 && out[j - 1] > v) { /* insertion: no move for a sorted list */
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = v;
+    }
+}
+
+/* A side's names in context (sorted values context << 16 | kind << 14 | rarity << 10 |
+ * hash; a context is value >> 14, the word before and the kind): the total rarity
+ * (the largest of each context's names) per kind. */
+static void name_weights(const uint32_t *v, Py_ssize_t n, long weight[4]) {
+    for (Py_ssize_t i = 0; i < n;) {
+        uint32_t context = v[i] >> 14, rarity = 0;
+        for (; i < n && v[i] >> 14 == context; i++)
+            if (((v[i] >> 10) & 15) > rarity) rarity = (v[i] >> 10) & 15;
+        weight[context & 3] += rarity;
+    }
+}
+
+static PyObject *share_or_none(long part, long whole) {
+    if (!whole) Py_RETURN_NONE;
+    double share = (double)part / (double)whole;
+    return PyFloat_FromDouble(share < 1.0 ? share : 1.0);
+}
+
+/* comparison.quoted_shared: the share of the keys both sides have that are quoted on
+ * both; -1 when none is shared. Keys are sorted and distinct as clause_keys gives
+ * them (a merge); read as sets otherwise, as the Python does. */
+static double quoted_share(const uint32_t *ka, Py_ssize_t na, uint64_t qa, const uint32_t *kb,
+                           Py_ssize_t nb, uint64_t qb) {
+    long shared = 0, quoted = 0;
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < na && sorted; i++) sorted = ka[i - 1] < ka[i];
+    for (Py_ssize_t i = 1; i < nb && sorted; i++) sorted = kb[i - 1] < kb[i];
+    if (sorted) {
+        for (Py_ssize_t i = 0, j = 0; i < na && j < nb;) {
+            if (ka[i] < kb[j]) i++;
+            else if (ka[i] > kb[j]) j++;
+            else {
+                shared++;
+                quoted += (qa >> i & 1) && (qb >> j & 1);
+                i++, j++;
+            }
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < na; i++) {
+            int first = 1, in_b = 0, quoted_a = 0, quoted_b = 0;
+            for (Py_ssize_t x = 0; x < i && first; x++) first = ka[x] != ka[i];
+            if (!first) continue; /* each key once */
+            for (Py_ssize_t x = i; x < na; x++) quoted_a |= ka[x] == ka[i] && (qa >> x & 1);
+            for (Py_ssize_t j = 0; j < nb; j++)
+                if (kb[j] == ka[i]) in_b = 1, quoted_b |= (int)(qb >> j & 1);
+            shared += in_b;
+            quoted += in_b && quoted_a && quoted_b;
+        }
+    }
+    return shared ? (double)quoted / (double)shared : -1.0;
+}
+
+/* names_and_quotes(a_names, a_count, b_names, b_count, a_keys, a_quoted, b_keys,
+ *                  b_quoted) -> comparison._NAME_FIELDS' values: names_kind_conflict,
+ * names_kind_conflicts, names_{person,place,organisation,other}_conflict, quoted_shared
+ * (None where missing): comparison._names_and_quotes_py. */
+static PyObject *names_and_quotes(PyObject *self, PyObject *args) {
+    Py_buffer a, b, keys_a, keys_b;
+    Py_ssize_t a_count, b_count;
+    unsigned long long qa, qb;
+    if (!PyArg_ParseTuple(args, "y*ny*ny*Ky*K", &a, &a_count, &b, &b_count, &keys_a, &qa,
+                          &keys_b, &qb))
+        return NULL;
+    PyObject *result = NULL, *values[7] = {NULL};
+    uint32_t *va = NULL; /* va, vb, ka, kb in one allocation */
+    Py_ssize_t na = a.len / 4, nb = b.len / 4, nka = keys_a.len / 4, nkb = keys_b.len / 4;
+    if (a.len % 4 || b.len % 4 || keys_a.len % 4 || keys_b.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "names and keys must be whole uint32 values");
+        goto done;
+    }
+    if (nka > 64 || nkb > 64) {
+        PyErr_SetString(PyExc_ValueError, "at most 64 keys a side (the quoted bits)");
+        goto done;
+    }
+    va = PyMem_Malloc((size_t)(na + nb + nka + nkb + 1) * sizeof(uint32_t));
+    if (!va) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t *vb = va + na, *ka = vb + nb, *kb = ka + nka;
+    for (Py_ssize_t i = 0; i < nka; i++) ka[i] = read_u32(keys_a.buf, i);
+    for (Py_ssize_t i = 0; i < nkb; i++) kb[i] = read_u32(keys_b.buf, i);
+    double quoted = nka && nkb ? quoted_share(ka, nka, qa, kb, nkb, qb) : -1.0;
+    values[6] = quoted < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(quoted);
+    for (int k = 0; k < 6; k++) values[k] = Py_NewRef(Py_None);
+    if (!values[6]) goto done;
+    if (na && nb) {
+        /* a truncated side may have lost names: whole contexts below the common cut
+         * (of the last stored values, as _name_contexts reads them) only */
+        const uint64_t full = 0xFFFFFFFFULL;
+        uint64_t cut_a = a_count > na ? read_u32(a.buf, na - 1) : full;
+        uint64_t cut_b = b_count > nb ? read_u32(b.buf, nb - 1) : full;
+        uint64_t cut = cut_a < cut_b ? cut_a : cut_b;
+        uint64_t below = cut != full ? (cut >> 14) << 14 : full + 1;
+        read_sorted_u32(a.buf, na, va);
+        read_sorted_u32(b.buf, nb, vb);
+        while (na && va[na - 1] >= below) na--;
+        while (nb && vb[nb - 1] >= below) nb--;
+    }
+    if (na && nb) {
+        long weight_a[4] = {0}, weight_b[4] = {0}, conflict[4] = {0}, conflicts = 0;
+        name_weights(va, na, weight_a);
+        name_weights(vb, nb, weight_b);
+        /* the contexts both sides have, one merge: one with no name in common
+         * conflicts, weighing the larger rarity of its names */
+        for (Py_ssize_t i = 0, j = 0; i < na && j < nb;) {
+            uint32_t ca = va[i] >> 14, cb = vb[j] >> 14;
+            if (ca != cb) { /* skip the smaller context's names */
+                if (ca < cb) while (i < na && va[i] >> 14 == ca) i++;
+                else while (j < nb && vb[j] >> 14 == cb) j++;
+                continue;
+            }
+            Py_ssize_t ea = i, eb = j;
+            uint32_t rarity = 0;
+            for (; ea < na && va[ea] >> 14 == ca; ea++)
+                if (((va[ea] >> 10) & 15) > rarity) rarity = (va[ea] >> 10) & 15;
+            for (; eb < nb && vb[eb] >> 14 == ca; eb++)
+                if (((vb[eb] >> 10) & 15) > rarity) rarity = (vb[eb] >> 10) & 15;
+            int same = 0;
+            for (Py_ssize_t x = i, y = j; x < ea && y < eb && !same;) {
+                if (va[x] == vb[y]) same = 1;
+                else if (va[x] < vb[y]) x++;
+                else y++;
+            }
+            if (!same) {
+                conflict[ca & 3] += rarity;
+                conflicts++;
+            }
+            i = ea, j = eb;
+        }
+        long sum_a = weight_a[0] + weight_a[1] + weight_a[2] + weight_a[3];
+        long sum_b = weight_b[0] + weight_b[1] + weight_b[2] + weight_b[3];
+        long smaller = sum_a < sum_b ? sum_a : sum_b;
+        if (!smaller) { /* as the Python's division would (rarities are 1-15) */
+            PyErr_SetString(PyExc_ZeroDivisionError, "division by zero");
+            goto done;
+        }
+        Py_SETREF(values[0], share_or_none(conflict[0] + conflict[1] + conflict[2] + conflict[3],
+                                           smaller));
+        Py_SETREF(values[1], PyFloat_FromDouble((double)conflicts));
+        for (int k = 0; k < 4; k++)
+            if (weight_a[k] && weight_b[k])
+                Py_SETREF(values[2 + k], share_or_none(conflict[k], weight_a[k] < weight_b[k]
+                                                                        ? weight_a[k] : weight_b[k]));
+        for (int k = 0; k < 6; k++)
+            if (!values[k]) goto done;
+    }
+    result = PyTuple_New(7);
+    if (!result) goto done;
+    for (int k = 0; k < 7; k++) {
+        PyTuple_SET_ITEM(result, k, values[k]);
+        values[k] = NULL;
+    }
+
+done:
+    for (int k = 0; k < 7; k++) Py_XDECREF(values[k]);
+    PyMem_Free(va);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&keys_a);
+    PyBuffer_Release(&keys_b);
+    return result;
+}
+
 /* The longest block a[alo:ahi] and b[blo:bhi] have in common, as difflib's
  * SequenceMatcher(None, a, b, autojunk=False).find_longest_match finds it: of the
  * longest, the one that ends first in a, then in b (with no junk and no popular
@@ -3375,6 +3559,8 @@ static PyMethodDef methods[] = {
      "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
+    {"names_and_quotes", names_and_quotes, METH_VARARGS,
+     "The version-7 comparisons of two rows: comparison._names_and_quotes_py."},
     {"clause_keys", clause_keys, METH_VARARGS,
      "(distinct clause hashes, short text, keys, quoted keys' bits) of a normalized body, "
      "no str per clause."},

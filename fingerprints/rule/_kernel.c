@@ -1299,30 +1299,86 @@ static inline Py_ssize_t put_utf8_padded(unsigned char *out, uint32_t cp) {
     return put_utf8(out, cp);
 }
 
+/* --- quotations (features version 7; boilerplate.quoted_keys_py is the reference) ---
+ * A clause is quoted when one of its letters is inside quotation marks, or when it is
+ * attributed (led by 据 or "according to", or after a clause of its sentence ending
+ * with an attribution verb). clause_keys tracks this in its own walk over the text and
+ * hands back the bits of its keys whose clause is quoted: a second walk over every
+ * character cost about as much as the first (features version 7's +43k an article). */
+
+#define MAX_QUOTE 500 /* characters: an opening mark never closed ends its quote here */
+
+static inline int quote_opens(Py_UCS4 c) {
+    return c == 0x201C || c == 0x300C || c == 0x300E || c == 0x2018; /* “ 「 『 ‘ */
+}
+
+static inline int quote_closes(Py_UCS4 c) {
+    return c == 0x201D || c == 0x300D || c == 0x300F || c == 0x2019; /* ” 」 』 ’ */
+}
+
+/* A cue as the UTF-8 bytes of its letters: the walk keeps each clause's letters as UTF-8
+ * only, and a byte match of a whole character's bytes starts at a character's start
+ * (UTF-8 never begins a character with a continuation byte), so matching the bytes is
+ * matching the letters. boilerplate.QUOTE_LEADS and QUOTE_ENDS. */
+typedef struct {
+    const char *bytes;
+    Py_ssize_t size;
+} Cue;
+#define CUE(s) {s, sizeof(s) - 1}
+static const Cue CUE_LEADS[] = {CUE("\xe6\x8d\xae") /* 据 */, CUE("accordingto")};
+static const Cue CUE_ENDS[] = {
+    CUE("\xe8\xa1\xa8\xe7\xa4\xba") /* 表示 */, CUE("\xe7\xa7\xb0") /* 称 */,
+    CUE("\xe8\xaf\xb4") /* 说 */, CUE("\xe6\x8c\x87\xe5\x87\xba") /* 指出 */,
+    CUE("\xe9\x80\x9a\xe6\x8a\xa5") /* 通报 */, CUE("\xe4\xbb\x8b\xe7\xbb\x8d") /* 介绍 */,
+    CUE("said"), CUE("says")};
+#undef CUE
+
+/* Does the clause utf8[0:size] begin (at_end 0) or end (1) with one of the cues? */
+static int clause_cued(const unsigned char *utf8, Py_ssize_t size, const Cue *cues,
+                       size_t n_cues, int at_end) {
+    for (size_t c = 0; c < n_cues; c++) {
+        Py_ssize_t m = cues[c].size;
+        if (m <= size && !memcmp(at_end ? utf8 + size - m : utf8, cues[c].bytes, (size_t)m))
+            return 1;
+    }
+    return 0;
+}
+
 /* What clause_keys' scan of a text gives: the clause hashes (found), the key clauses'
- * keys, the letters and digits of the short text. */
+ * keys, the letters and digits of the short text, the keys of the quoted key clauses. */
 typedef struct {
     Py_UCS4 *letters;    /* room for every character of the text */
     unsigned char *utf8; /* room for 4 bytes a character, and 8 more */
     uint64_t *found;
     uint32_t *keys;
+    uint32_t *quoted;    /* the keys of the clauses that are quoted (repeats kept) */
     Py_ssize_t min_clause, min_key_clause;
     uint32_t seed;
-    Py_ssize_t count, key_count, letter_count;
+    Py_ssize_t count, key_count, letter_count, quoted_count;
 } ClauseScan;
 
 /* clause_keys' pass over the text, compiled once per string kind (a constant once
  * inlined, so reading a character is one load). A clause's letters and digits go to
  * its UTF-8 bytes as they are read (what boilerplate.clause_hash hashes), not to a
- * buffer of code points encoded at the clause's end. */
+ * buffer of code points encoded at the clause's end.
+ *
+ * The quote state (boilerplate.quoted_keys_py's) rides along: a letter is quoted when it
+ * lies at or before quote_end, the last index an open quotation mark still covers (its
+ * index + MAX_QUOTE, moved on by one for each index the count skips: a NUL, the letter
+ * of a literal "\n"; -1 when no mark is open). A deadline, not a count of the characters
+ * since the mark: a letter (most characters) then costs one comparison, not an
+ * increment and a test. The cues are read at a clause's end from its UTF-8 bytes. */
 static inline __attribute__((always_inline)) void
 scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
     Py_UCS4 *letters = scan->letters;
     unsigned char *utf8 = scan->utf8;
-    Py_ssize_t len = 0, size = 0, count = 0, key_count = 0, letter_count = 0;
+    Py_ssize_t len = 0, size = 0, count = 0, key_count = 0, letter_count = 0, quoted_count = 0;
+    Py_ssize_t quote_end = -1;
+    int quoted = 0, /* a letter of this clause is inside quotation marks */
+        cue = 0;    /* the clauses after an attributing one, to the sentence's end */
     Py_UCS4 prev = 0; /* the last character that is not NUL */
     for (Py_ssize_t i = 0; i <= n; i++) {
-        int cut = i == n;
+        int cut = i == n, sentence_end = 0;
         Py_UCS4 ch = 0;
         if (!cut) {
             ch = PyUnicode_READ(kind, data, i);
@@ -1331,21 +1387,46 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
                 size += put_utf8_padded(utf8 + size, ch);
                 len++;
                 letters[letter_count++] = ch;
+                quoted |= i <= quote_end;
                 prev = ch;
                 continue;
             }
-            if (ch == 0) continue;
+            if (ch == 0) {
+                if (i <= quote_end) quote_end++; /* a NUL is not counted */
+                continue;
+            }
+            int in_quote = i <= quote_end;
+            if (quote_opens(ch)) quote_end = i + MAX_QUOTE;
+            else if (quote_closes(ch)) quote_end = -1;
+            else if (ch == '"') quote_end = in_quote ? -1 : i + MAX_QUOTE;
             Py_UCS4 escaped;
+            Py_ssize_t at = i;
             cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
-            if (escaped) letters[letter_count++] = escaped; /* a break, and a letter */
+            if (escaped) {
+                letters[letter_count++] = escaped; /* a break, and a letter */
+                if (at <= quote_end) quote_end += i - at; /* the NULs and the letter skipped */
+            }
+            /* (every sentence end is a clause break) */
+            sentence_end = escaped || ch == 0x3002 || ch == 0xFF01 || ch == 0xFF1F ||
+                           ch == '!' || ch == '?' ||
+                           (ch == '.' && (i + 1 >= n || PyUnicode_READ(kind, data, i + 1) == ' '));
         }
         if (cut) {
             if (len > 0) {
-                uint64_t h = len >= scan->min_clause ? murmur3_64(utf8, size, scan->seed) : 0;
-                if (h) scan->found[count++] = h;
-                if (len >= scan->min_key_clause) scan->keys[key_count++] = (uint32_t)(h >> 32);
+                uint64_t h = len >= scan->min_clause || len >= scan->min_key_clause
+                                 ? murmur3_64(utf8, size, scan->seed) : 0;
+                uint64_t counted = len >= scan->min_clause ? h : 0;
+                if (counted) scan->found[count++] = counted;
+                if (len >= scan->min_key_clause)
+                    scan->keys[key_count++] = (uint32_t)(counted >> 32);
+                int leads = clause_cued(utf8, size, CUE_LEADS, sizeof(CUE_LEADS) / sizeof(*CUE_LEADS), 0);
+                if ((quoted || cue || leads) && len >= scan->min_key_clause)
+                    scan->quoted[quoted_count++] = (uint32_t)(h >> 32);
+                cue |= leads || clause_cued(utf8, size, CUE_ENDS, sizeof(CUE_ENDS) / sizeof(*CUE_ENDS), 1);
             }
             len = size = 0;
+            quoted = 0;
+            if (sentence_end) cue = 0;
             prev = 0; /* as in clauses(): the character before a break space */
             continue;
         }
@@ -1353,10 +1434,12 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
             size += put_utf8_padded(utf8 + size, ch);
             len++;
             letters[letter_count++] = ch;
+            quoted |= i <= quote_end;
         }
         prev = ch;
     }
     scan->count = count, scan->key_count = key_count, scan->letter_count = letter_count;
+    scan->quoted_count = quoted_count;
 }
 
 /* clause_keys(text, min_clause, seed, min_key_clause, query_keys, max_key_chars, edge,
@@ -1372,7 +1455,9 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
  * - keys: keys.body_keys as sorted little-endian uint32 bytes: the top 32 bits of the
  *   hash of each clause of at least min_key_clause letters and digits and, when the
  *   short text has at least `edge` characters, mmh3 of "^" + its first `edge` and of
- *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest. */
+ *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest (at most 32);
+ * - quoted: the bits of those keys (bit k: the k-th) that are the key of a quoted clause
+ *   (boilerplate.quoted_keys_py: inside quotation marks, or attributed). */
 static PyObject *clause_keys(PyObject *self, PyObject *args) {
     PyObject *text;
     Py_ssize_t min_clause, min_key_clause, query_keys, max_key_chars, edge;
@@ -1380,8 +1465,9 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Unknnnnk", &text, &min_clause, &seed, &min_key_clause,
                           &query_keys, &max_key_chars, &edge, &edge_seed))
         return NULL;
-    if (query_keys < 0 || max_key_chars < 0 || edge < 0) {
-        PyErr_SetString(PyExc_ValueError, "query_keys, max_key_chars and edge must be >= 0");
+    if (query_keys < 0 || query_keys > 32 || max_key_chars < 0 || edge < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "query_keys must be in 0-32, max_key_chars and edge >= 0");
         return NULL;
     }
     int kind = PyUnicode_KIND(text);
@@ -1394,20 +1480,23 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)room * 4 + 8);
     uint64_t *found = scratch_alloc(&scratch[S_FOUND], (size_t)room * sizeof(uint64_t));
     uint32_t *keys = scratch_alloc(&scratch[S_CLAUSE_KEYS], (size_t)(room + 2) * sizeof(uint32_t));
+    uint32_t *quoted = scratch_alloc(&scratch[S_BUF], (size_t)room * sizeof(uint32_t));
     uint64_t *set = NULL;
-    PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *result = NULL;
-    if (!letters || !utf8 || !found || !keys) {
+    PyObject *hashes = NULL, *short_text = NULL, *key_bytes = NULL, *quoted_mask = NULL;
+    PyObject *result = NULL;
+    if (!letters || !utf8 || !found || !keys || !quoted) {
         PyErr_NoMemory();
         goto done;
     }
-    ClauseScan scan = {letters, utf8, found, keys, min_clause, min_key_clause, (uint32_t)seed,
-                       0, 0, 0};
+    ClauseScan scan = {letters, utf8, found, keys, quoted, min_clause, min_key_clause,
+                       (uint32_t)seed, 0, 0, 0, 0};
     switch (kind) {
     case PyUnicode_1BYTE_KIND: scan_clause_keys(PyUnicode_1BYTE_KIND, data, n, &scan); break;
     case PyUnicode_2BYTE_KIND: scan_clause_keys(PyUnicode_2BYTE_KIND, data, n, &scan); break;
     default: scan_clause_keys(PyUnicode_4BYTE_KIND, data, n, &scan);
     }
     Py_ssize_t count = scan.count, key_count = scan.key_count, letter_count = scan.letter_count;
+    Py_ssize_t quoted_count = scan.quoted_count;
     /* distinct hashes in first-occurrence order (open addressing, 0 = empty), moved to
      * the front of found[], then made into the tuple that boilerplate.Stripped holds */
     Py_ssize_t n_distinct = 0;
@@ -1461,154 +1550,34 @@ static PyObject *clause_keys(PyObject *self, PyObject *args) {
     key_bytes = PyBytes_FromStringAndSize(NULL, distinct * 4);
     if (!key_bytes) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(key_bytes);
+    uint32_t mask = 0; /* by value, as quoted_keys_py: a kept key any quoted clause has */
     for (Py_ssize_t k = 0; k < distinct; k++) {
         out[4 * k] = (unsigned char)keys[k];
         out[4 * k + 1] = (unsigned char)(keys[k] >> 8);
         out[4 * k + 2] = (unsigned char)(keys[k] >> 16);
         out[4 * k + 3] = (unsigned char)(keys[k] >> 24);
+        for (Py_ssize_t q = 0; q < quoted_count; q++)
+            if (quoted[q] == keys[k]) {
+                mask |= 1u << k;
+                break;
+            }
     }
-    result = PyTuple_Pack(3, hashes, short_text, key_bytes);
+    quoted_mask = PyLong_FromUnsignedLong(mask);
+    if (!quoted_mask) goto done;
+    result = PyTuple_Pack(4, hashes, short_text, key_bytes, quoted_mask);
 
 done:
     Py_XDECREF(hashes);
     Py_XDECREF(short_text);
     Py_XDECREF(key_bytes);
+    Py_XDECREF(quoted_mask);
     scratch_free(&scratch[S_LETTERS], letters);
     scratch_free(&scratch[S_UTF8], utf8);
     scratch_free(&scratch[S_FOUND], found);
     scratch_free(&scratch[S_CLAUSE_KEYS], keys);
+    scratch_free(&scratch[S_BUF], quoted);
     scratch_free(&scratch[S_SET], set);
     return result;
-}
-
-/* --- quotations (features version 7; boilerplate.quoted_keys_py is the reference) --- */
-
-static inline uint32_t read_u32(const unsigned char *b, Py_ssize_t i);
-
-#define MAX_QUOTE 500 /* characters: an opening mark never closed ends its quote here */
-
-static inline int quote_opens(Py_UCS4 c) {
-    return c == 0x201C || c == 0x300C || c == 0x300E || c == 0x2018; /* “ 「 『 ‘ */
-}
-
-static inline int quote_closes(Py_UCS4 c) {
-    return c == 0x201D || c == 0x300D || c == 0x300F || c == 0x2019; /* ” 」 』 ’ */
-}
-
-/* buf[0:len] begins (at_end 0) or ends (1) with the ASCII or CJK letters of cue */
-static int clause_has(const Py_UCS4 *buf, Py_ssize_t len, const Py_UCS4 *cue, int at_end) {
-    Py_ssize_t m = 0;
-    while (cue[m]) m++;
-    if (m > len) return 0;
-    const Py_UCS4 *at = at_end ? buf + len - m : buf;
-    for (Py_ssize_t k = 0; k < m; k++)
-        if (at[k] != cue[k]) return 0;
-    return 1;
-}
-
-/* boilerplate.QUOTE_LEADS and QUOTE_ENDS */
-static const Py_UCS4 CUE_JU[] = {0x636E, 0};                         /* 据 */
-static const Py_UCS4 CUE_ACCORDING[] = {'a', 'c', 'c', 'o', 'r', 'd', 'i', 'n', 'g', 't', 'o', 0};
-static const Py_UCS4 CUE_BIAOSHI[] = {0x8868, 0x793A, 0};              /* 表示 */
-static const Py_UCS4 CUE_CHENG[] = {0x79F0, 0};                        /* 称 */
-static const Py_UCS4 CUE_SHUO[] = {0x8BF4, 0};                         /* 说 */
-static const Py_UCS4 CUE_ZHICHU[] = {0x6307, 0x51FA, 0};               /* 指出 */
-static const Py_UCS4 CUE_TONGBAO[] = {0x901A, 0x62A5, 0};              /* 通报 */
-static const Py_UCS4 CUE_JIESHAO[] = {0x4ECB, 0x7ECD, 0};              /* 介绍 */
-static const Py_UCS4 CUE_SAID[] = {'s', 'a', 'i', 'd', 0};
-static const Py_UCS4 CUE_SAYS[] = {'s', 'a', 'y', 's', 0};
-static const Py_UCS4 *const CUE_LEADS[] = {CUE_JU, CUE_ACCORDING};
-static const Py_UCS4 *const CUE_ENDS[] = {CUE_BIAOSHI, CUE_CHENG, CUE_SHUO, CUE_ZHICHU,
-                                          CUE_TONGBAO, CUE_JIESHAO, CUE_SAID, CUE_SAYS};
-
-/* quoted_keys(text, keys, min_key_clause, seed) -> the bits of the keys (sorted uint32,
- * Features.keys) whose clause is quoted: inside quotation marks, or attributed (a clause
- * led by 据 or "according to", and the rest of a sentence after a clause ending with an
- * attribution verb). boilerplate.quoted_keys_py is the reference. */
-static PyObject *quoted_keys(PyObject *self, PyObject *args) {
-    PyObject *text;
-    Py_buffer keys;
-    Py_ssize_t min_key_clause;
-    unsigned long seed;
-    if (!PyArg_ParseTuple(args, "Uy*nk", &text, &keys, &min_key_clause, &seed)) return NULL;
-    Py_ssize_t n_keys = keys.len / 4;
-    if (keys.len % 4 || n_keys > 32) {
-        PyBuffer_Release(&keys);
-        PyErr_SetString(PyExc_ValueError, "keys must be at most 32 uint32 values");
-        return NULL;
-    }
-    uint32_t wanted[32];
-    for (Py_ssize_t k = 0; k < n_keys; k++) wanted[k] = read_u32((const unsigned char *)keys.buf, k);
-    PyBuffer_Release(&keys);
-    if (!n_keys) return PyLong_FromLong(0);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_UCS4 *buf = scratch_alloc(&scratch[S_BUF], (size_t)(n + 1) * sizeof(Py_UCS4));
-    unsigned char *utf8 = scratch_alloc(&scratch[S_UTF8], (size_t)(n + 1) * 4 + 8);
-    if (!buf || !utf8) {
-        scratch_free(&scratch[S_BUF], buf);
-        scratch_free(&scratch[S_UTF8], utf8);
-        return PyErr_NoMemory();
-    }
-    unsigned long mask = 0;
-    Py_ssize_t len = 0, quote_len = 0;
-    int in_quote = 0, quoted = 0, cue = 0;
-    Py_UCS4 prev = 0;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        int cut = i == n, sentence_end = 0;
-        if (!cut) {
-            Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-            if (ch == 0) continue;
-            if (in_quote && ++quote_len > MAX_QUOTE) in_quote = 0;
-            if (is_alnum(ch)) {
-                buf[len++] = ch;
-                quoted |= in_quote;
-                prev = ch;
-                continue;
-            }
-            if (quote_opens(ch)) {
-                in_quote = 1;
-                quote_len = 0;
-            } else if (quote_closes(ch)) {
-                in_quote = 0;
-            } else if (ch == '"') {
-                in_quote = !in_quote;
-                quote_len = 0;
-            }
-            Py_UCS4 escaped;
-            cut = clause_break_at(kind, data, &i, n, ch, prev, &escaped);
-            sentence_end = escaped || ch == 0x3002 || ch == 0xFF01 || ch == 0xFF1F || ch == '!'
-                || ch == '?' || (ch == '.' && (i + 1 >= n || PyUnicode_READ(kind, data, i + 1) == ' '));
-            if (!cut) {
-                prev = ch;
-                if (sentence_end) cue = 0;
-                continue;
-            }
-        }
-        if (len > 0) { /* a clause ends */
-            int leads = 0, ends = 0;
-            for (size_t c = 0; c < sizeof(CUE_LEADS) / sizeof(*CUE_LEADS); c++)
-                leads |= clause_has(buf, len, CUE_LEADS[c], 0);
-            if (quoted || cue || leads) {
-                if (len >= min_key_clause) {
-                    uint32_t key = (uint32_t)(clause_key_hash(buf, len, utf8, (uint32_t)seed) >> 32);
-                    for (Py_ssize_t k = 0; k < n_keys; k++)
-                        if (wanted[k] == key) mask |= 1UL << k;
-                }
-            }
-            for (size_t c = 0; c < sizeof(CUE_ENDS) / sizeof(*CUE_ENDS) && !ends; c++)
-                ends |= clause_has(buf, len, CUE_ENDS[c], 1);
-            cue |= leads || ends;
-        }
-        len = 0;
-        quoted = 0;
-        prev = 0;
-        if (sentence_end) cue = 0;
-    }
-    scratch_free(&scratch[S_BUF], buf);
-    scratch_free(&scratch[S_UTF8], utf8);
-    return PyLong_FromUnsignedLong(mask);
 }
 
 /* Read the i-th little-endian uint32 of b. */
@@ -2497,6 +2466,190 @@ static PyObject *contexts(PyObject *self, PyObject *args) {
                                names[0], names[1], names[2], names[3]);
     PyBuffer_Release(&a);
     PyBuffer_Release(&b);
+    return result;
+}
+
+/* --- the version-7 comparisons (comparison._names_and_quotes_py is the reference) ---
+ * In C for the same reason as contexts(): the sets and dicts of the Python cost about
+ * 40k instructions an article of the online pass, for at most 32 names and 16 keys a
+ * side. */
+
+/* Read a side's uint32 values (n of them) into out, sorted ascending: the stored lists
+ * are sorted already (one pass finds it); the Python reads them as sets and dicts, so
+ * the order of a list stored otherwise changes nothing, and it is sorted here. */
+static void read_sorted_u32(const unsigned char *p, Py_ssize_t n, uint32_t *out) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t v = read_u32(p, i);
+        Py_ssize_t j = i;
+        while (j > 0 && out[j - 1] > v) { /* insertion: no move for a sorted list */
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = v;
+    }
+}
+
+/* A side's names in context (sorted values context << 16 | kind << 14 | rarity << 10 |
+ * hash; a context is value >> 14, the word before and the kind): the total rarity
+ * (the largest of each context's names) per kind. */
+static void name_weights(const uint32_t *v, Py_ssize_t n, long weight[4]) {
+    for (Py_ssize_t i = 0; i < n;) {
+        uint32_t context = v[i] >> 14, rarity = 0;
+        for (; i < n && v[i] >> 14 == context; i++)
+            if (((v[i] >> 10) & 15) > rarity) rarity = (v[i] >> 10) & 15;
+        weight[context & 3] += rarity;
+    }
+}
+
+static PyObject *share_or_none(long part, long whole) {
+    if (!whole) Py_RETURN_NONE;
+    double share = (double)part / (double)whole;
+    return PyFloat_FromDouble(share < 1.0 ? share : 1.0);
+}
+
+/* comparison.quoted_shared: the share of the keys both sides have that are quoted on
+ * both; -1 when none is shared. Keys are sorted and distinct as clause_keys gives
+ * them (a merge); read as sets otherwise, as the Python does. */
+static double quoted_share(const uint32_t *ka, Py_ssize_t na, uint64_t qa, const uint32_t *kb,
+                           Py_ssize_t nb, uint64_t qb) {
+    long shared = 0, quoted = 0;
+    int sorted = 1;
+    for (Py_ssize_t i = 1; i < na && sorted; i++) sorted = ka[i - 1] < ka[i];
+    for (Py_ssize_t i = 1; i < nb && sorted; i++) sorted = kb[i - 1] < kb[i];
+    if (sorted) {
+        for (Py_ssize_t i = 0, j = 0; i < na && j < nb;) {
+            if (ka[i] < kb[j]) i++;
+            else if (ka[i] > kb[j]) j++;
+            else {
+                shared++;
+                quoted += (qa >> i & 1) && (qb >> j & 1);
+                i++, j++;
+            }
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < na; i++) {
+            int first = 1, in_b = 0, quoted_a = 0, quoted_b = 0;
+            for (Py_ssize_t x = 0; x < i && first; x++) first = ka[x] != ka[i];
+            if (!first) continue; /* each key once */
+            for (Py_ssize_t x = i; x < na; x++) quoted_a |= ka[x] == ka[i] && (qa >> x & 1);
+            for (Py_ssize_t j = 0; j < nb; j++)
+                if (kb[j] == ka[i]) in_b = 1, quoted_b |= (int)(qb >> j & 1);
+            shared += in_b;
+            quoted += in_b && quoted_a && quoted_b;
+        }
+    }
+    return shared ? (double)quoted / (double)shared : -1.0;
+}
+
+/* names_and_quotes(a_names, a_count, b_names, b_count, a_keys, a_quoted, b_keys,
+ *                  b_quoted) -> comparison._NAME_FIELDS' values: names_kind_conflict,
+ * names_kind_conflicts, names_{person,place,organisation,other}_conflict, quoted_shared
+ * (None where missing): comparison._names_and_quotes_py. */
+static PyObject *names_and_quotes(PyObject *self, PyObject *args) {
+    Py_buffer a, b, keys_a, keys_b;
+    Py_ssize_t a_count, b_count;
+    unsigned long long qa, qb;
+    if (!PyArg_ParseTuple(args, "y*ny*ny*Ky*K", &a, &a_count, &b, &b_count, &keys_a, &qa,
+                          &keys_b, &qb))
+        return NULL;
+    PyObject *result = NULL, *values[7] = {NULL};
+    uint32_t *va = NULL; /* va, vb, ka, kb in one allocation */
+    Py_ssize_t na = a.len / 4, nb = b.len / 4, nka = keys_a.len / 4, nkb = keys_b.len / 4;
+    if (a.len % 4 || b.len % 4 || keys_a.len % 4 || keys_b.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "names and keys must be whole uint32 values");
+        goto done;
+    }
+    if (nka > 64 || nkb > 64) {
+        PyErr_SetString(PyExc_ValueError, "at most 64 keys a side (the quoted bits)");
+        goto done;
+    }
+    va = PyMem_Malloc((size_t)(na + nb + nka + nkb + 1) * sizeof(uint32_t));
+    if (!va) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t *vb = va + na, *ka = vb + nb, *kb = ka + nka;
+    for (Py_ssize_t i = 0; i < nka; i++) ka[i] = read_u32(keys_a.buf, i);
+    for (Py_ssize_t i = 0; i < nkb; i++) kb[i] = read_u32(keys_b.buf, i);
+    double quoted = nka && nkb ? quoted_share(ka, nka, qa, kb, nkb, qb) : -1.0;
+    values[6] = quoted < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(quoted);
+    for (int k = 0; k < 6; k++) values[k] = Py_NewRef(Py_None);
+    if (!values[6]) goto done;
+    if (na && nb) {
+        /* a truncated side may have lost names: whole contexts below the common cut
+         * (of the last stored values, as _name_contexts reads them) only */
+        const uint64_t full = 0xFFFFFFFFULL;
+        uint64_t cut_a = a_count > na ? read_u32(a.buf, na - 1) : full;
+        uint64_t cut_b = b_count > nb ? read_u32(b.buf, nb - 1) : full;
+        uint64_t cut = cut_a < cut_b ? cut_a : cut_b;
+        uint64_t below = cut != full ? (cut >> 14) << 14 : full + 1;
+        read_sorted_u32(a.buf, na, va);
+        read_sorted_u32(b.buf, nb, vb);
+        while (na && va[na - 1] >= below) na--;
+        while (nb && vb[nb - 1] >= below) nb--;
+    }
+    if (na && nb) {
+        long weight_a[4] = {0}, weight_b[4] = {0}, conflict[4] = {0}, conflicts = 0;
+        name_weights(va, na, weight_a);
+        name_weights(vb, nb, weight_b);
+        /* the contexts both sides have, one merge: one with no name in common
+         * conflicts, weighing the larger rarity of its names */
+        for (Py_ssize_t i = 0, j = 0; i < na && j < nb;) {
+            uint32_t ca = va[i] >> 14, cb = vb[j] >> 14;
+            if (ca != cb) { /* skip the smaller context's names */
+                if (ca < cb) while (i < na && va[i] >> 14 == ca) i++;
+                else while (j < nb && vb[j] >> 14 == cb) j++;
+                continue;
+            }
+            Py_ssize_t ea = i, eb = j;
+            uint32_t rarity = 0;
+            for (; ea < na && va[ea] >> 14 == ca; ea++)
+                if (((va[ea] >> 10) & 15) > rarity) rarity = (va[ea] >> 10) & 15;
+            for (; eb < nb && vb[eb] >> 14 == ca; eb++)
+                if (((vb[eb] >> 10) & 15) > rarity) rarity = (vb[eb] >> 10) & 15;
+            int same = 0;
+            for (Py_ssize_t x = i, y = j; x < ea && y < eb && !same;) {
+                if (va[x] == vb[y]) same = 1;
+                else if (va[x] < vb[y]) x++;
+                else y++;
+            }
+            if (!same) {
+                conflict[ca & 3] += rarity;
+                conflicts++;
+            }
+            i = ea, j = eb;
+        }
+        long sum_a = weight_a[0] + weight_a[1] + weight_a[2] + weight_a[3];
+        long sum_b = weight_b[0] + weight_b[1] + weight_b[2] + weight_b[3];
+        long smaller = sum_a < sum_b ? sum_a : sum_b;
+        if (!smaller) { /* as the Python's division would (rarities are 1-15) */
+            PyErr_SetString(PyExc_ZeroDivisionError, "division by zero");
+            goto done;
+        }
+        Py_SETREF(values[0], share_or_none(conflict[0] + conflict[1] + conflict[2] + conflict[3],
+                                           smaller));
+        Py_SETREF(values[1], PyFloat_FromDouble((double)conflicts));
+        for (int k = 0; k < 4; k++)
+            if (weight_a[k] && weight_b[k])
+                Py_SETREF(values[2 + k], share_or_none(conflict[k], weight_a[k] < weight_b[k]
+                                                                        ? weight_a[k] : weight_b[k]));
+        for (int k = 0; k < 6; k++)
+            if (!values[k]) goto done;
+    }
+    result = PyTuple_New(7);
+    if (!result) goto done;
+    for (int k = 0; k < 7; k++) {
+        PyTuple_SET_ITEM(result, k, values[k]);
+        values[k] = NULL;
+    }
+
+done:
+    for (int k = 0; k < 7; k++) Py_XDECREF(values[k]);
+    PyMem_Free(va);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&keys_a);
+    PyBuffer_Release(&keys_b);
     return result;
 }
 
@@ -3407,11 +3560,11 @@ static PyMethodDef methods[] = {
      "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
-    {"quoted_keys", quoted_keys, METH_VARARGS,
-     "(text, keys, min_key_clause, seed) -> the bits of the keys whose clause is quoted: "
-     "boilerplate.quoted_keys_py."},
+    {"names_and_quotes", names_and_quotes, METH_VARARGS,
+     "The version-7 comparisons of two rows: comparison._names_and_quotes_py."},
     {"clause_keys", clause_keys, METH_VARARGS,
-     "(distinct clause hashes, short text, keys) of a normalized body, no str per clause."},
+     "(distinct clause hashes, short text, keys, quoted keys' bits) of a normalized body, "
+     "no str per clause."},
     {"main_span", main_span, METH_VARARGS,
      "(start, end) of a body's main body: main_body.main_span."},
     {"letters_and_digits", letters_and_digits, METH_VARARGS,

@@ -132,6 +132,8 @@ class Stripped(NamedTuple):
     hashes: tuple[int, ...]
     short_text: str  # keys.short_key: its letters and digits when it is that short
     keys: bytes  # keys.body_keys
+    # the bits of ``keys`` whose clause is quoted (:func:`quoted_keys_py`; bit i: the i-th)
+    quoted: int
 
 
 def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
@@ -168,20 +170,23 @@ def _clause_keys(body: str) -> Stripped:
     kernel when it is built (no str per clause; identical results: tested), else
     :func:`clause_keys_py`."""
     if kernel is not None:
-        hashes, short, keys = kernel.clause_keys(body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE,
-                                                 QUERY_KEYS, MAX_KEY_CHARS, EDGE, EDGE_SEED)
-        return Stripped(body, hashes, short, keys)  # hashes: a tuple already
+        hashes, short, keys, quoted = kernel.clause_keys(
+            body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS, MAX_KEY_CHARS, EDGE,
+            EDGE_SEED)
+        return Stripped(body, hashes, short, keys, quoted)  # hashes: a tuple already
     return clause_keys_py(body)
 
 
 def clause_keys_py(body: str) -> Stripped:
     """The reference of ``kernel.clause_keys``: :func:`clauses` and
-    :func:`hashed_clauses`, ``keys.short_key`` and ``keys.body_keys``."""
+    :func:`hashed_clauses`, ``keys.short_key``, ``keys.body_keys`` and
+    :func:`quoted_keys_py` (the kernel tracks the quotes in the same walk)."""
     found = clauses(body)
     hashes = hashed_clauses(found)
     short = short_key(body, found)
-    return Stripped(body, tuple(dict.fromkeys(h for h in hashes if h)), short,
-                    body_keys(short, (found, hashes)))
+    keys = body_keys(short, (found, hashes))
+    return Stripped(body, tuple(dict.fromkeys(h for h in hashes if h)), short, keys,
+                    quoted_keys_py(body, keys))
 
 
 _strip_cached = lru_cache(maxsize=512)(_strip_with_clauses)
@@ -204,15 +209,12 @@ _SENTENCE_ENDS = frozenset("。！？!?")
 _CLAUSE_BREAKS = frozenset(".!?;:,|\u3002\uff01\uff1f\uff1b\uff1a\uff0c\u3001\u2022\u00b7")
 
 
-def quoted_keys(body: str, keys: bytes) -> int:
-    """The bits of ``keys`` (a body's sorted uint32 keys, ``Features.keys``) whose clause
-    is quoted in ``body`` (bit i: the i-th key): the kernel's when it is built, else
-    :func:`quoted_keys_py` (the same bits: tested on the five corpora)."""
-    if not keys:
-        return 0
-    if kernel is not None:
-        return int(kernel.quoted_keys(body, keys, MIN_KEY_CLAUSE, CLAUSE_SEED))
-    return quoted_keys_py(body, keys)
+def quoted_keys(body: str) -> int:
+    """The bits of the keys of ``body`` (normalized, nothing to strip; its sorted uint32
+    keys, ``Features.keys``) whose clause is quoted (bit i: the i-th key):
+    :attr:`Stripped.quoted`, which ``kernel.clause_keys`` computes in its walk over the
+    body (the same bits as :func:`quoted_keys_py`: tested on the five corpora)."""
+    return _clause_keys(body).quoted
 
 
 def _is_cjk(character: str) -> bool:
@@ -236,8 +238,8 @@ def _break_at(body: str, i: int, ch: str, prev: str) -> tuple[bool, bool, int]:
 
 
 def quoted_keys_py(body: str, keys: bytes) -> int:
-    """The reference of ``kernel.quoted_keys``: the body walked character by character,
-    split into clauses as :func:`clauses` splits it."""
+    """The reference of ``kernel.clause_keys``' quoted bits: the body walked character by
+    character, split into clauses as :func:`clauses` splits it."""
     wanted = np.frombuffer(keys, dtype="<u4").tolist()
     mask = 0
     letters: list[str] = []

@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from fingerprints.rule.boilerplate import quoted_keys, strip_with_clauses
+from fingerprints.rule.boilerplate import strip_with_clauses
 from fingerprints.rule.config import EngineConfig
 from fingerprints.rule.features import Features, features_of
 from fingerprints.rule.headline import text_key, title_parts
@@ -271,7 +271,7 @@ def extract_many(
                     char_shingles=char_shingled(bodies[i]),
                     codes=parts.codes, chrome=parts.chrome, main_bits=parts.main_bits,
                     names=names[i][0], name_count=names[i][1],
-                    quoted=quoted_keys(bodies[i], stripped[i].keys),
+                    quoted=stripped[i].quoted,
                 )
             )
     return out
@@ -312,7 +312,7 @@ def _extract_compiled(
         off_title(head_tokens, body, token_count, vocab.stopwords,
                   lambda: segmenter.cut(site) if site else ()),
         char_kind, (), codes, chrome, main_bits, names, name_count,
-        quoted_keys(body, stripped.keys),
+        stripped.quoted,
     )
 
 

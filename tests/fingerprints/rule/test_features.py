@@ -41,13 +41,13 @@ def test_features_of_builds_the_same_instance_as_the_dataclass() -> None:
 
 
 def _former_bytes(features: Features) -> bytes:
-    """The version 4-6 layout written field by field with struct, as to_bytes did before
+    """The version 4-7 layout written field by field with struct, as to_bytes did before
     its values went through one pack call: the bytes must not change."""
     import struct
 
     f = features
     pictures = f.pictures[:255]
-    version = 6 if f.has_parts else 5 if pictures else 4
+    version = 7 if f.has_parts and f.has_names else 6 if f.has_parts else 5 if pictures else 4
     title_key, short_text = f.title_key.encode(), f.short_text.encode()
     out = struct.pack("<BQQIIH", version, f.title_fp, f.content_fp, f.token_count,
                       f.number_count, len(f.numbers) // 4) + f.numbers
@@ -64,6 +64,10 @@ def _former_bytes(features: Features) -> bytes:
         codes = (f.codes or b"")[:1020]
         out += struct.pack("<B", len(codes) // 4) + codes
         out += struct.pack("<HH", f.chrome, len(f.main_bits)) + f.main_bits
+    if version >= 7:
+        names = (f.names or b"")[:1020]
+        out += struct.pack("<HB", min(f.name_count, 0xFFFF), len(names) // 4) + names
+        out += struct.pack("<H", f.quoted)
     return out
 
 
@@ -73,11 +77,13 @@ def test_to_bytes_writes_the_layout_of_each_version() -> None:
     from fingerprints.rule.features import pack_py
 
     full = extract("统计局：工业生产稳中有升", STORY)
-    assert full.has_parts
+    assert full.has_parts and full.has_names
     for features in (
         full, extract("", ""), extract("Budget vote", "The budget passed 52 to 48."),
         replace(full, pictures=(3, 1 << 63, 2**64 - 1)),
         replace(full, pictures=tuple(range(300))),  # kept: the first 255
+        replace(full, names=None, quoted=None),  # version 6
+        replace(full, names=b"\x01\x00\x00\x00" * 300, name_count=70_000),  # kept: 255
         replace(full, codes=None, chrome=None),  # version 5 with pictures, else 4
         replace(full, codes=None, chrome=None, pictures=(7,)),
         replace(full, title_key="标题ab", short_text="正文", off_title=True, keys=b""),
@@ -94,12 +100,13 @@ def test_to_bytes_writes_the_layout_of_each_version() -> None:
 def _pack_values(f: Features) -> tuple[object, ...]:
     from fingerprints.rule.features import LAYOUTS
 
-    version = 6 if f.has_parts else 5 if f.pictures else 4
+    version = 7 if f.has_parts and f.has_names else 6 if f.has_parts else 5 if f.pictures else 4
     return (LAYOUTS[version], version, f.title_fp, f.content_fp, f.token_count,
             f.number_count, f.numbers, f.sketch.level, f.sketch.shingles, f.sketch.samples,
             f.weak_bits, f.title_key, f.short_text, f.keys,
             f.off_title | f.char_shingles << 1, f.pictures[:255], (f.codes or b"")[:1020],
-            f.chrome, f.main_bits)
+            f.chrome, f.main_bits, min(f.name_count, 0xFFFF), (f.names or b"")[:1020],
+            f.quoted)
 
 
 def test_the_kernels_pack_gives_pack_pys_bytes_and_refusals() -> None:

@@ -84,18 +84,20 @@ def test_clause_keys_match_the_python_on_edge_cases_and_fuzz() -> None:
 def test_clause_keys_follow_their_arguments() -> None:
     assert kernel is not None
     text = "第一句话很长很长很长很长。第二句很长很长很长很长，短句。abcdefghij"
-    hashes, short, keys = kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 16, 96, 8, 2)
+    hashes, short, keys, _ = kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 16, 96, 8, 2)
     assert len(hashes) == 3 and short == text.replace("。", "").replace("，", "")
     assert len(keys) == 4 * 5  # three long clauses and two edges
     assert kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 2, 96, 8, 2)[2] == keys[:8]
     # a body longer than max_key_chars has no short text, so no edge keys
-    hashes_long, short_long, keys_long = kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 16, 10,
+    hashes_long, short_long, keys_long, _ = kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 16, 10,
                                                             8, 2)
     assert hashes_long == hashes and short_long == "" and len(keys_long) == 4 * 3
     assert {keys_long[i : i + 4] for i in range(0, 12, 4)} <= {
         keys[i : i + 4] for i in range(0, 20, 4)}
     with pytest.raises(ValueError, match=">= 0"):
         kernel.clause_keys(text, MIN_CLAUSE, 1, 10, -1, 96, 8, 2)
+    with pytest.raises(ValueError, match="0-32"):  # the quoted bits: 32 at most
+        kernel.clause_keys(text, MIN_CLAUSE, 1, 10, 33, 96, 8, 2)
 
 
 def test_story_clauses_are_the_distinct_hashes_in_order() -> None:

@@ -1,4 +1,5 @@
-"""Features version 7: the kernel's ``quoted_keys`` against ``boilerplate.quoted_keys_py``
+"""Features version 7: the kernel's quoted bits (``kernel.clause_keys``' fourth value,
+tracked in its walk over the body) against ``boilerplate.quoted_keys_py``
 (the same bits on every article of the five corpora, on generated texts and on edge
 cases), and the names in context by kind (kernel and NumPy give the same bytes; the
 kinds, the rarity, a run outside the dictionary)."""
@@ -6,6 +7,7 @@ kinds, the rarity, a run outside the dictionary)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +17,19 @@ from hypothesis import strategies as st
 
 from fingerprints.rule.boilerplate import (
     CLAUSE_SEED,
+    MIN_CLAUSE,
     QUOTE_ENDS,
     QUOTE_LEADS,
+    clause_keys_py,
     quoted_keys,
     quoted_keys_py,
     strip_with_clauses,
 )
-from fingerprints.rule.comparison import compare_pair
+from fingerprints.rule.comparison import _names_and_quotes, _names_and_quotes_py, compare_pair
 from fingerprints.rule.extraction import extract_many
-from fingerprints.rule.features import Features
+from fingerprints.rule.features import MAX_KEY_CHARS, Features
 from fingerprints.rule.kernel import kernel
-from fingerprints.rule.keys import MIN_KEY_CLAUSE
+from fingerprints.rule.keys import EDGE, EDGE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS
 from fingerprints.rule.normalize import normalize
 from fingerprints.rule.shorttext import KIND_OTHER, KIND_PERSON, KIND_PLACE, name_kinds, rarity_of
 
@@ -38,10 +42,15 @@ PIECES = [*"“”「」『』‘’\"。，！？!?.,;: \\n", "\\n", "\n", "据
 
 
 def _assert_same(body: str) -> int:
-    keys = strip_with_clauses(body, frozenset()).keys
-    expected = quoted_keys_py(body, keys)
+    stripped = clause_keys_py(body)
+    expected = quoted_keys_py(body, stripped.keys)
+    assert stripped.quoted == expected
     if kernel is not None:
-        assert kernel.quoted_keys(body, keys, MIN_KEY_CLAUSE, CLAUSE_SEED) == expected, body[:80]
+        hashes, short, keys, quoted = kernel.clause_keys(
+            body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS, MAX_KEY_CHARS, EDGE,
+            EDGE_SEED)
+        assert (hashes, short, keys) == stripped[1:4], body[:80]
+        assert quoted == expected, body[:80]
     return expected
 
 
@@ -77,7 +86,7 @@ def test_any_text_gives_the_python_quoted_keys(body: str) -> None:
 def _quoted_clauses(body: str) -> list[bool]:
     """Which of the body's keys are quoted, in key order."""
     keys = strip_with_clauses(body, frozenset()).keys
-    mask = quoted_keys(body, keys)
+    mask = quoted_keys(body)
     return [bool(mask >> i & 1) for i in range(len(keys) // 4)]
 
 
@@ -133,3 +142,72 @@ def test_the_version_7_comparisons_read_names_by_kind_and_quoted_keys() -> None:
     assert older.names is None and older.quoted is None
     assert compare_pair(older, b).names_kind_conflict is None
     assert compare_pair(older, b).quoted_shared is None
+
+
+def _values(items: list[int]) -> bytes:
+    return np.array(items, dtype="<u4").tobytes()
+
+
+def _assert_same_comparisons(a: Features, b: Features) -> None:
+    """The kernel's ``names_and_quotes`` against ``comparison._names_and_quotes_py``."""
+    expected = tuple(_names_and_quotes_py(a, b).values())
+    assert _names_and_quotes(a, b) == expected
+    if kernel is not None:
+        assert kernel.names_and_quotes(a.names or b"", a.name_count, b.names or b"",
+                                       b.name_count, a.keys, a.quoted or 0, b.keys,
+                                       b.quoted or 0) == expected
+
+
+@pytest.mark.skipif(kernel is None, reason="needs the C kernel")
+@pytest.mark.data
+@pytest.mark.parametrize("corpus", ["xinhua_uhgeval_zh", "bdci2019_inews_zh_train"])
+def test_the_kernel_gives_the_python_version_7_comparisons_on_news(corpus: str) -> None:
+    path = DATA / corpus / "docs.jsonl"
+    with path.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for _, line in zip(range(800), handle, strict=False)]
+    found = extract_many([(row.get("title") or "", row.get("content") or row.get("text") or "")
+                          for row in rows])
+    measured = 0
+    for i, a in enumerate(found):
+        for b in found[max(0, i - 8) : i + 1]:  # neighbours (the corpus's near pairs) too
+            _assert_same_comparisons(a, b)
+            measured += 1
+    assert measured > 5000
+
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 15),
+                          st.integers(0, 2)), max_size=40),
+       st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 15),
+                          st.integers(0, 2)), max_size=40),
+       st.integers(0, 3), st.integers(0, 3), st.booleans(),
+       st.lists(st.integers(0, 6), max_size=16), st.lists(st.integers(0, 6), max_size=16),
+       st.integers(0, 0xFFFF), st.integers(0, 0xFFFF))
+def test_the_kernel_gives_the_python_version_7_comparisons_on_any_lists(
+        names_a: list[tuple[int, int, int, int]], names_b: list[tuple[int, int, int, int]],
+        extra_a: int, extra_b: int, ordered: bool, keys_a: list[int], keys_b: list[int],
+        quoted_a: int, quoted_b: int) -> None:
+    # few contexts, kinds and hashes (shared contexts, conflicts), rarity 0 too (a
+    # division by zero on both paths), unsorted lists and repeats unless ``ordered``,
+    # truncated sides (a count above what is kept)
+    def pack(names: list[tuple[int, int, int, int]]) -> list[int]:
+        values = [c << 16 | k << 14 | r << 10 | h for c, k, r, h in names]
+        return sorted(set(values)) if ordered else values
+
+    va, vb = pack(names_a), pack(names_b)
+    ka = sorted(set(keys_a)) if ordered else keys_a
+    kb = sorted(set(keys_b)) if ordered else keys_b
+    base = extract_many([("t", "据警方通报，记者在现场看到一辆货车停在路边。")])[0]
+    a = replace(base, names=_values(va), name_count=len(va) + extra_a, keys=_values(ka),
+                quoted=quoted_a)
+    b = replace(base, names=_values(vb), name_count=len(vb) + extra_b, keys=_values(kb),
+                quoted=quoted_b)
+    try:
+        expected = tuple(_names_and_quotes_py(a, b).values())
+    except ZeroDivisionError:
+        if kernel is not None:
+            with pytest.raises(ZeroDivisionError):
+                _names_and_quotes(a, b)
+        return
+    assert _names_and_quotes(a, b) == expected

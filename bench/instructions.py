@@ -7,10 +7,10 @@ Counts what issue 51 bounds (the batch command within 1.25x of the online rule's
 per article) in instructions, which are the same on every run of the same build, where
 timings on this shared machine move more between rounds than the changes do. Each count
 is a whole process under ``valgrind --tool=cachegrind --cache-sim=no`` with
-``PYTHONHASHSEED=0`` (the tree's modules compiled beforehand, so no process compiles
-them), less the same process over the corpus's first 20 articles: start-up, imports,
-jieba's dictionary, the tables and the database are taken off, and the difference is
-divided by the articles it is the cost of (``--articles`` less 20).
+``PYTHONHASHSEED=0`` and one BLAS thread (the tree's modules compiled beforehand, so no
+process compiles them), less the same process over the corpus's first 20 articles:
+start-up, imports, jieba's dictionary, the tables and the database are taken off, and the
+difference is divided by the articles it is the cost of (``--articles`` less 20).
 
 * **online**: ``bench/common.run_engine`` over the first ``--articles`` articles after
   the bench's warm-up sentence, as ``bench/engine.py`` times it; the corpus is loaded
@@ -131,7 +131,10 @@ def count_tree(tree: Path, corpora: Sequence[str], articles: int, jobs: int
                    check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory(prefix="instructions-") as folder:
         scratch = Path(folder)
+        # one BLAS thread: OpenBLAS's idle threads spin for a while after NumPy's calls,
+        # and their instructions moved a count by up to 57k an article between runs
         env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "DJANGO_SETTINGS_MODULE": "dedupsite.settings",
                "DEDUPSITE_VAR_DIR": str(scratch)}
         env.pop("DATABASE_URL", None)  # the scratch SQLite database

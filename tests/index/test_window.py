@@ -173,6 +173,9 @@ def test_expiry_during_concurrent_ingest_loses_nothing_and_splits_no_story(clien
             if generation:
                 passes.append(window.expire(generation, reindex.namespaces(generation),
                                             keys_per_step=200))
+            # a pause between passes: a loop without one takes a core from the three
+            # workers it races (a pass every 20 ms still lands between their batches)
+            stop.wait(0.02)
         connection.close()
 
     thread = threading.Thread(target=expire_loop)

@@ -170,10 +170,9 @@ class Replayer:
         self._title = MemoryBlockIndex(config.title_k)
         self._by_content: dict[int, dict[tuple[int, int], int]] = {}
         self._by_title: dict[int, dict[tuple[int, int], int]] = {}
-        # each distinct value's number, keyed by its fields' values (field_values: equal
-        # exactly when the features are, without the dataclass's __hash__, whose reads
-        # of the defaulted fields are not specialized: 10.2k -> 7.6k instructions)
-        self._feature_numbers: dict[tuple[Any, ...], int] = {}
+        # each distinct features value's number (_number)
+        self._feature_numbers: dict[tuple[int, int, int], list[tuple[Features, int]]] = {}
+        self._distinct_features = 0
         self._urls: dict[int, int] = {}
         self._keys = MemoryKeyIndex()
         self._pictures = MemoryBlockIndex(config.picture_k)
@@ -196,8 +195,7 @@ class Replayer:
         # the members of a doc share its anchor's doc key (one str per doc)
         doc_key = str(seq) if anchor == seq else self._candidates[anchor].doc_key
         self._candidates[seq] = _candidate(seq, doc_key, feats, anchor == seq)
-        numbers = self._feature_numbers
-        key = (anchor, numbers.setdefault(field_values(feats), len(numbers)))
+        key = (anchor, self._number(feats))
         # zero too: the online index holds it
         _index(self._content, self._by_content, feats.content_fp, key, seq)
         if feats.title_fp:
@@ -209,6 +207,30 @@ class Replayer:
         if feats.pictures:
             self._add_pictures(item, anchor)
         return assignment
+
+    def _number(self, feats: Features) -> int:
+        """The number of ``feats``' value: the same number exactly for equal features
+        (their fields' values equal, :func:`field_values`), numbered in order of first
+        appearance. Looked up by three of the fields (equal features have them equal),
+        the whole values compared only among the features that share them (a copy's):
+        a hash of every field (a tuple of 19 values, its bytes and the sketch's
+        dataclass ``__hash__``, each bytes value hashed once) cost 6.5 thousand instructions
+        an item more on Xinhua."""
+        numbers = self._feature_numbers
+        digest = (feats.content_fp, feats.title_fp, feats.token_count)
+        same = numbers.get(digest)
+        if same is None:
+            number = self._distinct_features
+            numbers[digest] = [(feats, number)]
+        else:
+            values = field_values(feats)
+            for other, number in same:
+                if other is feats or field_values(other) == values:
+                    return number
+            number = self._distinct_features
+            same.append((feats, number))
+        self._distinct_features = number + 1
+        return number
 
     def _add_pictures(self, item: Item, anchor: int) -> None:
         stock = self._stock(item.features.pictures)

@@ -58,3 +58,22 @@ def test_the_replay_decides_as_the_online_runner_with_a_vector_model() -> None:
     partition = sorted(map(sorted, groups_online.values()))
     assert partition == sorted(map(sorted, groups_replay.values()))
     assert sum(len(g) > 1 for g in groups_online.values()) > 10  # it did merge
+
+
+def test_equal_features_share_a_number_and_unequal_ones_sharing_the_lookup_do_not() -> None:
+    """The replay's number of a features value (the key of its candidate maps): equal
+    features (another instance) get the first one's number; features that differ only
+    in a field outside the lookup's three get numbers of their own, in order."""
+    from fingerprints.batch.replay import Replayer
+
+    first = extract("标题", STORY, EngineConfig())
+    replayer = Replayer()
+    assert replayer._number(first) == 0
+    assert replayer._number(replace(first)) == 0  # equal, not the same instance
+    other = replace(first, short_text="另一段")
+    assert (other.content_fp, other.title_fp, other.token_count) == (
+        first.content_fp, first.title_fp, first.token_count)
+    assert replayer._number(other) == 1
+    assert replayer._number(replace(first, keys=b"")) == 2
+    assert replayer._number(replace(other)) == 1
+    assert replayer._number(replace(first, content_fp=first.content_fp ^ 1)) == 3

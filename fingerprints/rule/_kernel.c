@@ -108,15 +108,7 @@ static uint64_t span_key(int kind, const void *data, Py_ssize_t start, Py_ssize_
 /* LSD radix sort of n uint32 values (tmp: scratch of n). */
 static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
     if (n < 48) { /* insertion sort: cheaper for the short lists (numbers, titles) */
-        for (Py_ssize_t i = 1; i < n; i++) {
-            uint32_t v = values[i];
-            Py_ssize_t j = i;
-            while (j > 0 && values[j - 1] > v) {
-                values[j] = values[j - 1];
-                j--;
-            }
-            values[j] = v;
-        }
+        insert_sorted(values, values, n);
         return;
     }
     uint32_t *src = values, *dst = tmp;
@@ -159,15 +151,7 @@ static void bucket_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
     }
     for (int b = 0; b < (1 << bits); b++) count[b + 1] += count[b];
     for (Py_ssize_t i = 0; i < n; i++) tmp[count[values[i] >> shift]++] = values[i];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t v = tmp[i];
-        Py_ssize_t j = i;
-        while (j > 0 && values[j - 1] > v) {
-            values[j] = values[j - 1];
-            j--;
-        }
-        values[j] = v;
-    }
+    insert_sorted(values, tmp, n);
 }
 
 /* values[0:n] reduced in place to its distinct values (in first-seen order), with an

@@ -108,15 +108,7 @@ static uint64_t span_key(int kind, const void *data, Py_ssize_t start, Py_ssize_
 /* LSD radix sort of n uint32 values (tmp: scratch of n). */
 static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
     if (n < 48) { /* insertion sort: cheaper for the short lists (numbers, titles) */
-        for (Py_ssize_t i = 1; i < n; i++) {
-            uint32_t v = values[i];
-            Py_ssize_t j = i;
-            while (j > 0 && values[j - 1] > v) {
-                values[j] = values[j - 1];
-                j--;
-            }
-            values[j] = v;
-        }
+        insert_sorted(values, values, n);
         return;
     }
     uint32_t *src = values, *dst = tmp;
@@ -130,6 +122,36 @@ static void radix_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
         dst = swap;
     }
     /* four passes: the sorted values are back in `values` */
+}
+
+/* n uint32 values sorted in place (tmp: scratch of n), for lists of a few dozen to a few
+ * hundred values whose top bits spread them: the numbers' and the names' values in
+ * context (fingerprint_core; the top bits: the hash of the word before each). One
+ * counting pass on their top 6 bits (8 from 128 values, 11 from 1,024) puts each in its
+ * bucket, then an insertion sort moves each within its bucket only (as _samples.h sorts
+ * a sketch's samples): about a third of the instructions of the four-pass radix sort,
+ * and of the insertion sort from a few dozen values on. Values
+ * crowding a bucket (over CROWDED_BUCKET distinct or not: many numbers after one word)
+ * would make the insertion quadratic: the list then goes to radix_sort_u32. Either way a
+ * sort: the same values in the same order. */
+#define CROWDED_BUCKET 24
+static void bucket_sort_u32(uint32_t *values, uint32_t *tmp, Py_ssize_t n) {
+    if (n < 16) { /* radix_sort_u32's insertion sort */
+        radix_sort_u32(values, tmp, n);
+        return;
+    }
+    int bits = n < 128 ? 6 : n < 1024 ? 8 : 11, shift = 32 - bits;
+    uint32_t count[(1 << 11) + 1];
+    memset(count, 0, (((size_t)1 << bits) + 1) * sizeof(uint32_t));
+    int crowded = 0;
+    for (Py_ssize_t i = 0; i < n; i++) crowded |= ++count[(values[i] >> shift) + 1] > CROWDED_BUCKET;
+    if (crowded) {
+        radix_sort_u32(values, tmp, n);
+        return;
+    }
+    for (int b = 0; b < (1 << bits); b++) count[b + 1] += count[b];
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[values[i] >> shift]++] = values[i];
+    insert_sorted(values, tmp, n);
 }
 
 /* values[0:n] reduced in place to its distinct values (in first-seen order), with an
@@ -411,6 +433,7 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
     }
     uint64_t mask = (uint64_t)table_len - 1;
     int text_kind = text ? PyUnicode_KIND(text) : 0;
+    Py_ssize_t text_len = text ? PyUnicode_GET_LENGTH(text) : 0;
     const void *text_data = text ? PyUnicode_DATA(text) : NULL;
     /* The tokens' keys first, so that the table slots can be fetched ahead: the lookups
      * below are bound by memory (a vocabulary of hundreds of thousands of tokens), and
@@ -436,9 +459,13 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
 #endif
             keys[i] = span_key(PyUnicode_KIND(token), PyUnicode_DATA(token), 0,
                                PyUnicode_GET_LENGTH(token));
-        } else { /* checked by the caller: start <= end <= len(text) */
-            keys[i] = span_key(text_kind, text_data, spans[2 * i],
-                               (Py_ssize_t)spans[2 * i + 1] - spans[2 * i]);
+        } else { /* a span is checked where it is read: a token known by its node is not */
+            uint32_t start = spans[2 * i], end = spans[2 * i + 1];
+            if (start > end || (Py_ssize_t)end > text_len) {
+                PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
+                goto done;
+            }
+            keys[i] = span_key(text_kind, text_data, start, (Py_ssize_t)end - start);
         }
         if (i < PREFETCH_AHEAD) {
             __builtin_prefetch(&table_keys[keys[i] & mask]);
@@ -690,9 +717,9 @@ static PyObject *fingerprint_core(PyObject *tokens, PyObject *text, const uint32
             }
             prev = id;
         }
-        radix_sort_u32(numbers, tmp, n_numbers);
+        bucket_sort_u32(numbers, tmp, n_numbers);
         n_numbers = unique_sorted(numbers, n_numbers);
-        radix_sort_u32(names, tmp, n_names);
+        bucket_sort_u32(names, tmp, n_names);
         n_names = unique_sorted(names, n_names);
     }
     Py_ssize_t kept = n_numbers < MAX_NUMBERS ? n_numbers : MAX_NUMBERS;
@@ -775,18 +802,6 @@ static PyObject *fingerprint(PyObject *self, PyObject *const *args, Py_ssize_t n
                             args + 1);
 }
 
-/* Does a (start, end) pair of spans[0:count] lie outside a text of text_len code points
- * (ValueError set)? */
-static int spans_outside(const uint32_t *spans, Py_ssize_t count, Py_ssize_t text_len) {
-    for (Py_ssize_t i = 0; i < count; i += 2) {
-        if (spans[i] > spans[i + 1] || (Py_ssize_t)spans[i + 1] > text_len) {
-            PyErr_SetString(PyExc_ValueError, "a span lies outside the text");
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6 || !PyUnicode_Check(args[0]) || !PyObject_TypeCheck(args[2], &TablesType)) {
         PyErr_SetString(PyExc_TypeError,
@@ -802,12 +817,11 @@ static PyObject *fingerprint_spans(PyObject *self, PyObject *const *args, Py_ssi
     if (PyObject_GetBuffer(args[1], &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     PyObject *result = NULL;
     const uint32_t *spans = b.buf;
-    Py_ssize_t count = b.len / 4, text_len = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t count = b.len / 4;
     if (b.itemsize != 4 || count % 2) {
         PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32");
         goto done;
     }
-    if (spans_outside(spans, count, text_len)) goto done;
     result = fingerprint_core(NULL, text, spans, NULL, NULL, 0, count / 2, args + 2);
 done:
     PyBuffer_Release(&b);
@@ -819,7 +833,9 @@ done:
  * writable int32 buffer node_ids (-1: not known yet) that maps a node to the token's
  * vocabulary id. A token whose node is mapped is not hashed nor looked up in the
  * vocabulary's hash table (two reads in 32 MiB); one that is looked up maps its node
- * for the next time. node_ids belongs to one vocabulary and one segmenter. */
+ * for the next time. node_ids belongs to one vocabulary and one segmenter. A span is
+ * checked where it is read (ValueError outside the text): that of a token known by its
+ * node is not read, so checking every span first cost more than the lookups it spares. */
 static PyObject *fingerprint_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8 || !PyUnicode_Check(args[0]) || !PyObject_TypeCheck(args[4], &TablesType)) {
         PyErr_SetString(PyExc_TypeError,
@@ -845,14 +861,13 @@ static PyObject *fingerprint_nodes(PyObject *self, PyObject *const *args, Py_ssi
     }
     PyObject *result = NULL;
     const uint32_t *spans = b.buf;
-    Py_ssize_t count = b.len / 4, text_len = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t count = b.len / 4;
     if (b.itemsize != 4 || count % 2 || nb.itemsize != 4 || nb.len / 4 != count / 2 ||
         mb.itemsize != 4 || !mb.format || !strchr("il", mb.format[strlen(mb.format) - 1])) {
         PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32, nodes "
                         "one uint32 per pair, node_ids int32");
         goto done;
     }
-    if (spans_outside(spans, count, text_len)) goto done;
     result = fingerprint_core(NULL, text, spans, nb.buf, mb.buf, mb.len / 4, count / 2,
                               args + 4); /* tables, use_tf, weak_bits, with_numbers */
 done:
@@ -3540,6 +3555,41 @@ static PyObject *main_span(PyObject *self, PyObject *args) {
 #undef AT
 
 
+/* instance(cls, names, *values): object.__new__(cls) with names[i] set to values[i]
+ * through object.__setattr__'s generic path (a frozen dataclass's own __setattr__ is not
+ * called), as a frozen dataclass's __init__ leaves it: the same attributes in the same
+ * order. The attributes go to the instance's inline values, keyed by the class's shared
+ * keys, with no dict per instance: features.features_of builds its Features here (a dict
+ * of 19 entries set as the instance's __dict__ cost 11k instructions an article; a
+ * dataclass's __init__ through 19 object.__setattr__ calls more). */
+static PyObject *instance(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || !PyType_Check(args[0]) || !PyTuple_CheckExact(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) != nargs - 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "instance(cls, names, *values): a class, a tuple of names, a value each");
+        return NULL;
+    }
+    static PyObject *no_args = NULL;
+    if (!no_args && !(no_args = PyTuple_New(0))) return NULL;
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    PyObject *made = PyBaseObject_Type.tp_new(type, no_args, NULL);
+    if (!made) return NULL;
+    PyObject *names = args[1];
+    for (Py_ssize_t i = 0; i < nargs - 2; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        if (!PyUnicode_CheckExact(name)) {
+            PyErr_SetString(PyExc_TypeError, "instance: names must be str");
+            Py_DECREF(made);
+            return NULL;
+        }
+        if (PyObject_GenericSetAttr(made, name, args[i + 2]) < 0) {
+            Py_DECREF(made);
+            return NULL;
+        }
+    }
+    return made;
+}
+
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 #include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
 
@@ -3583,6 +3633,9 @@ static PyMethodDef methods[] = {
      "strings, as tuples (shorttext.matching_blocks)."},
     {"number_conflicts", number_conflicts, METH_VARARGS,
      "(contexts whose numbers or names differ, contexts both have): verify.number_conflicts."},
+    {"instance", (PyCFunction)(void (*)(void))instance, METH_FASTCALL,
+     "instance(cls, names, *values): object.__new__(cls) with each name set to its value "
+     "by object.__setattr__ (features.features_of)."},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
     {"overlap", overlap, METH_VARARGS,

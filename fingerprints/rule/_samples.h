@@ -11,15 +11,12 @@
 #include <Python.h>
 #include <stdint.h>
 
-/* values[0:n] (each < 2**bits, 1 <= bits <= 32) sorted in place; tmp: scratch of n */
-static void sort_samples(uint32_t *values, uint32_t *tmp, Py_ssize_t n, int bits) {
-    int shift = bits > 8 ? bits - 8 : 0;
-    Py_ssize_t count[257] = {0};
-    for (Py_ssize_t i = 0; i < n; i++) count[((values[i] >> shift) & 0xFF) + 1]++;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (Py_ssize_t i = 0; i < n; i++) tmp[count[(values[i] >> shift) & 0xFF]++] = values[i];
+/* values[0:n] = from[0:n] sorted by insertion (from may be values itself: from[i] is read
+ * before values[i] is written). Cheap when each value is near its place: after a pass
+ * that puts the values in buckets of their top bits, or for a short list. */
+static inline void insert_sorted(uint32_t *values, const uint32_t *from, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint32_t v = tmp[i];
+        uint32_t v = from[i];
         Py_ssize_t j = i;
         while (j > 0 && values[j - 1] > v) {
             values[j] = values[j - 1];
@@ -27,6 +24,16 @@ static void sort_samples(uint32_t *values, uint32_t *tmp, Py_ssize_t n, int bits
         }
         values[j] = v;
     }
+}
+
+/* values[0:n] (each < 2**bits, 1 <= bits <= 32) sorted in place; tmp: scratch of n */
+static void sort_samples(uint32_t *values, uint32_t *tmp, Py_ssize_t n, int bits) {
+    int shift = bits > 8 ? bits - 8 : 0;
+    Py_ssize_t count[257] = {0};
+    for (Py_ssize_t i = 0; i < n; i++) count[((values[i] >> shift) & 0xFF) + 1]++;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (Py_ssize_t i = 0; i < n; i++) tmp[count[(values[i] >> shift) & 0xFF]++] = values[i];
+    insert_sorted(values, tmp, n);
 }
 
 #endif

@@ -136,6 +136,9 @@ class Stripped(NamedTuple):
     quoted: int
 
 
+_new_tuple: Any = tuple.__new__  # a Stripped without its Python __new__ (_clause_keys)
+
+
 def story_clauses(body: str, boilerplate: frozenset[int] | set[int]
                   ) -> tuple[str, list[int]]:
     """What a new story counts: its normalized ``body`` without the known boilerplate,
@@ -173,7 +176,10 @@ def _clause_keys(body: str) -> Stripped:
         hashes, short, keys, quoted = kernel.clause_keys(
             body, MIN_CLAUSE, CLAUSE_SEED, MIN_KEY_CLAUSE, QUERY_KEYS, MAX_KEY_CHARS, EDGE,
             EDGE_SEED)
-        return Stripped(body, hashes, short, keys, quoted)  # hashes: a tuple already
+        # Stripped(...) as its class's __new__ makes it (tuple.__new__ of the fields), without
+        # that Python __new__'s frame; hashes: a tuple already
+        made: Stripped = _new_tuple(Stripped, (body, hashes, short, keys, quoted))
+        return made
     return clause_keys_py(body)
 
 

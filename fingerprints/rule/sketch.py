@@ -227,8 +227,8 @@ def sketch_one(text: str) -> Sketch:
     return sketch_and_kind(text)[0]
 
 
-_new: Any = object.__new__
-_set: Any = object.__setattr__
+_instance: Any = kernel.instance if kernel is not None else None
+_SKETCH_FIELDS = ("level", "shingles", "samples")
 
 
 def sketch_and_kind(text: str) -> tuple[Sketch, bool]:
@@ -238,10 +238,9 @@ def sketch_and_kind(text: str) -> tuple[Sketch, bool]:
         found = kernel.sketch(text, _KEEP)
         if found is not None:
             level, shingles, samples, kind = found
-            # Sketch(level, shingles, samples), its __dict__ set at once (not through the
-            # frozen dataclass's three object.__setattr__ calls): the same instance
-            made = _new(Sketch)
-            _set(made, "__dict__", {"level": level, "shingles": shingles, "samples": samples})
+            # Sketch(level, shingles, samples), set from C (kernel.instance: not through
+            # the frozen dataclass's three object.__setattr__ calls): the same instance
+            made: Sketch = _instance(Sketch, _SKETCH_FIELDS, level, shingles, samples)
             return made, kind
     return Sketch.from_text(text), char_shingled(text)
 

@@ -166,3 +166,18 @@ def test_bad_spans_raise_clear_errors() -> None:
         kernel.fingerprint_spans(["abc"], array("I", [0, 1]), tables, True, 24, True)
     empty = kernel.fingerprint_spans("", array("I"), tables, True, 24, True)
     assert empty == kernel.fingerprint([], tables, True, 24, True)
+
+
+def test_the_node_path_checks_the_spans_it_reads() -> None:
+    # fingerprint_nodes reads a token's span only when its node is not mapped yet (node
+    # 0: none), and checks it there
+    assert kernel is not None
+    tables = vocabulary.vocabulary_for(frozenset()).kernel_tables()
+    node_ids = array("i", [-1, -1])
+    for spans in ([0, 4], [2, 1]):
+        with pytest.raises(ValueError, match="outside the text"):
+            kernel.fingerprint_nodes("abc", array("I", spans), array("I", [0]), node_ids,
+                                     tables, True, 24, True)
+    good = kernel.fingerprint_nodes("abc", array("I", [0, 3]), array("I", [0]), node_ids,
+                                    tables, True, 24, True)
+    assert good == kernel.fingerprint(["abc"], tables, True, 24, True)

@@ -29,9 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CORPORA, require_data, table  # noqa: E402
-from older_engine import OlderEngine  # noqa: E402
+from older_engine import trees  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS = ("cut_spans", "fingerprint_core")
 LAST_LEVEL = "--LL=8388608,16,64"
 CHILD = """
@@ -94,11 +93,8 @@ def main() -> int:
             rows.append([name, function, f"{ir:,}", f"{d1:,}", f"{ll:,}",
                          f"{ll / args.articles:,.0f}" if function != "total" else ""])
 
-    add_rows("this tree", counts(ROOT, args.corpus, args.articles))
-    for rev in args.at:
-        with OlderEngine(rev) as older:
-            assert older.tree is not None
-            add_rows(older.name, counts(older.tree, args.corpus, args.articles))
+    for name, tree in trees(args.at):
+        add_rows(name, counts(tree, args.corpus, args.articles))
     print(f"{args.corpus}, first {args.articles:,} articles, full online rule under "
           f"cachegrind ({LAST_LEVEL}); counts are data reads")
     print(table(["engine", "function", "instructions", "L1 misses", "last-level misses",

@@ -48,9 +48,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CORPORA, load_docs, require_data, table  # noqa: E402
-from older_engine import OlderEngine  # noqa: E402
+from older_engine import trees  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 BASE = 20  # the articles of the process that is taken off
 DEFAULT_ARTICLES = 5400
 WARM_UP = ("预热", "预热用的一句话，不在任何语料里。")
@@ -199,12 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--articles must be more than {BASE}")
     require_data()
     corpora = args.corpus or ["xinhua", "bdci"]
-    table_rows = rows("this tree", corpora, count_tree(ROOT, corpora, args.articles, args.jobs))
-    for rev in args.at:
-        with OlderEngine(rev) as older:
-            assert older.tree is not None
-            table_rows += rows(older.name, corpora,
-                               count_tree(older.tree, corpora, args.articles, args.jobs))
+    table_rows = [row for name, tree in trees(args.at)
+                  for row in rows(name, corpora,
+                                  count_tree(tree, corpora, args.articles, args.jobs))]
     print(f"Instructions per article (cachegrind --cache-sim=no, PYTHONHASHSEED=0; the "
           f"whole process less the same over the first {BASE} articles)")
     print(table(["tree", "corpus", "articles", "online pass", "batch command",

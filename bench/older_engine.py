@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -124,6 +124,17 @@ def _git(repo: Path, *args: str) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout
+
+
+def trees(revs: Sequence[str], root: Path = ROOT) -> Iterator[tuple[str, Path]]:
+    """``("this tree", root)``, then each of ``revs``' name and tree, each checked out and
+    built while the caller's loop body runs and removed after it: the rows of a benchmark
+    that counts this tree beside older commits (``--at``)."""
+    yield "this tree", root
+    for rev in revs:
+        with OlderEngine(rev, root) as older:
+            assert older.tree is not None
+            yield older.name, older.tree
 
 
 def exit_on_sigterm() -> None:

@@ -12,7 +12,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 from common import Doc, run_engine  # noqa: E402
-from older_engine import ROOT, OlderEngine  # noqa: E402
+from older_engine import ROOT, OlderEngine, trees  # noqa: E402
 
 SEED = "海量网络文本去重系统实验测试，这是一段测试文本的内容。计算机应用与软件期刊发表了这项研究。"
 DOCS = [
@@ -89,3 +89,14 @@ def test_calls_outside_the_with_block_are_refused() -> None:
     older = OlderEngine(_head())
     with pytest.raises(RuntimeError, match="with block"):
         older(DOCS)
+
+
+def test_trees_gives_this_tree_then_each_revisions_and_removes_its_worktree() -> None:
+    assert list(trees([])) == [("this tree", ROOT)]
+    seen = []
+    for name, tree in trees([_head()]):
+        seen.append(name)
+        assert (tree / "fingerprints").is_dir()
+    assert seen == ["this tree", f"engine@{_head()}"] and not tree.exists()
+    with pytest.raises(RuntimeError, match="no-such-revision-xyz"):
+        list(trees(["no-such-revision-xyz"]))

@@ -519,6 +519,9 @@ class BoilerplateClauseAdmin(admin.ModelAdmin):
 
 
 class WebhookForm(forms.ModelForm):
+    # a URL typed without its scheme is read as https:// (Django 6's default, now)
+    url = forms.URLField(label=_("URL"), max_length=500, assume_scheme="https")
+
     class Meta:
         model = Webhook
         fields = ["url", "api_key"]

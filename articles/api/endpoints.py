@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern, re_path
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from redis.exceptions import RedisClusterException
@@ -327,7 +327,7 @@ NOT_OWNER = ("this nid was first posted with another API key, which this key may
     summary="Post one article or a batch; get docIds",
 )
 def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
-                  ) -> tuple[int, Any]:
+                  ) -> Status[Any]:
     if not 0 <= wait <= 30:
         raise ApiError(422, "invalid", "wait must be between 0 and 30 seconds",
                        {"wait": ["must be between 0 and 30"]})
@@ -394,11 +394,11 @@ def post_articles(request: HttpRequest, wait: int = 0, atomic: bool = False
     pictures = (results.images_of(stored) if any(item.images for item in items) else {})
     out: list[Any] = [results.article_result(a, pictures.get(a.nid), key) for a in stored]
     if not parsed.batch:
-        return status, out[0]
+        return Status(status, out[0])
     # every item in the request's order: the stored ones and the refused ones
     answers = dict(zip([index for index, _item in parsed.valid], out, strict=True))
     answers.update((bad.index, bad) for bad in parsed.invalid)
-    return status, {"results": [answers[index] for index in sorted(answers)]}
+    return Status(status, {"results": [answers[index] for index in sorted(answers)]})
 
 
 def _wait_for(nids: list[str], seconds: int) -> list[Article]:
@@ -511,7 +511,7 @@ def get_changes(request: HttpRequest, after: str = "0", limit: int = 100) -> Any
 
 
 @api.get("/v1/health", auth=None, response={200: dict, 503: dict})
-def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
+def health(request: HttpRequest) -> Status[dict[str, Any]]:
     """Each store up or down. The details (the database vendor, queue depth, failed
     jobs, the outbox's lag, and the reason a store is down, whose text can name hosts
     and file paths) only for a caller with an API key or staff login."""
@@ -561,7 +561,7 @@ def health(request: HttpRequest) -> tuple[int, dict[str, Any]]:
     ok = all(part.get("ok") for part in report.values())
     if not detailed:  # anonymous: up or down per store, no vendor, depths or counts
         report = {name: {"ok": bool(part.get("ok"))} for name, part in report.items()}
-    return (200 if ok else 503), {"ok": ok, **report}
+    return Status(200 if ok else 503, {"ok": ok, **report})
 
 
 def _known_caller(request: HttpRequest) -> bool:

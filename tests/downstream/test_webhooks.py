@@ -153,3 +153,14 @@ def test_the_documented_receiver_refuses_a_wrong_secret_and_reads_a_right_one():
                                                                       "nid": "a"}]
     with pytest.raises(PermissionError):
         namespace["changes_of"](body, signature, "another secret")
+
+
+def test_the_admin_reads_a_url_without_its_scheme_as_https(settings):
+    from articles.admin import WebhookForm
+
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    form = WebhookForm(data={"url": "127.0.0.1:8443/hook"})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["url"] == "https://127.0.0.1:8443/hook"
+    settings.WEBHOOK_ALLOW_PRIVATE = False  # still checked after the scheme is added
+    assert "url" in WebhookForm(data={"url": "127.0.0.1:8443/hook"}).errors

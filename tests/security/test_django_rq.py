@@ -14,8 +14,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_staff_who_may_only_look_cannot_reach_or_empty_the_queues(client, redis_client):
     queue = django_rq.get_queue("ingest")
     queue.enqueue(process_batch, ["nobody"])
-    index = list(django_rq.settings.QUEUES_LIST).index(
-        next(q for q in django_rq.settings.QUEUES_LIST if q["name"] == "ingest"))
+    queues = django_rq.settings.get_queues_list()
+    index = queues.index(next(q for q in queues if q["name"] == "ingest"))
     pages = ["/django-rq/", f"/django-rq/queues/{index}/", "/django-rq/stats.json"]
     for page in pages:
         assert client.get(page).status_code == 302  # anonymous: the login page

@@ -3592,6 +3592,7 @@ static PyObject *instance(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 #include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
+#include "_fingerprint_cut.h" /* fingerprint_cut: the C segmenter's cut, then fingerprint_core */
 
 static PyMethodDef methods[] = {
     {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
@@ -3603,6 +3604,9 @@ static PyMethodDef methods[] = {
     {"fingerprint_nodes", (PyCFunction)(void (*)(void))fingerprint_nodes, METH_FASTCALL,
      "fingerprint_nodes(text, spans, nodes, node_ids, tables, use_tf, weak_bits, "
      "with_numbers): fingerprint_spans, tokens resolved through their trie node"},
+    {"fingerprint_cut", (PyCFunction)(void (*)(void))fingerprint_cut, METH_FASTCALL,
+     "fingerprint_cut(text, segmenter, node_ids, tables, use_tf, weak_bits, with_numbers): "
+     "fingerprint_nodes of the C segmenter's cut_nodes(text), called from C"},
     {"fingerprint_spans", (PyCFunction)(void (*)(void))fingerprint_spans, METH_FASTCALL,
      "fingerprint of the tokens [text[s:e] for (s, e) in spans] (flat uint32 offsets, "
      "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},

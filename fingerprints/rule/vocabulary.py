@@ -411,6 +411,25 @@ class Vocabulary:
             lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
         )
 
+    def fingerprint_cut(
+        self, text: str, trie: Any, tf: bool, weak_bits: int, with_numbers: bool,
+    ) -> Fingerprinted:
+        """:meth:`fingerprint_nodes` of the C segmenter ``trie``'s ``cut_nodes(text)``,
+        the kernel calling the segmenter itself (no arrays handed through Python)."""
+        assert kernel is not None
+        fingerprint_cut = kernel.fingerprint_cut
+        node_ids = self.node_ids(trie)
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint_cut(text, trie, node_ids, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(Fingerprinted, found)
+        return self._through_kernel(
+            lambda tables: fingerprint_cut(text, trie, node_ids, tables, tf, weak_bits,
+                                           with_numbers),
+            lambda: list(trie.cut(text)),
+        )
+
     def _through_kernel(
         self, call: Callable[[object], object], tokens: Callable[[], list[str]]
     ) -> Fingerprinted:

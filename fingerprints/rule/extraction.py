@@ -11,6 +11,7 @@ is the reference and the fallback.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import chain
 
 import numpy as np
@@ -314,7 +315,7 @@ def _extract_compiled(
         title_fp, content_fp, token_count, sketch, numbers, number_count, weak,
         text_key(head), stripped.short_text, stripped.keys,
         off_title(head_tokens, body, token_count, vocab.stopwords,
-                  lambda: segmenter.cut(site) if site else ()),
+                  partial(segmenter.cut, site) if site else ()),
         char_kind, (), codes, chrome, main_bits, names, name_count,
         stripped.quoted,
     )

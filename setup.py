@@ -21,6 +21,7 @@ setup(
                 "fingerprints/rule/_pack.h",
                 "fingerprints/rule/_cut.h",
                 "fingerprints/rule/_fingerprint_cut.h",
+                "fingerprints/rule/_args.h",
             ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),

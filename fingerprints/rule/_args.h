@@ -1,5 +1,5 @@
 /* The arguments of the kernel's per-article METH_FASTCALL functions, checked as
- * PyArg_ParseTuple's codes check them ("U", "n", "k", "y*"), without the argument tuple
+ * PyArg_ParseTuple's codes check them ("U", "n", "i", "k", "K", "w*", "y*"), without the argument tuple
  * a METH_VARARGS call makes and the format string it reads: about a thousand
  * instructions a call, several calls an article; and their result tuples made without
  * Py_BuildValue. Included by _kernel.c. */
@@ -7,6 +7,7 @@
 #define DEDUP_ARGS_H
 
 #include <Python.h>
+#include <limits.h>
 #include <stdarg.h>
 
 static int args_count(const char *name, Py_ssize_t nargs, Py_ssize_t want) {
@@ -50,13 +51,56 @@ static int arg_ulong_mask(PyObject *arg, unsigned long *out) {
     return 1;
 }
 
+/* "i": an integer (or an object with __index__) as an int */
+static int arg_int(PyObject *arg, int *out) {
+    long value = PyLong_AsLong(arg);
+    if (value == -1 && PyErr_Occurred()) return 0;
+    if (value > INT_MAX || value < INT_MIN) {
+        PyErr_SetString(PyExc_OverflowError, "signed integer is greater than maximum");
+        return 0;
+    }
+    *out = (int)value;
+    return 1;
+}
+
+/* "K": an int, its low bits as an unsigned long long */
+static int arg_ull_mask(PyObject *arg, unsigned long long *out) {
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "an integer is required, not %.50s", Py_TYPE(arg)->tp_name);
+        return 0;
+    }
+    unsigned long long value = PyLong_AsUnsignedLongLongMask(arg);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    *out = value;
+    return 1;
+}
+
+/* "w*": a writable C-contiguous buffer (release it with PyBuffer_Release) */
+static int arg_writable(PyObject *arg, Py_buffer *view) {
+    if (PyObject_GetBuffer(arg, view, PyBUF_WRITABLE) < 0) {
+        PyErr_Format(PyExc_TypeError, "a read-write bytes-like object is required, not %.50s",
+                     Py_TYPE(arg)->tp_name);
+        return 0;
+    }
+    if (!PyBuffer_IsContiguous(view, 'C')) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "a contiguous buffer is required");
+        return 0;
+    }
+    return 1;
+}
+
 /* "y*": a C-contiguous buffer that is not a str (release it with PyBuffer_Release) */
 static int arg_buffer(PyObject *arg, Py_buffer *view) {
     if (PyUnicode_Check(arg)) {
         PyErr_SetString(PyExc_TypeError, "a bytes-like object is required, not 'str'");
         return 0;
     }
-    if (PyObject_GetBuffer(arg, view, PyBUF_SIMPLE) < 0) return 0;
+    if (PyObject_GetBuffer(arg, view, PyBUF_SIMPLE) < 0) {
+        PyErr_Format(PyExc_TypeError, "a bytes-like object is required, not %.50s",
+                     Py_TYPE(arg)->tp_name);
+        return 0;
+    }
     if (!PyBuffer_IsContiguous(view, 'C')) {
         PyBuffer_Release(view);
         PyErr_SetString(PyExc_TypeError, "a contiguous buffer is required");

@@ -2107,11 +2107,14 @@ static PyTypeObject BlockTableType = {
  * bits of its 64-bit hash (1 when those are 0): an empty slot takes it, the same check
  * counts up (to 0xFFFF), another check counts the holder down and takes the slot when
  * that reaches 0. A clause is promoted when its count reaches min_docs just now. */
-static PyObject *observe(PyObject *self, PyObject *args) {
+static PyObject *observe(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_buffer view;
     PyObject *hashes;
     int slots_log2, min_docs;
-    if (!PyArg_ParseTuple(args, "w*Oii", &view, &hashes, &slots_log2, &min_docs)) return NULL;
+    if (!args_count("observe", nargs, 4) || !arg_int(args[2], &slots_log2) ||
+        !arg_int(args[3], &min_docs) || !arg_writable(args[0], &view))
+        return NULL;
+    hashes = args[1];
     PyObject *promoted = NULL, *seq = NULL;
     if (slots_log2 < 1 || slots_log2 > 30 ||
         view.len != (Py_ssize_t)(4 * ((size_t)1 << slots_log2))) {
@@ -2296,11 +2299,17 @@ done:
  * bit position. Per block (in order), its first probe_bits weak bits, and fp with every
  * non-empty subset of them flipped, subsets in itertools.combinations order (by size,
  * then lexicographically). */
-static PyObject *probes(PyObject *self, PyObject *args) {
+static PyObject *probes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long fp;
     Py_buffer weak, block_of;
     int probe_bits;
-    if (!PyArg_ParseTuple(args, "Ky*y*i", &fp, &weak, &block_of, &probe_bits)) return NULL;
+    if (!args_count("probes", nargs, 4) || !arg_ull_mask(args[0], &fp) ||
+        !arg_int(args[3], &probe_bits) || !arg_buffer(args[1], &weak))
+        return NULL;
+    if (!arg_buffer(args[2], &block_of)) {
+        PyBuffer_Release(&weak);
+        return NULL;
+    }
     PyObject *result = NULL;
     if (block_of.len != 64 || probe_bits < 0 || probe_bits > 8) {
         PyErr_SetString(PyExc_ValueError, "block_of must have 64 entries, probe_bits 0-8");
@@ -2951,10 +2960,12 @@ static PyObject *shared_keys(PyObject *self, PyObject *args) {
 
 /* letters_and_digits(text, most) -> str: the first `most` letters and digits
  * (str.isalnum) of text, what headline.text_key's regex leaves ([\W_]+ removed). */
-static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
+static PyObject *letters_and_digits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_ssize_t most;
-    if (!PyArg_ParseTuple(args, "Un", &text, &most)) return NULL;
+    if (!args_count("letters_and_digits", nargs, 2) ||
+        !arg_str("letters_and_digits", args, 0, &text) || !arg_ssize(args[1], &most))
+        return NULL;
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -3639,7 +3650,7 @@ static PyMethodDef methods[] = {
      "no str per clause."},
     {"main_span", main_span, METH_VARARGS,
      "(start, end) of a body's main body: main_body.main_span."},
-    {"letters_and_digits", letters_and_digits, METH_VARARGS,
+    {"letters_and_digits", (PyCFunction)(void (*)(void))letters_and_digits, METH_FASTCALL,
      "The first `most` letters and digits of a str (headline.text_key)."},
     {"normalize", (PyCFunction)(void (*)(void))normalize_text, METH_FASTCALL,
      "normalize.normalize of a text the table describes, else None (the Python path)."},
@@ -3662,9 +3673,9 @@ static PyMethodDef methods[] = {
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
-    {"observe", observe, METH_VARARGS,
+    {"observe", (PyCFunction)(void (*)(void))observe, METH_FASTCALL,
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
-    {"probes", probes, METH_VARARGS,
+    {"probes", (PyCFunction)(void (*)(void))probes, METH_FASTCALL,
      "A content fingerprint's multi-probe fingerprints (probes._probes)."},
     {"rebuild", rebuild, METH_VARARGS,
      "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},

@@ -402,7 +402,8 @@ def test_number_conflicts_match_the_python() -> None:
 
 @pytest.mark.skipif(kernel is None, reason="needs the C kernel")
 def test_the_per_article_functions_check_their_arguments() -> None:
-    # sketch, normalize, clause_keys and body_parts read their arguments without
+    # the per-article functions (sketch, normalize, clause_keys, body_parts and the
+    # others below) read their arguments without
     # PyArg_ParseTuple (_args.h): the same checks, the same results for good ones
     from fingerprints.rule.boilerplate import _clause_keys, clause_keys_py
     from fingerprints.rule.normalize import normalize_py, simple_table
@@ -429,3 +430,21 @@ def test_the_per_article_functions_check_their_arguments() -> None:
             call(*args)
     with pytest.raises(OverflowError):
         kernel.clause_keys(text, 2**70, 1, 1, 1, 1, 1, 1)
+    # and letters_and_digits, probes, observe
+    block_of = bytes(b // 16 for b in range(64))
+    assert kernel.letters_and_digits("a-b 1", np.int8(2)) == "ab"
+    assert kernel.probes(5, b"\x00", block_of, 1) == (4,)
+    assert kernel.probes(2**64 + 5, bytearray(b"\x00"), block_of, np.int32(1)) == (4,)
+    slots = np.zeros(4, dtype=np.uint32)
+    assert kernel.observe(slots, [1, 2], 2, 1) is not None
+    for call, args in ((kernel.letters_and_digits, (b"ab", 2)),
+                       (kernel.letters_and_digits, ("ab", "2")),
+                       (kernel.probes, (5.0, b"\x00", block_of, 1)),
+                       (kernel.probes, (5, "w", block_of, 1)),
+                       (kernel.probes, (5, b"\x00", block_of)),
+                       (kernel.observe, (b"\x00" * 16, [1], 2, 1)),
+                       (kernel.observe, (slots, [1], 2.0, 1))):
+        with pytest.raises(TypeError):
+            call(*args)
+    with pytest.raises(OverflowError):
+        kernel.probes(5, b"\x00", block_of, 2**40)

@@ -75,11 +75,10 @@ static int arg_ull_mask(PyObject *arg, unsigned long long *out) {
     return 1;
 }
 
-/* "w*": a writable C-contiguous buffer (release it with PyBuffer_Release) */
-static int arg_writable(PyObject *arg, Py_buffer *view) {
-    if (PyObject_GetBuffer(arg, view, PyBUF_WRITABLE) < 0) {
-        PyErr_Format(PyExc_TypeError, "a read-write bytes-like object is required, not %.50s",
-                     Py_TYPE(arg)->tp_name);
+/* A C-contiguous buffer of arg got with flags, a TypeError naming what is required else */
+static int arg_view(PyObject *arg, Py_buffer *view, int flags, const char *what) {
+    if (PyObject_GetBuffer(arg, view, flags) < 0) {
+        PyErr_Format(PyExc_TypeError, "a %s is required, not %.50s", what, Py_TYPE(arg)->tp_name);
         return 0;
     }
     if (!PyBuffer_IsContiguous(view, 'C')) {
@@ -90,23 +89,18 @@ static int arg_writable(PyObject *arg, Py_buffer *view) {
     return 1;
 }
 
+/* "w*": a writable C-contiguous buffer (release it with PyBuffer_Release) */
+static int arg_writable(PyObject *arg, Py_buffer *view) {
+    return arg_view(arg, view, PyBUF_WRITABLE, "read-write bytes-like object");
+}
+
 /* "y*": a C-contiguous buffer that is not a str (release it with PyBuffer_Release) */
 static int arg_buffer(PyObject *arg, Py_buffer *view) {
     if (PyUnicode_Check(arg)) {
         PyErr_SetString(PyExc_TypeError, "a bytes-like object is required, not 'str'");
         return 0;
     }
-    if (PyObject_GetBuffer(arg, view, PyBUF_SIMPLE) < 0) {
-        PyErr_Format(PyExc_TypeError, "a bytes-like object is required, not %.50s",
-                     Py_TYPE(arg)->tp_name);
-        return 0;
-    }
-    if (!PyBuffer_IsContiguous(view, 'C')) {
-        PyBuffer_Release(view);
-        PyErr_SetString(PyExc_TypeError, "a contiguous buffer is required");
-        return 0;
-    }
-    return 1;
+    return arg_view(arg, view, PyBUF_SIMPLE, "bytes-like object");
 }
 
 /* A tuple of n new references, made directly (Py_BuildValue reads its format on every

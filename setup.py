@@ -19,13 +19,17 @@ setup(
                 "fingerprints/rule/_stamped.h",
                 "fingerprints/rule/_samples.h",
                 "fingerprints/rule/_pack.h",
+                "fingerprints/rule/_cut.h",
+                "fingerprints/rule/_fingerprint_cut.h",
+                "fingerprints/rule/_args.h",
             ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
         Extension(
             "fingerprints.rule._segment",
             ["fingerprints/rule/_segment.c"],
-            depends=["fingerprints/rule/_huge.h", "fingerprints/rule/_scratch.h"],
+            depends=["fingerprints/rule/_cut.h", "fingerprints/rule/_huge.h",
+                     "fingerprints/rule/_scratch.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),
     ]

@@ -24,6 +24,7 @@
 #include "_scratch.h"
 #include "_samples.h"
 #include "_stamped.h"
+#include "_args.h" /* the per-article functions' METH_FASTCALL arguments */
 
 /* the scratch buffers of the per-article loops (_scratch.h), one per use */
 enum {
@@ -954,10 +955,12 @@ static Py_ssize_t put_utf8(unsigned char *out, uint32_t cp) {
  * 5-gram shingles (sketch_many's rule); a text under 30 % CJK gets word 5-grams, a word
  * being a run of Unicode alphanumerics (the regex [^\W_]+) hashed with mmh3's x86_32
  * over its UTF-8 bytes (sketch._word_units). */
-static PyObject *sketch(PyObject *self, PyObject *args) {
+static PyObject *sketch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_buffer keep_view;
-    if (!PyArg_ParseTuple(args, "Uy*", &text, &keep_view)) return NULL;
+    if (!args_count("sketch", nargs, 2) || !arg_str("sketch", args, 0, &text) ||
+        !arg_buffer(args[1], &keep_view))
+        return NULL;
     PyObject *result = NULL;
     uint32_t *cps = NULL, *values = NULL, *tmp = NULL;
     unsigned char *word = NULL;
@@ -1062,7 +1065,8 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         out[4 * i + 2] = (values[i] >> 16) & 0xFF;
         out[4 * i + 3] = values[i] >> 24;
     }
-    result = Py_BuildValue("(inNO)", level, distinct, samples, char_kind ? Py_True : Py_False);
+    result = tuple_steal(4, PyLong_FromLong(level), PyLong_FromSsize_t(distinct), samples,
+                         Py_NewRef(char_kind ? Py_True : Py_False));
 
 done:
     scratch_free(&scratch[S_CPS], cps);
@@ -1473,12 +1477,15 @@ scan_clause_keys(int kind, const void *data, Py_ssize_t n, ClauseScan *scan) {
  *   its last `edge` + "$" (edge_seed); distinct, the query_keys smallest (at most 32);
  * - quoted: the bits of those keys (bit k: the k-th) that are the key of a quoted clause
  *   (boilerplate.quoted_keys_py: inside quotation marks, or attributed). */
-static PyObject *clause_keys(PyObject *self, PyObject *args) {
+static PyObject *clause_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_ssize_t min_clause, min_key_clause, query_keys, max_key_chars, edge;
     unsigned long seed, edge_seed;
-    if (!PyArg_ParseTuple(args, "Unknnnnk", &text, &min_clause, &seed, &min_key_clause,
-                          &query_keys, &max_key_chars, &edge, &edge_seed))
+    if (!args_count("clause_keys", nargs, 8) || !arg_str("clause_keys", args, 0, &text) ||
+        !arg_ssize(args[1], &min_clause) || !arg_ulong_mask(args[2], &seed) ||
+        !arg_ssize(args[3], &min_key_clause) || !arg_ssize(args[4], &query_keys) ||
+        !arg_ssize(args[5], &max_key_chars) || !arg_ssize(args[6], &edge) ||
+        !arg_ulong_mask(args[7], &edge_seed))
         return NULL;
     if (query_keys < 0 || query_keys > 32 || max_key_chars < 0 || edge < 0) {
         PyErr_SetString(PyExc_ValueError,
@@ -1724,10 +1731,16 @@ normalize_chars(int kind, const void *data, Py_ssize_t n, const uint32_t *map,
     return 1;
 }
 
-static PyObject *normalize_text(PyObject *self, PyObject *args) {
+static PyObject *normalize_text(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_buffer table, pool;
-    if (!PyArg_ParseTuple(args, "Uy*y*", &text, &table, &pool)) return NULL;
+    if (!args_count("normalize", nargs, 3) || !arg_str("normalize", args, 0, &text) ||
+        !arg_buffer(args[1], &table))
+        return NULL;
+    if (!arg_buffer(args[2], &pool)) {
+        PyBuffer_Release(&table);
+        return NULL;
+    }
     PyObject *result = NULL;
     Py_UCS4 *out = NULL;
     if (table.len != 65536 * 4 || pool.len % 4) {
@@ -2094,11 +2107,14 @@ static PyTypeObject BlockTableType = {
  * bits of its 64-bit hash (1 when those are 0): an empty slot takes it, the same check
  * counts up (to 0xFFFF), another check counts the holder down and takes the slot when
  * that reaches 0. A clause is promoted when its count reaches min_docs just now. */
-static PyObject *observe(PyObject *self, PyObject *args) {
+static PyObject *observe(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_buffer view;
     PyObject *hashes;
     int slots_log2, min_docs;
-    if (!PyArg_ParseTuple(args, "w*Oii", &view, &hashes, &slots_log2, &min_docs)) return NULL;
+    if (!args_count("observe", nargs, 4) || !arg_int(args[2], &slots_log2) ||
+        !arg_int(args[3], &min_docs) || !arg_writable(args[0], &view))
+        return NULL;
+    hashes = args[1];
     PyObject *promoted = NULL, *seq = NULL;
     if (slots_log2 < 1 || slots_log2 > 30 ||
         view.len != (Py_ssize_t)(4 * ((size_t)1 << slots_log2))) {
@@ -2283,11 +2299,17 @@ done:
  * bit position. Per block (in order), its first probe_bits weak bits, and fp with every
  * non-empty subset of them flipped, subsets in itertools.combinations order (by size,
  * then lexicographically). */
-static PyObject *probes(PyObject *self, PyObject *args) {
+static PyObject *probes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long fp;
     Py_buffer weak, block_of;
     int probe_bits;
-    if (!PyArg_ParseTuple(args, "Ky*y*i", &fp, &weak, &block_of, &probe_bits)) return NULL;
+    if (!args_count("probes", nargs, 4) || !arg_ull_mask(args[0], &fp) ||
+        !arg_int(args[3], &probe_bits) || !arg_buffer(args[1], &weak))
+        return NULL;
+    if (!arg_buffer(args[2], &block_of)) {
+        PyBuffer_Release(&weak);
+        return NULL;
+    }
     PyObject *result = NULL;
     if (block_of.len != 64 || probe_bits < 0 || probe_bits > 8) {
         PyErr_SetString(PyExc_ValueError, "block_of must have 64 entries, probe_bits 0-8");
@@ -2938,10 +2960,12 @@ static PyObject *shared_keys(PyObject *self, PyObject *args) {
 
 /* letters_and_digits(text, most) -> str: the first `most` letters and digits
  * (str.isalnum) of text, what headline.text_key's regex leaves ([\W_]+ removed). */
-static PyObject *letters_and_digits(PyObject *self, PyObject *args) {
+static PyObject *letters_and_digits(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *text;
     Py_ssize_t most;
-    if (!PyArg_ParseTuple(args, "Un", &text, &most)) return NULL;
+    if (!args_count("letters_and_digits", nargs, 2) ||
+        !arg_str("letters_and_digits", args, 0, &text) || !arg_ssize(args[1], &most))
+        return NULL;
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -3454,12 +3478,17 @@ static int contains_u32(const uint32_t *sorted, Py_ssize_t n, uint32_t value) {
  * Sketch.from_text sketches them; a sample is of the main body when neither piece's
  * sketch has it; main_bits is NumPy's packbits of that mask (little bit order), b""
  * when the main body is the whole body or the sketch has no sample. */
-static PyObject *body_parts(PyObject *self, PyObject *args) {
+static PyObject *body_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *body;
     Py_ssize_t normalized_length;
     Py_buffer samples, keep_view;
-    if (!PyArg_ParseTuple(args, "Uny*y*", &body, &normalized_length, &samples, &keep_view))
+    if (!args_count("body_parts", nargs, 4) || !arg_str("body_parts", args, 0, &body) ||
+        !arg_ssize(args[1], &normalized_length) || !arg_buffer(args[2], &samples))
         return NULL;
+    if (!arg_buffer(args[3], &keep_view)) {
+        PyBuffer_Release(&samples);
+        return NULL;
+    }
     PyObject *result = NULL, *codes = NULL, *bits = NULL;
     uint32_t *lead = NULL, *tail = NULL;
     if (keep_view.len < 0x10000) {
@@ -3527,7 +3556,7 @@ static PyObject *body_parts(PyObject *self, PyObject *args) {
     }
     codes = codes_of(body, kind, data, n); /* after the pieces, as in the Python */
     if (!codes) goto done;
-    result = Py_BuildValue("(OlO)", codes, chrome, bits);
+    result = tuple_steal(3, Py_NewRef(codes), PyLong_FromLong(chrome), Py_NewRef(bits));
 
 done:
     Py_XDECREF(codes);
@@ -3592,6 +3621,7 @@ static PyObject *instance(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 #include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
+#include "_fingerprint_cut.h" /* fingerprint_cut: the C segmenter's cut, then fingerprint_core */
 
 static PyMethodDef methods[] = {
     {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
@@ -3603,23 +3633,26 @@ static PyMethodDef methods[] = {
     {"fingerprint_nodes", (PyCFunction)(void (*)(void))fingerprint_nodes, METH_FASTCALL,
      "fingerprint_nodes(text, spans, nodes, node_ids, tables, use_tf, weak_bits, "
      "with_numbers): fingerprint_spans, tokens resolved through their trie node"},
+    {"fingerprint_cut", (PyCFunction)(void (*)(void))fingerprint_cut, METH_FASTCALL,
+     "fingerprint_cut(text, segmenter, node_ids, tables, use_tf, weak_bits, with_numbers): "
+     "fingerprint_nodes of the C segmenter's cut_nodes(text), called from C"},
     {"fingerprint_spans", (PyCFunction)(void (*)(void))fingerprint_spans, METH_FASTCALL,
      "fingerprint of the tokens [text[s:e] for (s, e) in spans] (flat uint32 offsets, "
      "the C segmenter's cut_ids), read in the text: a str only for unknown tokens."},
-    {"body_parts", body_parts, METH_VARARGS,
+    {"body_parts", (PyCFunction)(void (*)(void))body_parts, METH_FASTCALL,
      "(codes, chrome, main_bits) of a body: main_body.body_parts_py."},
     {"clauses", clauses, METH_VARARGS,
      "(clauses, hashes) of a normalized text: boilerplate.clauses and hashed_clauses."},
     {"names_and_quotes", names_and_quotes, METH_VARARGS,
      "The version-7 comparisons of two rows: comparison._names_and_quotes_py."},
-    {"clause_keys", clause_keys, METH_VARARGS,
+    {"clause_keys", (PyCFunction)(void (*)(void))clause_keys, METH_FASTCALL,
      "(distinct clause hashes, short text, keys, quoted keys' bits) of a normalized body, "
      "no str per clause."},
     {"main_span", main_span, METH_VARARGS,
      "(start, end) of a body's main body: main_body.main_span."},
-    {"letters_and_digits", letters_and_digits, METH_VARARGS,
+    {"letters_and_digits", (PyCFunction)(void (*)(void))letters_and_digits, METH_FASTCALL,
      "The first `most` letters and digits of a str (headline.text_key)."},
-    {"normalize", normalize_text, METH_VARARGS,
+    {"normalize", (PyCFunction)(void (*)(void))normalize_text, METH_FASTCALL,
      "normalize.normalize of a text the table describes, else None (the Python path)."},
     {"contexts", contexts, METH_VARARGS,
      "((a, b, shared, conflicts) of the numbers in context, the same of the names): "
@@ -3640,13 +3673,13 @@ static PyMethodDef methods[] = {
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
-    {"observe", observe, METH_VARARGS,
+    {"observe", (PyCFunction)(void (*)(void))observe, METH_FASTCALL,
      "Count one story's clause hashes in a slot table; the clauses promoted just now."},
-    {"probes", probes, METH_VARARGS,
+    {"probes", (PyCFunction)(void (*)(void))probes, METH_FASTCALL,
      "A content fingerprint's multi-probe fingerprints (probes._probes)."},
     {"rebuild", rebuild, METH_VARARGS,
      "A normalized body without its boilerplate clauses (boilerplate._rebuild)."},
-    {"sketch", sketch, METH_VARARGS,
+    {"sketch", (PyCFunction)(void (*)(void))sketch, METH_FASTCALL,
      "Shingle sketch (level, shingles, samples) of a normalized text, or None."},
     {NULL, NULL, 0, NULL},
 };

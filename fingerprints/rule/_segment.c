@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "_cut.h"
 #include "_huge.h"
 #include "_scratch.h"
 
@@ -700,6 +701,44 @@ static PyObject *segmenter_cut_nodes(Segmenter *self, PyObject *text) {
     return cut_arrays(self, text, 1);
 }
 
+/* The kernel's cut (_cut.h): cut_nodes without the arrays, the spans and nodes left in
+ * their scratch buffers until release. */
+static PyTypeObject SegmenterType;
+
+static int cut_for_kernel(PyObject *segmenter, PyObject *text, SegmentCut *out) {
+    if (!PyObject_TypeCheck(segmenter, &SegmenterType)) {
+        PyErr_Format(PyExc_TypeError, "segmenter must be a _segment.Segmenter, not %.100s",
+                     Py_TYPE(segmenter)->tp_name);
+        return -1;
+    }
+    Segmenter *self = (Segmenter *)segmenter;
+    if (!ready(self)) return -1;
+    Py_ssize_t n;
+    Py_UCS4 *cps = code_points(text, "text", &n);
+    if (!cps) return -1;
+    Work w = {0};
+    int failed = cut_spans(self, cps, (size_t)n, &w, 1) < 0;
+    PyMem_Free(cps);
+    scratch_free(&scratch[S_ROUTE_PROB], w.route_prob);
+    scratch_free(&scratch[S_ROUTE_END], w.route_end);
+    scratch_free(&scratch[S_ROUTE_NODE], w.route_node);
+    if (failed) {
+        scratch_free(&scratch[S_SPANS], w.spans);
+        scratch_free(&scratch[S_NODES], w.nodes);
+        return -1;
+    }
+    *out = (SegmentCut){w.spans, w.nodes, w.count};
+    return 0;
+}
+
+static void release_cut(SegmentCut *cut) {
+    scratch_free(&scratch[S_SPANS], (void *)cut->spans);
+    scratch_free(&scratch[S_NODES], (void *)cut->nodes);
+    *cut = (SegmentCut){NULL, NULL, 0};
+}
+
+static const CutApi cut_api = {cut_for_kernel, release_cut};
+
 static PyObject *segmenter_add_word(Segmenter *self, PyObject *args, PyObject *kwds) {
     static char *keywords[] = {"word", "freq", NULL};
     PyObject *word_obj, *freq_obj = Py_None;
@@ -826,6 +865,12 @@ PyMODINIT_FUNC PyInit__segment(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Segmenter", (PyObject *)&SegmenterType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New((void *)&cut_api, CUT_CAPSULE, NULL);
+    if (!capsule || PyModule_AddObject(m, "CUT", capsule) < 0) {
+        Py_XDECREF(capsule);
         Py_DECREF(m);
         return NULL;
     }

@@ -11,6 +11,7 @@ is the reference and the fallback.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import chain
 
 import numpy as np
@@ -43,12 +44,14 @@ from fingerprints.rule.vocabulary import (
 WEAK_BITS = 24  # content-fingerprint bit positions kept, least confident first
 # How the kernel reads the body's tokens when the C segmenter cut them: "nodes" finds a
 # token's vocabulary id through its node in the segmenter's trie once that node was seen
-# (kernel.fingerprint_nodes); "spans" reads the tokens in the body by their offsets and
-# hashes them (kernel.fingerprint_spans); "strings" takes a list of str, as with any other
-# segmenter. The three give the same bytes (the kernel's span tests compare them); "nodes"
-# is the fastest and the one production runs, the two others are its references.
-TOKEN_PATHS = ("nodes", "spans", "strings")
-TOKEN_PATH = "nodes"
+# (kernel.fingerprint_nodes); "cut" is "nodes" with the kernel calling the segmenter
+# itself, C to C (kernel.fingerprint_cut: no arrays of offsets and nodes made in
+# between); "spans" reads the tokens in the body by their offsets and hashes them
+# (kernel.fingerprint_spans); "strings" takes a list of str, as with any other
+# segmenter. The four give the same bytes (the kernel's span tests compare them); "cut"
+# is the fastest and the one production runs, the others are its references.
+TOKEN_PATHS = ("cut", "nodes", "spans", "strings")
+TOKEN_PATH = "cut"
 
 
 
@@ -286,7 +289,9 @@ def _extract_compiled(
     body = stripped.body
     head, site = title_parts(title)
     path = TOKEN_PATH if segmenter.uses_c else "strings"
-    if path == "nodes":  # tokens found by their trie nodes
+    if path == "cut":  # tokens found by their trie nodes, cut by the kernel's call
+        found = vocab.fingerprint_cut(body, segmenter.trie, True, WEAK_BITS, True)
+    elif path == "nodes":  # the same through cut_nodes' arrays
         spans, nodes = segmenter.cut_nodes(body)
         found = vocab.fingerprint_nodes(body, spans, nodes, segmenter.trie, True, WEAK_BITS, True)
     elif path == "spans":  # the body's tokens are never needed as str
@@ -310,7 +315,7 @@ def _extract_compiled(
         title_fp, content_fp, token_count, sketch, numbers, number_count, weak,
         text_key(head), stripped.short_text, stripped.keys,
         off_title(head_tokens, body, token_count, vocab.stopwords,
-                  lambda: segmenter.cut(site) if site else ()),
+                  partial(segmenter.cut, site) if site else ()),
         char_kind, (), codes, chrome, main_bits, names, name_count,
         stripped.quoted,
     )

@@ -13,6 +13,7 @@ from fingerprints.rule.normalize import normalize
 # A leading column tag such as "（国际）", "【独家】", "[video]" is a desk label, not the story.
 _TITLE_TAG = re.compile(r"^\s*(?:[(\[【〔][^()\[\]【】〔〕]{1,12}[)\]】〕]\s*)+")
 _SERIES_TAG = re.compile(r"[(\[【〔]\s*(\d{1,3})\s*[)\]】〕]")
+_TAG_OPENERS = "([【〔"  # what a tag of _TITLE_TAG opens with
 
 
 def _without_tags(title: str) -> str:
@@ -20,6 +21,8 @@ def _without_tags(title: str) -> str:
     tag that is only a number, a photo series' ``（3）``, is kept (as the number, in
     front): it is which item of the series this is, and ``（3）`` against ``（4）`` is
     another item."""
+    if not title or (title[0] not in _TAG_OPENERS and not title[0].isspace()):
+        return title  # most titles: no tag can start here (the regex's match costs more)
     found = _TITLE_TAG.match(title)
     if not found:
         return title

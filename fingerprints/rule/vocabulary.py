@@ -15,7 +15,7 @@ import re
 import threading
 from array import array
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from itertools import chain
 from typing import Any, cast
@@ -130,6 +130,11 @@ _PLAIN = re.compile(r"[a-z0-9]+")  # what the kernel's is_plain accepts
 def _is_cjk(character: str) -> bool:
     """The kernel's is_cjk: a CJK ideograph (the segmenter's unknown-word pieces)."""
     return "\u3400" <= character <= "\u9fff" or "\U00020000" <= character <= "\U0003ffff"
+
+
+def _span_tokens(text: str, spans: array[int]) -> list[str]:
+    """The tokens ``text[s:e]`` of flat (start, end) offsets (the C segmenter's cut_ids)."""
+    return [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)]
 
 
 class Vocabulary:
@@ -352,10 +357,8 @@ class Vocabulary:
             found = fingerprint(tokens, tables, tf, weak_bits, with_numbers)
             if isinstance(found, tuple):
                 return cast(Fingerprinted, found)
-        return self._through_kernel(
-            lambda tables: fingerprint(tokens, tables, tf, weak_bits, with_numbers),
-            lambda: tokens,
-        )
+        return self._through_kernel(partial(fingerprint, tokens), (tf, weak_bits, with_numbers),
+                                    partial(list, tokens))
 
     def fingerprint_spans(
         self, text: str, spans: array[int], tf: bool, weak_bits: int, with_numbers: bool
@@ -370,10 +373,9 @@ class Vocabulary:
             found = fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers)
             if isinstance(found, tuple):
                 return cast(Fingerprinted, found)
-        return self._through_kernel(
-            lambda tables: fingerprint_spans(text, spans, tables, tf, weak_bits, with_numbers),
-            lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
-        )
+        return self._through_kernel(partial(fingerprint_spans, text, spans),
+                                    (tf, weak_bits, with_numbers),
+                                    partial(_span_tokens, text, spans))
 
     def node_ids(self, trie: Any) -> npt.NDArray[np.int32]:
         """The node -> vocabulary id map the kernel fills for the C segmenter ``trie``
@@ -405,26 +407,43 @@ class Vocabulary:
                                       with_numbers)
             if isinstance(found, tuple):
                 return cast(Fingerprinted, found)
-        return self._through_kernel(
-            lambda tables: fingerprint_nodes(text, spans, nodes, node_ids, tables, tf,
-                                             weak_bits, with_numbers),
-            lambda: [text[s:e] for s, e in zip(spans[::2], spans[1::2], strict=True)],
-        )
+        return self._through_kernel(partial(fingerprint_nodes, text, spans, nodes, node_ids),
+                                    (tf, weak_bits, with_numbers),
+                                    partial(_span_tokens, text, spans))
+
+    def fingerprint_cut(
+        self, text: str, trie: Any, tf: bool, weak_bits: int, with_numbers: bool,
+    ) -> Fingerprinted:
+        """:meth:`fingerprint_nodes` of the C segmenter ``trie``'s ``cut_nodes(text)``,
+        the kernel calling the segmenter itself (no arrays handed through Python)."""
+        assert kernel is not None
+        fingerprint_cut = kernel.fingerprint_cut
+        node_ids = self.node_ids(trie)
+        tables = self._tables
+        if tables is not None:  # the common case, with no closures
+            found = fingerprint_cut(text, trie, node_ids, tables, tf, weak_bits, with_numbers)
+            if isinstance(found, tuple):
+                return cast(Fingerprinted, found)
+        return self._through_kernel(partial(fingerprint_cut, text, trie, node_ids),
+                                    (tf, weak_bits, with_numbers), partial(trie.cut, text))
 
     def _through_kernel(
-        self, call: Callable[[object], object], tokens: Callable[[], list[str]]
+        self, call: Callable[..., object], rest: tuple[object, ...],
+        tokens: Callable[[], list[str]],
     ) -> Fingerprinted:
-        """``call(tables)``, adding the tokens it hands back and asking again."""
-        found = call(self.kernel_tables())
+        """``call(tables, *rest)``, adding the tokens it hands back and asking again.
+        (Partials, not closures: a closure's variables are cells from the start of the
+        method that makes it, a cost on the common path too.)"""
+        found = call(self.kernel_tables(), *rest)
         if not isinstance(found, tuple):
             # new tokens (the kernel lists them) or a table being replaced (None): add
             # them under the lock, where nothing can change, and ask again
             with self.lock:
                 self._lookup_locked(tokens() if found is None else cast(list[str], found))
-                found = call(self.kernel_tables())
+                found = call(self.kernel_tables(), *rest)
                 if not isinstance(found, tuple):  # tables of a half-replaced vocabulary
                     self._tables = None
-                    found = call(self.kernel_tables())
+                    found = call(self.kernel_tables(), *rest)
             if not isinstance(found, tuple):
                 raise RuntimeError("vocabulary lookup failed after adding the tokens")
         return cast(Fingerprinted, found)

@@ -115,8 +115,13 @@ def _finish(found: dict[int, int], fp: int, k: int) -> list[tuple[int, int, int]
         distance = ((fp ^ other) & MASK64).bit_count()
         if distance <= k:
             hits.append((item_id, other, distance))
-    hits.sort(key=lambda hit: (hit[2], hit[0]))
+    if len(hits) > 1:  # most lookups find none or one
+        hits.sort(key=_nearest_first)
     return hits
+
+
+def _nearest_first(hit: tuple[int, int, int]) -> tuple[int, int]:
+    return hit[2], hit[0]
 
 
 def _query_union(fps: Sequence[int], layout: Sequence[tuple[int, int]],

@@ -3,7 +3,7 @@ a fingerprint and what does not, and how a crawled title is cut to its headline.
 
 import pytest
 
-from fingerprints.rule import EngineConfig, extract, extract_many
+from fingerprints.rule import EngineConfig, extract, extract_many, headline
 from fingerprints.rule.headline import split_title
 from fingerprints.rule.normalize import normalize
 
@@ -31,6 +31,20 @@ def test_batch_and_single_extraction_give_identical_features() -> None:
 def test_features_of_an_empty_article_are_empty() -> None:
     features = extract("", "")
     assert (features.title_fp, features.content_fp, features.token_count) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("title", [
+    "", "突尼斯选出太极迷", "（海外涉华）突尼斯", " （海外涉华）突尼斯", "\u3000【独家】标题",
+    "[video] clip", "(3) 组图", "（3）（国际）标题", "〔评论〕标题", "标题（国际）", " ", "（",
+])
+def test_the_title_tag_check_gives_the_regex_answer(title: str) -> None:
+    # _without_tags skips the regex for a title whose first character can neither open a
+    # tag nor be the white space before one: the answer of the regex alone
+    found = headline._TITLE_TAG.match(title)
+    series = headline._SERIES_TAG.findall(found.group(0)) if found else []
+    rest = title[found.end():] if found else title
+    expected = " ".join([*series, rest]) if series else rest
+    assert headline._without_tags(title) == expected
 
 
 def test_a_leading_column_tag_does_not_change_the_title_fingerprint() -> None:

@@ -398,3 +398,53 @@ def test_number_conflicts_match_the_python() -> None:
     assert len(seen) > 10 and any(c for c, _ in seen)  # conflicts and agreements both met
     with pytest.raises(ValueError, match="whole uint32"):
         kernel.number_conflicts(b"\x01\x02\x03", 1, b"", 0, False)
+
+
+@pytest.mark.skipif(kernel is None, reason="needs the C kernel")
+def test_the_per_article_functions_check_their_arguments() -> None:
+    # the per-article functions (sketch, normalize, clause_keys, body_parts and the
+    # others below) read their arguments without
+    # PyArg_ParseTuple (_args.h): the same checks, the same results for good ones
+    from fingerprints.rule.boilerplate import _clause_keys, clause_keys_py
+    from fingerprints.rule.normalize import normalize_py, simple_table
+
+    assert kernel is not None
+    table, pool = simple_table()
+    text = "新华社北京11月29日电，国务院总理今天表示：经济稳中向好。"
+    assert kernel.normalize(text, table, pool) == normalize_py(text)
+    found = kernel.sketch(normalize_py(text), _KEEP)
+    assert found[:3] == tuple(getattr(sketch_one(normalize_py(text)), name)
+                              for name in ("level", "shingles", "samples"))
+    assert kernel.body_parts(text, len(text), found[2], _KEEP) == kernel.body_parts(
+        text, np.int64(len(text)), bytearray(found[2]), memoryview(_KEEP))
+    assert _clause_keys(normalize_py(text)) == clause_keys_py(normalize_py(text))
+    for call, args in ((kernel.sketch, (text,)), (kernel.sketch, (text, _KEEP, 1)),
+                       (kernel.sketch, (b"text", _KEEP)), (kernel.sketch, (text, text)),
+                       (kernel.normalize, (text, table)), (kernel.normalize, (1, table, pool)),
+                       (kernel.normalize, (text, table, "pool")),
+                       (kernel.body_parts, (text, 1.5, found[2], _KEEP)),
+                       (kernel.body_parts, (text, 1, found[2], "keep")),
+                       (kernel.clause_keys, (text, 1, 2.0, 3, 4, 5, 6, 7)),
+                       (kernel.clause_keys, (text, 1, 2, 3, 4, 5, 6))):
+        with pytest.raises(TypeError):
+            call(*args)
+    with pytest.raises(OverflowError):
+        kernel.clause_keys(text, 2**70, 1, 1, 1, 1, 1, 1)
+    # and letters_and_digits, probes, observe
+    block_of = bytes(b // 16 for b in range(64))
+    assert kernel.letters_and_digits("a-b 1", np.int8(2)) == "ab"
+    assert kernel.probes(5, b"\x00", block_of, 1) == (4,)
+    assert kernel.probes(2**64 + 5, bytearray(b"\x00"), block_of, np.int32(1)) == (4,)
+    slots = np.zeros(4, dtype=np.uint32)
+    assert kernel.observe(slots, [1, 2], 2, 1) is not None
+    for call, args in ((kernel.letters_and_digits, (b"ab", 2)),
+                       (kernel.letters_and_digits, ("ab", "2")),
+                       (kernel.probes, (5.0, b"\x00", block_of, 1)),
+                       (kernel.probes, (5, "w", block_of, 1)),
+                       (kernel.probes, (5, b"\x00", block_of)),
+                       (kernel.observe, (b"\x00" * 16, [1], 2, 1)),
+                       (kernel.observe, (slots, [1], 2.0, 1))):
+        with pytest.raises(TypeError):
+            call(*args)
+    with pytest.raises(OverflowError):
+        kernel.probes(5, b"\x00", block_of, 2**40)

@@ -49,10 +49,12 @@ pytestmark = pytest.mark.skipif(
 
 def _features(items: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, *,
               path: str) -> list[bytes]:
-    """extract_many's bytes through the node path (tokens found by their trie nodes),
-    the span path or the list of str, checking that the bodies went the way asked."""
+    """extract_many's bytes through the cut path (the kernel cuts, tokens found by
+    their trie nodes), the node path (the same through cut_nodes' arrays), the span path
+    or the list of str, checking that the bodies went the way asked."""
     calls = []
-    method = {"nodes": "fingerprint_nodes", "spans": "fingerprint_spans"}.get(path)
+    method = {"cut": "fingerprint_cut", "nodes": "fingerprint_nodes",
+              "spans": "fingerprint_spans"}.get(path)
     original = getattr(vocabulary.Vocabulary, method) if method else None
 
     def counted(*args: Any) -> tuple[int, int, bytes, int, bytes]:
@@ -72,13 +74,14 @@ def _features(items: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, *,
 
 def _assert_same_features(items: list[tuple[str, str]],
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    # the node path first, so that it meets words the vocabulary does not know yet and
+    # the cut path first, so that it meets words the vocabulary does not know yet and
     # nodes it has not mapped; a second time with the nodes mapped
-    first = _features(items, monkeypatch, path="nodes")
-    again = _features(items, monkeypatch, path="nodes")
+    first = _features(items, monkeypatch, path="cut")
+    again = _features(items, monkeypatch, path="cut")
+    with_nodes = _features(items, monkeypatch, path="nodes")
     with_spans = _features(items, monkeypatch, path="spans")
     with_strings = _features(items, monkeypatch, path="strings")
-    for found in (first, again, with_spans):
+    for found in (first, again, with_nodes, with_spans):
         mismatched = [items[i][:1] for i, (a, b) in enumerate(zip(found, with_strings,
                                                                  strict=True)) if a != b]
         assert mismatched == []
@@ -181,3 +184,28 @@ def test_the_node_path_checks_the_spans_it_reads() -> None:
     good = kernel.fingerprint_nodes("abc", array("I", [0, 3]), array("I", [0]), node_ids,
                                     tables, True, 24, True)
     assert good == kernel.fingerprint(["abc"], tables, True, 24, True)
+
+
+def test_the_cut_path_gives_the_node_path_and_rejects_what_it_cannot_cut() -> None:
+    # fingerprint_cut is fingerprint_nodes over the segmenter's own cut_nodes, the
+    # segmenter called from C; each with a node map of its own, mapped as it goes
+    assert kernel is not None
+    vocab = vocabulary.vocabulary_for(frozenset())
+    tables = vocab.kernel_tables()
+    segmenter = tokenize.get_segmenter(SPEC)
+    trie = segmenter.trie
+    by_cut, by_nodes = (array("i", [-1]) * trie.node_count for _ in range(2))
+    texts = ["", "abc123 中文 x9 𝟘 zz", "新华社北京11月29日电，国务院总理今天表示。",
+             "\r\n 😀 qzx"]
+    for text in texts:
+        spans, nodes = segmenter.cut_nodes(text)
+        for args in ((True, 24, True), (False, 0, False)):
+            assert (kernel.fingerprint_cut(text, trie, by_cut, tables, *args)
+                    == kernel.fingerprint_nodes(text, spans, nodes, by_nodes, tables, *args))
+    assert by_cut == by_nodes
+    with pytest.raises(TypeError, match="Segmenter"):
+        kernel.fingerprint_cut("abc", object(), by_cut, tables, True, 24, True)
+    with pytest.raises(TypeError, match="int32"):
+        kernel.fingerprint_cut("abc", trie, array("H", [0]), tables, True, 24, True)
+    with pytest.raises(TypeError, match="fingerprint_cut"):
+        kernel.fingerprint_cut(["abc"], trie, by_cut, tables, True, 24, True)

@@ -19,6 +19,7 @@ setup(
                 "fingerprints/rule/_stamped.h",
                 "fingerprints/rule/_samples.h",
                 "fingerprints/rule/_pack.h",
+                "fingerprints/rule/_jsonl.h",
             ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),

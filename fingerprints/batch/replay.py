@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from fingerprints.rule import (
 )
 from fingerprints.rule.features import field_values
 from fingerprints.rule.ids import make_doc_id, unused_doc_id, url_hash
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.keys import query_keys, stored_keys
 from fingerprints.rule.picture_evidence import PictureStories, stock_among, without_stock
 from fingerprints.rule.verification import frozen_made
@@ -53,6 +54,7 @@ __all__ = [
     "make_doc_id",
     "prepare",
     "read_jsonl",
+    "read_jsonl_texts",
     "run",
     "url_hash",
 ]
@@ -374,37 +376,63 @@ def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list
 # --- inputs --------------------------------------------------------------------------
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSON-lines file (blank lines skipped).
+#: The record fields whose UTF-8 the reading keeps for the writing (``write_result``'s
+#: text columns, in this order).
+TEXT_FIELDS = ("title", "content")
 
-    The file is decoded at once and cut at its line feeds (a text file's line reader
-    scans every character again for carriage returns: 1 % of a Xinhua batch command);
-    its lines are those of a text file's iteration, a lone carriage return as well."""
-    text = Path(path).read_bytes().decode("utf-8")
-    if "\r" in text:  # universal newlines, as a text file's reader translates them
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    loads, scan, find = json.loads, _SCAN, text.find
-    start, size = 0, len(text)
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Records of a JSON-lines file (blank lines skipped): :func:`read_jsonl_texts`'s."""
+    return read_jsonl_texts(path)[0]
+
+
+def read_jsonl_texts(path: str | Path
+                     ) -> tuple[list[dict[str, Any]], list[tuple[bytes, ...] | None]]:
+    """Records of a JSON-lines file (blank lines skipped), and for each the UTF-8 of its
+    :data:`TEXT_FIELDS` as :func:`write_result` writes them, or None.
+
+    The kernel reads a line of string values from the file's bytes (``json_record``: the
+    dict ``json.loads`` gives, and the texts' UTF-8 as the file has them, so that the
+    writing does not encode them again); any other line, and every line without the
+    kernel, is decoded and read by ``json.loads``'s scanner: its value or its error,
+    its texts None. The file is cut at its line feeds (a text file's line reader scans
+    every character again for carriage returns); its lines are those of a text file's
+    iteration, a lone carriage return as well."""
+    data = Path(path).read_bytes()
+    if b"\r" in data:  # universal newlines, as a text file's reader translates them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    record_of = kernel.json_record if kernel is not None else None
+    loads, scan, find = json.loads, _SCAN, data.find
+    records: list[dict[str, Any]] = []
+    texts: list[tuple[bytes, ...] | None] = []
+    start, size = 0, len(data)
     while start < size:
-        end_of_line = find("\n", start)
+        end_of_line = find(b"\n", start)
         if end_of_line < 0:
             end_of_line = size
         if end_of_line > start:
-            # json.loads's scanner over the text itself, without its Python around it
-            # and without a copy of the line (most of a record's reading but the texts'
-            # decoding): a line that is one value and nothing else; any other line is
-            # json.loads's, its value or its error, or skipped when blank
-            try:
-                record, end = scan(text, start)
-            except (StopIteration, ValueError):
-                end = -1
-            if end == end_of_line:
-                yield record
+            found = record_of(data, start, end_of_line, TEXT_FIELDS) if record_of else None
+            if found is not None:
+                records.append(found[0])
+                texts.append(found[1])
             else:
-                line = text[start:end_of_line]
-                if not line.isspace():
-                    yield loads(line)
+                # json.loads's scanner without its Python around it: a line that is one
+                # value and nothing else; any other line is json.loads's, its value or
+                # its error, or skipped when blank
+                line = data[start:end_of_line].decode("utf-8")
+                try:
+                    record, end = scan(line, 0)
+                except (StopIteration, ValueError):
+                    end = -1
+                if end != len(line):
+                    if line.isspace():
+                        start = end_of_line + 1
+                        continue
+                    record = loads(line)
+                records.append(record)
+                texts.append(None)
         start = end_of_line + 1
+    return records, texts
 
 
 #: the scanner json.loads calls (a default decoder's, as json.loads's own)
@@ -600,10 +628,13 @@ def write_result(
     records: Sequence[Mapping[str, Any]],
     items: Sequence[Item],
     result: BatchResult,
+    texts: Sequence[tuple[bytes, ...] | None] | None = None,
 ) -> None:
     """Write ``articles/`` and ``clusters/`` (Parquet, needs pyarrow), ``mapping.jsonl``
     and ``stats.json`` — the layout of :func:`fingerprints.batch.spark.run_job`, so that
-    ``spark_dedup --import`` loads either. ``records`` are the input records by seq."""
+    ``spark_dedup --import`` loads either. ``records`` are the input records by seq;
+    ``texts``, when given, the UTF-8 of their :data:`TEXT_FIELDS` by seq as well
+    (:func:`read_jsonl_texts`; a record's None: encoded here)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -616,6 +647,7 @@ def write_result(
     by_seq = {item.seq: item for item in items}
     rows = [by_seq[a.seq] for a in assignments]
     row_records = [records[a.seq] for a in assignments]
+    row_texts = [texts[a.seq] for a in assignments] if texts is not None else None
     feats = [item.features for item in rows]
     doc_ids = [result.doc_ids[a.anchor] for a in assignments]
     reps = {d.doc_id: d.representative_nid for d in result.docs}
@@ -638,10 +670,8 @@ def write_result(
         "contentFp": pa.array([f.content_fp for f in feats], pa.uint64()).view(pa.int64()),
         "features": _joined([f.to_bytes() for f in feats], pa.binary()),
         "url": [str(r.get("url") or "") for r in row_records],
-        "title": _joined([str(r.get("title") or "").encode() for r in row_records],
-                         pa.string()),
-        "content": _joined([str(r.get("content") or "").encode() for r in row_records],
-                           pa.string()),
+        "title": _joined(_utf8(row_records, row_texts, 0), pa.string()),
+        "content": _joined(_utf8(row_records, row_texts, 1), pa.string()),
         "category": [str(r.get("category") or "") for r in row_records],
         "media": [item.media for item in rows],
         "imageCount": [int(r.get("imageCount") or 0) for r in row_records],
@@ -667,6 +697,17 @@ def write_result(
         mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'
                                for a, doc_id in zip(assignments, doc_ids, strict=True)]))
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
+
+
+def _utf8(records: Sequence[Mapping[str, Any]],
+          texts: Sequence[tuple[bytes, ...] | None] | None, field: int) -> list[bytes]:
+    """The UTF-8 of each record's ``TEXT_FIELDS[field]`` (a missing or empty value: b""),
+    from ``texts`` where it has it."""
+    name = TEXT_FIELDS[field]
+    if texts is None:
+        return [str(r.get(name) or "").encode() for r in records]
+    return [utf8[field] if utf8 is not None else str(r.get(name) or "").encode()
+            for r, utf8 in zip(records, texts, strict=True)]
 
 
 def _joined(values: list[bytes], kind: Any) -> Any:

@@ -3592,6 +3592,7 @@ static PyObject *instance(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 #include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
+#include "_jsonl.h" /* json_record: a JSON line and its texts' UTF-8 (the batch's reading) */
 
 static PyMethodDef methods[] = {
     {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
@@ -3638,6 +3639,9 @@ static PyMethodDef methods[] = {
      "by object.__setattr__ (features.features_of)."},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
+    {"json_record", (PyCFunction)(void (*)(void))json_record, METH_FASTCALL,
+     "json_record(data, start, end, keys): (the dict json.loads gives, the keys' values' "
+     "UTF-8) of a JSON line of string values, else None (replay.read_jsonl_texts)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
     {"observe", observe, METH_VARARGS,

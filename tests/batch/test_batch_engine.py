@@ -115,3 +115,68 @@ def test_its_joined_arrays_are_arrows_own() -> None:
                          ([t.encode() for t in texts], pa.binary()), ([], pa.string())):
         joined = batch._joined(values, kind)
         assert joined.equals(pa.array(values, kind)) and joined.null_count == 0
+
+
+# lines of string values (the kernel's) and lines only json.loads reads or refuses
+JSON_LINES = [
+    '{"nid": "a", "title": "江汉七桥",'
+    ' "content": "第一段。\\n第二段\\"引\\"\\\\ \\u00e9\\ud83d\\ude00"}',
+    ' {"nid": "b", "title": "t", "title": "repeated: the last"} ',
+    "{}",
+    '{"nid": "c", "content": "\\/\\b\\f\\r\\t\\u0000"}',
+    '{"nid": 4, "hotness": 1.5, "title": "not only strings"}',
+    '{"nid": "e", "title": "a lone surrogate \\ud800"}',
+    "   ",
+    '{"nid": "f", "content": "中文"}',
+]
+
+
+def test_it_reads_json_lines_as_json_loads_with_the_texts_utf8(tmp_path) -> None:
+    import json
+
+    from fingerprints.rule.kernel import kernel
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("\r\n".join(JSON_LINES), encoding="utf-8")
+    records, texts = batch.read_jsonl_texts(path)
+    expected = [json.loads(line) for line in JSON_LINES if line.strip()]
+    assert records == expected
+    assert [list(r) for r in records] == [list(r) for r in expected]  # keys in order
+    read_by_kernel = [t is not None for t in texts]
+    assert read_by_kernel == ([True, True, True, True, False, False, True] if kernel
+                              else [False] * 7)
+    for read, utf8 in zip(records, texts, strict=True):
+        if utf8 is not None:
+            assert utf8 == tuple(str(read.get(name) or "").encode()
+                                 for name in batch.TEXT_FIELDS)
+    assert batch.read_jsonl(path) == records
+
+
+def test_the_kernel_leaves_refused_lines_to_json_loads() -> None:
+    from fingerprints.rule.kernel import kernel
+
+    if kernel is None:
+        return
+    for line in ['{"a": "b",}', '{"a" "b"}', '[]', '"x"', '{"a": "x\ty"}', '{"a": "\\x"}',
+                 '{"a": "\\u12G4"}', '{"a": "b"} x', '{"a":"b"', '\ufeff{"a": "b"}',
+                 '{"a": null}', '{"a": "\\"}']:
+        data = line.encode()
+        assert kernel.json_record(data, 0, len(data), batch.TEXT_FIELDS) is None, line
+    for data in (b'{"a": "\xff"}', b'{"a": "\xed\xa0\x80"}'):  # invalid UTF-8
+        assert kernel.json_record(data, 0, len(data), ()) is None
+
+
+def test_it_writes_the_texts_as_read(tmp_path) -> None:
+    path = tmp_path / "in.jsonl"
+    # those with a nid and no lone surrogate (its UTF-8 is an error, as it was)
+    lines = [JSON_LINES[i] for i in (0, 1, 3, 4, 7)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    records, texts = batch.read_jsonl_texts(path)
+    assert None in texts and len(records) == len(lines)
+    items, _ = batch.prepare(records)
+    result = batch.run_items(items)
+    batch.write_result(tmp_path / "read", records, items, result, texts)
+    batch.write_result(tmp_path / "encoded", records, items, result)
+    for name in ("articles", "clusters"):
+        assert ((tmp_path / "read" / name / "part-00000.parquet").read_bytes()
+                == (tmp_path / "encoded" / name / "part-00000.parquet").read_bytes())

@@ -391,13 +391,14 @@ def read_jsonl_texts(path: str | Path
     """Records of a JSON-lines file (blank lines skipped), and for each the UTF-8 of its
     :data:`TEXT_FIELDS` as :func:`write_result` writes them, or None.
 
-    The kernel reads a line of string values from the file's bytes (``json_record``: the
-    dict ``json.loads`` gives, and the texts' UTF-8 as the file has them, so that the
-    writing does not encode them again); any other line, and every line without the
-    kernel, is decoded and read by ``json.loads``'s scanner: its value or its error,
-    its texts None. The file is cut at its line feeds (a text file's line reader scans
-    every character again for carriage returns); its lines are those of a text file's
-    iteration, a lone carriage return as well."""
+    The kernel reads a line of an object of strings, numbers, true, false and null from
+    the file's bytes (``json_record``: the dict ``json.loads`` gives, and the texts'
+    UTF-8 as the file has them, so that the writing does not encode them again); any
+    other line, and every line without the kernel, is decoded and read by
+    ``json.loads``'s scanner: its value or its error, its texts None. The file is cut
+    at its line feeds (a text file's line reader scans every character again for
+    carriage returns); its lines are those of a text file's iteration, a lone carriage
+    return as well."""
     data = Path(path).read_bytes()
     if b"\r" in data:  # universal newlines, as a text file's reader translates them
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -1,5 +1,5 @@
 /* One line of a JSON-lines file as a record, with the UTF-8 of some of its strings: the
- * batch command's reading (fingerprints/batch/replay.py, read_records) in C, for the
+ * batch command's reading (fingerprints/batch/replay.py, read_jsonl_texts) in C, for the
  * lines it reads exactly as json.loads does. The batch writes the texts again as UTF-8
  * (Parquet's string columns): kept from the file, they are not encoded a second time
  * (CPython's encoder, about 26 instructions a character, 20 thousand a Xinhua article),
@@ -8,18 +8,22 @@
  * json_record(data, start, end, keys) -> (dict, tuple of bytes) | None
  *
  * data[start:end] (bytes: one line, without its line feed) read as one JSON object whose
- * values are all strings, with JSON whitespace around its tokens: the dict json.loads
- * gives for it, and for each str of `keys` the UTF-8 of that key's value (b"" when the
- * object has no such key; the last value of a repeated key, as the dict has it). None
- * for any other line: another value, a value that is not a string, a control character
- * or an escaped lone surrogate in a string, invalid UTF-8, invalid JSON; the caller then
- * reads that line as before (json.loads: its value or its error).
+ * values are strings, numbers, true, false or null, with JSON whitespace around its
+ * tokens: the dict json.loads gives for it, and for each str of `keys` the UTF-8 of that
+ * key's string (b"" when the object has no such key; the last value of a repeated key,
+ * as the dict has it). None for any other line: another value, an array or an object
+ * as a value (or NaN, Infinity, a number of over JSONL_MAX_NUMBER characters), a value
+ * of one of `keys` that is not a string, a control character or an escaped lone
+ * surrogate in a string, invalid UTF-8, invalid JSON; the caller then reads that line
+ * as before (json.loads: its value or its error).
  *
  * Only the bytes below 0x80 are looked at for the structure (UTF-8's other bytes are
- * all 0x80 or above); the strings are decoded by CPython's UTF-8 decoder. Included by
+ * all 0x80 or above); the strings are decoded by CPython's UTF-8 decoder, the numbers
+ * converted by what json.loads calls (int's and float's parsers). Included by
  * _kernel.c. */
 
 #define JSONL_MAX_KEYS 8
+#define JSONL_MAX_NUMBER 40
 
 static int jsonl_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -132,6 +136,60 @@ other:
     return 0;
 }
 
+static int jsonl_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* The number, true, false or null at *at (a new reference; *at moved past it), or NULL:
+ * without an error when it is not one this reader takes. A number is json.loads's
+ * longest match of -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?, an int without a
+ * fraction or an exponent, else a float; the caller checks what follows it. */
+static PyObject *jsonl_scalar(const char **at, const char *end) {
+    const char *read = *at, *start = read;
+    if (end - read >= 4 && !memcmp(read, "null", 4)) {
+        *at = read + 4;
+        Py_RETURN_NONE;
+    }
+    if (end - read >= 4 && !memcmp(read, "true", 4)) {
+        *at = read + 4;
+        Py_RETURN_TRUE;
+    }
+    if (end - read >= 5 && !memcmp(read, "false", 5)) {
+        *at = read + 5;
+        Py_RETURN_FALSE;
+    }
+    int is_float = 0;
+    if (read < end && *read == '-') read++;
+    if (read < end && *read == '0') {
+        read++;
+    } else if (read < end && *read >= '1' && *read <= '9') {
+        while (read < end && jsonl_digit(*read)) read++;
+    } else {
+        return NULL;
+    }
+    if (end - read >= 2 && read[0] == '.' && jsonl_digit(read[1])) {
+        read += 2;
+        while (read < end && jsonl_digit(*read)) read++;
+        is_float = 1;
+    }
+    if (read < end && (*read == 'e' || *read == 'E')) {
+        const char *exponent = read + 1;
+        if (exponent < end && (*exponent == '+' || *exponent == '-')) exponent++;
+        if (exponent < end && jsonl_digit(*exponent)) {
+            while (exponent < end && jsonl_digit(*exponent)) exponent++;
+            read = exponent;
+            is_float = 1;
+        }
+    }
+    if (read - start > JSONL_MAX_NUMBER) return NULL;
+    char number[JSONL_MAX_NUMBER + 1];
+    memcpy(number, start, (size_t)(read - start));
+    number[read - start] = '\0';
+    *at = read;
+    if (!is_float) return PyLong_FromString(number, NULL, 10);
+    double value = PyOS_string_to_double(number, NULL, NULL); /* float()'s parser */
+    if (value == -1.0 && PyErr_Occurred()) return NULL;
+    return PyFloat_FromDouble(value);
+}
+
 static PyObject *json_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t start, stop;
     if (nargs != 4 || !PyBytes_Check(args[0]) || !PyTuple_Check(args[3]) ||
@@ -177,15 +235,25 @@ static PyObject *json_record(PyObject *self, PyObject *const *args, Py_ssize_t n
         while (at < end && jsonl_space(*at)) at++;
         if (at == end || *at++ != ':') goto other;
         while (at < end && jsonl_space(*at)) at++;
-        if (at == end || *at++ != '"') goto other;
-        read = jsonl_string(at, end, &text, &size, &owner, &at);
-        if (read <= 0) goto stop;
-        value = PyUnicode_DecodeUTF8(text, size, NULL);
-        if (!value) goto undecoded;
+        if (at == end) goto other;
+        int is_string = *at == '"';
+        if (is_string) {
+            read = jsonl_string(at + 1, end, &text, &size, &owner, &at);
+            if (read <= 0) goto stop;
+            value = PyUnicode_DecodeUTF8(text, size, NULL);
+            if (!value) goto undecoded;
+        } else {
+            value = jsonl_scalar(&at, end);
+            if (!value) {
+                if (PyErr_Occurred()) goto fail;
+                goto other;
+            }
+        }
         for (Py_ssize_t i = 0; i < wanted; i++) {
             int same = PyObject_RichCompareBool(key, PyTuple_GET_ITEM(keys, i), Py_EQ);
             if (same < 0) goto fail;
             if (same) {
+                if (!is_string) goto other; /* its text is str(value or ""): json.loads's */
                 PyObject *bytes = owner ? Py_NewRef(owner)
                                         : PyBytes_FromStringAndSize(text, size);
                 if (!bytes) goto fail;

@@ -3641,7 +3641,8 @@ static PyMethodDef methods[] = {
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
     {"json_record", (PyCFunction)(void (*)(void))json_record, METH_FASTCALL,
      "json_record(data, start, end, keys): (the dict json.loads gives, the keys' values' "
-     "UTF-8) of a JSON line of string values, else None (replay.read_jsonl_texts)."},
+     "UTF-8) of a JSON line of an object of strings and scalars, else None "
+     "(replay.read_jsonl_texts)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
     {"observe", observe, METH_VARARGS,

@@ -117,17 +117,20 @@ def test_its_joined_arrays_are_arrows_own() -> None:
         assert joined.equals(pa.array(values, kind)) and joined.null_count == 0
 
 
-# lines of string values (the kernel's) and lines only json.loads reads or refuses
+# lines the kernel reads (strings, numbers, true, false, null) and lines only json.loads
+# reads or refuses
 JSON_LINES = [
     '{"nid": "a", "title": "江汉七桥",'
     ' "content": "第一段。\\n第二段\\"引\\"\\\\ \\u00e9\\ud83d\\ude00"}',
     ' {"nid": "b", "title": "t", "title": "repeated: the last"} ',
     "{}",
     '{"nid": "c", "content": "\\/\\b\\f\\r\\t\\u0000"}',
-    '{"nid": 4, "hotness": 1.5, "title": "not only strings"}',
+    '{"nid": 4, "hotness": 1.5, "imageCount": -0, "x": 2.5E+3, "y": true, "z": null}',
     '{"nid": "e", "title": "a lone surrogate \\ud800"}',
     "   ",
     '{"nid": "f", "content": "中文"}',
+    '{"nid": "g", "title": 5}',
+    '{"nid": "h", "pictures": ["00ff"], "x": NaN}',
 ]
 
 
@@ -143,8 +146,8 @@ def test_it_reads_json_lines_as_json_loads_with_the_texts_utf8(tmp_path) -> None
     assert records == expected
     assert [list(r) for r in records] == [list(r) for r in expected]  # keys in order
     read_by_kernel = [t is not None for t in texts]
-    assert read_by_kernel == ([True, True, True, True, False, False, True] if kernel
-                              else [False] * 7)
+    assert read_by_kernel == ([True, True, True, True, True, False, True, False, False]
+                              if kernel else [False] * 9)
     for read, utf8 in zip(records, texts, strict=True):
         if utf8 is not None:
             assert utf8 == tuple(str(read.get(name) or "").encode()
@@ -159,7 +162,8 @@ def test_the_kernel_leaves_refused_lines_to_json_loads() -> None:
         return
     for line in ['{"a": "b",}', '{"a" "b"}', '[]', '"x"', '{"a": "x\ty"}', '{"a": "\\x"}',
                  '{"a": "\\u12G4"}', '{"a": "b"} x', '{"a":"b"', '\ufeff{"a": "b"}',
-                 '{"a": null}', '{"a": "\\"}']:
+                 '{"a": [1]}', '{"a": {}}', '{"a": NaN}', '{"a": 1.}', '{"a": 01}',
+                 '{"a": truex}', '{"title": 1}', '{"a": "\\"}']:
         data = line.encode()
         assert kernel.json_record(data, 0, len(data), batch.TEXT_FIELDS) is None, line
     for data in (b'{"a": "\xff"}', b'{"a": "\xed\xa0\x80"}'):  # invalid UTF-8
@@ -168,8 +172,8 @@ def test_the_kernel_leaves_refused_lines_to_json_loads() -> None:
 
 def test_it_writes_the_texts_as_read(tmp_path) -> None:
     path = tmp_path / "in.jsonl"
-    # those with a nid and no lone surrogate (its UTF-8 is an error, as it was)
-    lines = [JSON_LINES[i] for i in (0, 1, 3, 4, 7)]
+    # those with a nid and a text's title (a lone surrogate's UTF-8 is an error, as it was)
+    lines = [JSON_LINES[i] for i in (0, 1, 3, 4, 7, 9)]
     path.write_text("\n".join(lines), encoding="utf-8")
     records, texts = batch.read_jsonl_texts(path)
     assert None in texts and len(records) == len(lines)

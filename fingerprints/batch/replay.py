@@ -545,43 +545,45 @@ def summarize(
     assignments: Sequence[Assignment],
     media_weights: Mapping[str, float] | None = None,
 ) -> BatchResult:
+    """Each doc's docId, size and representative (its best member by
+    :func:`representative_key`), and the cluster statistics, from the ``assignments``
+    of the ``items`` as :func:`replay` gives them: each doc's founder among them (its
+    anchor: the member whose seq it is), every other member an article that joined it."""
     by_seq = {item.seq: item for item in items}
-    # per doc (by anchor seq): its size, and its representative with its key (each
-    # member's key computed once: representative_key's, inline)
-    sizes: dict[int, int] = {}
+    sizes = Counter([a.anchor for a in assignments])
+    # the representatives that are not their doc's founder: only the docs that others
+    # joined are looked at (on a corpus, most docs have no other member)
     best: dict[int, tuple[tuple[float, int], Item]] = {}
-    weight_of = media_weights.get if media_weights else None
-    for a in assignments:
-        anchor = a.anchor
-        item = by_seq[a.seq]
-        key = (item.hotness * (weight_of(item.media, 1.0) if weight_of else 1.0), -item.seq)
-        current = best.get(anchor)
+    for a in [a for a in assignments if a.anchor != a.seq]:
+        current = best.get(a.anchor)
         if current is None:
-            sizes[anchor] = 1
-            best[anchor] = (key, item)
-        else:
-            sizes[anchor] += 1
-            if key > current[0]:
-                best[anchor] = (key, item)
+            founder = by_seq[a.anchor]
+            current = (representative_key(founder, media_weights), founder)
+        item = by_seq[a.seq]
+        key = representative_key(item, media_weights)
+        best[a.anchor] = (key, item) if key > current[0] else current
     anchors = sorted(sizes)
-    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in anchors)
-    docs = [_doc_summary(doc_ids[f], by_seq[f].nid, best[f][1].nid, sizes[f], f)
-            for f in anchors]
+    nids = [by_seq[seq].nid for seq in anchors]
+    doc_ids = doc_ids_for(zip(anchors, nids, strict=True))
+    docs = [_doc_summary(doc_ids[f], nid, best[f][1].nid if f in best else nid, sizes[f], f)
+            for f, nid in zip(anchors, nids, strict=True)]
     return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
 
 
 def cluster_stats(sizes: Iterable[int]) -> dict[str, Any]:
-    values = list(sizes)
+    docs_of_size = Counter(sizes)  # a size -> how many docs have it
     histogram: Counter[str] = Counter()
-    for size in values:
+    for size, docs in docs_of_size.items():
         histogram["1" if size == 1 else "2" if size == 2 else "3-4" if size <= 4
-                  else "5-9" if size <= 9 else "10+"] += 1
+                  else "5-9" if size <= 9 else "10+"] += docs
+    articles = sum(size * docs for size, docs in docs_of_size.items())
+    count = docs_of_size.total()
     return {
-        "articles": sum(values),
-        "docs": len(values),
-        "clusters": sum(1 for s in values if s > 1),
-        "duplicates": sum(s - 1 for s in values),
-        "largestCluster": max(values, default=0),
+        "articles": articles,
+        "docs": count,
+        "clusters": count - docs_of_size[1],
+        "duplicates": articles - count,
+        "largestCluster": max(docs_of_size, default=0),
         "sizeHistogram": dict(sorted(histogram.items())),
     }
 

@@ -184,3 +184,28 @@ def test_it_writes_the_texts_as_read(tmp_path) -> None:
     for name in ("articles", "clusters"):
         assert ((tmp_path / "read" / name / "part-00000.parquet").read_bytes()
                 == (tmp_path / "encoded" / name / "part-00000.parquet").read_bytes())
+
+
+def test_a_docs_representative_is_its_hottest_member_by_media_weight() -> None:
+    from fingerprints.rule import extract
+
+    feats = extract("标题", "正文的一句话。", batch.DEFAULT_CONFIG)
+    members = [(0, 0, 1.0, "a"), (1, 0, 3.0, "b"), (2, 0, 2.0, "a"), (3, 3, 0.0, ""),
+               (4, 4, 5.0, "c"), (5, 4, 5.0, "c"), (6, 6, 1.0, "b"), (7, 6, 0.5, "a")]
+    items = [batch.Item(seq, f"n{seq}", feats, hotness=hotness, media=media)
+             for seq, _, hotness, media in members]
+    assignments = [batch.Assignment(seq, f"n{seq}", anchor, None if anchor == seq else "title",
+                                    None if anchor == seq else anchor, None, None)
+                   for seq, anchor, _, _ in members]
+    for weights, expected in (
+            (None, {0: "n1", 3: "n3", 4: "n4", 6: "n6"}),  # a tie: the earliest
+            ({"a": 2.0, "b": 0.5}, {0: "n2", 3: "n3", 4: "n4", 6: "n7"})):
+        result = batch.summarize(items, assignments, weights)
+        assert {d.anchor_seq: d.representative_nid for d in result.docs} == expected
+        assert [(d.anchor_nid, d.size) for d in result.docs] == [
+            ("n0", 3), ("n3", 1), ("n4", 2), ("n6", 2)]
+        assert [d.doc_id for d in result.docs] == [batch.make_doc_id(f"n{seq}")
+                                                   for seq in (0, 3, 4, 6)]
+        assert result.stats == {"articles": 8, "docs": 4, "clusters": 3, "duplicates": 4,
+                                "largestCluster": 3,
+                                "sizeHistogram": {"1": 1, "2": 2, "3-4": 1}}

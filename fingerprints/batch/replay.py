@@ -691,13 +691,13 @@ def write_result(
         "representativeNid": [d.representative_nid for d in result.docs],
         "anchorSeq": pa.array([d.anchor_seq for d in result.docs], pa.int64()),
     }), out / "clusters" / "part-00000.parquet")
-    # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes, each
-    # string encoded once (a docId once for its whole doc) by the function that
-    # JSONEncoder(ensure_ascii=False).encode calls for a str, without its Python around it
+    # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes: a nid
+    # encoded by the function that JSONEncoder(ensure_ascii=False).encode calls for a
+    # str, without its Python around it; a docId (make_doc_id's: hex digits and a
+    # hyphen, nothing JSON escapes) is its own JSON string between quotes
     quote = json.encoder.encode_basestring
-    quoted = {doc_id: quote(doc_id) for doc_id in result.doc_ids.values()}
     with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
-        mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'
+        mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": "{doc_id}"}}\n'
                                for a, doc_id in zip(assignments, doc_ids, strict=True)]))
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
 

@@ -209,3 +209,10 @@ def test_a_docs_representative_is_its_hottest_member_by_media_weight() -> None:
         assert result.stats == {"articles": 8, "docs": 4, "clusters": 3, "duplicates": 4,
                                 "largestCluster": 3,
                                 "sizeHistogram": {"1": 1, "2": 2, "3-4": 1}}
+
+
+def test_a_docid_taken_by_an_earlier_anchor_is_salted() -> None:
+    assert batch.doc_ids_for([(5, "a"), (2, "a"), (9, "b")]) == {
+        2: batch.make_doc_id("a"), 5: batch.make_doc_id("a", "#1"), 9: batch.make_doc_id("b")}
+    assert batch.doc_ids_for([(3, "b"), (1, "a")]) == {
+        1: batch.make_doc_id("a"), 3: batch.make_doc_id("b")}

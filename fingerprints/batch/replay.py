@@ -183,6 +183,8 @@ class Replayer:
         self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
         # seq -> the article as a candidate: made once, as a hit it comes back many times
         self._candidates: dict[int, Candidate] = {}
+        # doc key -> its anchor's candidate (a doc key is its anchor's seq as a str)
+        self._anchors: dict[str, Candidate] = {}
         self._last = -1
 
     def add(self, item: Item) -> Assignment:
@@ -196,7 +198,9 @@ class Replayer:
         self.anchor_of[seq] = anchor
         # the members of a doc share its anchor's doc key (one str per doc)
         doc_key = str(seq) if anchor == seq else self._candidates[anchor].doc_key
-        self._candidates[seq] = _candidate(seq, doc_key, feats, anchor == seq)
+        candidate = self._candidates[seq] = _candidate(seq, doc_key, feats, anchor == seq)
+        if anchor == seq:
+            self._anchors[doc_key] = candidate
         key = (anchor, self._number(feats))
         # zero too: the online index holds it
         _index(self._content, self._by_content, feats.content_fp, key, seq)
@@ -287,8 +291,10 @@ class Replayer:
         if self.pairs is not None:
             self.pairs.extend((c.article_id, seq) for c in candidates)
 
+        anchors = self._anchors
+
         def anchors_of(doc_key: str) -> tuple[Candidate]:
-            anchor = by_seq[int(doc_key)]
+            anchor = anchors[doc_key]
             if stock and anchor.features.pictures:
                 anchor = replace(anchor, features=without_stock(anchor.features, stock))
             return (anchor,)
@@ -312,7 +318,7 @@ class Replayer:
         loops over their members (a batch learns no boilerplate: thousands of docs
         share only a footer's keys with an article). The anchor is the one ``decide``
         would get: the hit itself when it is one, else ``anchors_of``'s."""
-        hits = {c.article_id: c for c in candidates}
+        hits = {c.doc_key: c for c in candidates if c.is_anchor}  # the anchors among them
         config, pictures = self.config, bool(feats.pictures)
         refused: dict[str, bool] = {}
         kept = []
@@ -320,7 +326,7 @@ class Replayer:
             doc_key = candidate.doc_key
             out = refused.get(doc_key)
             if out is None:
-                anchor = hits.get(int(doc_key)) or anchors_of(doc_key)[0]
+                anchor = hits.get(doc_key) or anchors_of(doc_key)[0]
                 out = refused[doc_key] = decision.cannot_match(
                     feats, anchor.features, config, pictures=pictures)
             if not out:

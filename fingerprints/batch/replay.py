@@ -528,13 +528,9 @@ def prepare(
 def doc_ids_for(anchors: Iterable[tuple[int, str]]) -> dict[int, str]:
     """anchor seq -> docId: ``make_doc_id(anchor nid)``, salted ``#1``, ``#2``... only
     when an earlier anchor already holds that docId (as the online engine salts)."""
-    ordered = sorted(anchors)
-    named = [make_doc_id(nid) for _, nid in ordered]
-    if len(set(named)) == len(named):  # no clash (the loop below would salt none)
-        return {seq: doc_id for (seq, _), doc_id in zip(ordered, named, strict=True)}
     taken: set[str] = set()
     out: dict[int, str] = {}
-    for seq, nid in ordered:
+    for seq, nid in sorted(anchors):
         doc_id = make_doc_id(nid)
         if doc_id in taken:  # unused_doc_id's salts, only on a clash
             doc_id = unused_doc_id(nid, taken.__contains__)

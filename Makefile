@@ -61,7 +61,7 @@ test-sqlite-alone:
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml setup.py constraints.txt fingerprints/rule/_kernel.c fingerprints/rule/_segment.c fingerprints/rule/_bound.h fingerprints/rule/_huge.h fingerprints/rule/_scratch.h fingerprints/rule/_stamped.h fingerprints/rule/_samples.h fingerprints/rule/_cut.h fingerprints/rule/_fingerprint_cut.h fingerprints/rule/_args.h
+$(VENV)/.installed: pyproject.toml setup.py constraints.txt fingerprints/rule/_kernel.c fingerprints/rule/_segment.c fingerprints/rule/_bound.h fingerprints/rule/_huge.h fingerprints/rule/_scratch.h fingerprints/rule/_stamped.h fingerprints/rule/_samples.h fingerprints/rule/_cut.h fingerprints/rule/_fingerprint_cut.h fingerprints/rule/_args.h fingerprints/rule/_jsonl.h fingerprints/rule/_pack.h
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# mysqlclient compiles against libmysqlclient: install the headers first when missing.

@@ -22,6 +22,7 @@ setup(
                 "fingerprints/rule/_cut.h",
                 "fingerprints/rule/_fingerprint_cut.h",
                 "fingerprints/rule/_args.h",
+                "fingerprints/rule/_jsonl.h",
             ],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         ),

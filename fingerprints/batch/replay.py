@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from fingerprints.rule import (
 )
 from fingerprints.rule.features import field_values
 from fingerprints.rule.ids import make_doc_id, unused_doc_id, url_hash
+from fingerprints.rule.kernel import kernel
 from fingerprints.rule.keys import query_keys, stored_keys
 from fingerprints.rule.picture_evidence import PictureStories, stock_among, without_stock
 from fingerprints.rule.verification import frozen_made
@@ -53,6 +54,7 @@ __all__ = [
     "make_doc_id",
     "prepare",
     "read_jsonl",
+    "read_jsonl_texts",
     "run",
     "url_hash",
 ]
@@ -181,6 +183,8 @@ class Replayer:
         self.anchor_of: dict[int, int] = {}  # seq -> anchor seq of its doc
         # seq -> the article as a candidate: made once, as a hit it comes back many times
         self._candidates: dict[int, Candidate] = {}
+        # doc key -> its anchor's candidate (a doc key is its anchor's seq as a str)
+        self._anchors: dict[str, Candidate] = {}
         self._last = -1
 
     def add(self, item: Item) -> Assignment:
@@ -194,7 +198,9 @@ class Replayer:
         self.anchor_of[seq] = anchor
         # the members of a doc share its anchor's doc key (one str per doc)
         doc_key = str(seq) if anchor == seq else self._candidates[anchor].doc_key
-        self._candidates[seq] = _candidate(seq, doc_key, feats, anchor == seq)
+        candidate = self._candidates[seq] = _candidate(seq, doc_key, feats, anchor == seq)
+        if anchor == seq:
+            self._anchors[doc_key] = candidate
         key = (anchor, self._number(feats))
         # zero too: the online index holds it
         _index(self._content, self._by_content, feats.content_fp, key, seq)
@@ -285,8 +291,10 @@ class Replayer:
         if self.pairs is not None:
             self.pairs.extend((c.article_id, seq) for c in candidates)
 
+        anchors = self._anchors
+
         def anchors_of(doc_key: str) -> tuple[Candidate]:
-            anchor = by_seq[int(doc_key)]
+            anchor = anchors[doc_key]
             if stock and anchor.features.pictures:
                 anchor = replace(anchor, features=without_stock(anchor.features, stock))
             return (anchor,)
@@ -310,7 +318,7 @@ class Replayer:
         loops over their members (a batch learns no boilerplate: thousands of docs
         share only a footer's keys with an article). The anchor is the one ``decide``
         would get: the hit itself when it is one, else ``anchors_of``'s."""
-        hits = {c.article_id: c for c in candidates}
+        hits = {c.doc_key: c for c in candidates if c.is_anchor}  # the anchors among them
         config, pictures = self.config, bool(feats.pictures)
         refused: dict[str, bool] = {}
         kept = []
@@ -318,7 +326,7 @@ class Replayer:
             doc_key = candidate.doc_key
             out = refused.get(doc_key)
             if out is None:
-                anchor = hits.get(int(doc_key)) or anchors_of(doc_key)[0]
+                anchor = hits.get(doc_key) or anchors_of(doc_key)[0]
                 out = refused[doc_key] = decision.cannot_match(
                     feats, anchor.features, config, pictures=pictures)
             if not out:
@@ -374,37 +382,64 @@ def replay(items: Iterable[Item], config: EngineConfig = DEFAULT_CONFIG) -> list
 # --- inputs --------------------------------------------------------------------------
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSON-lines file (blank lines skipped).
+#: The record fields whose UTF-8 the reading keeps for the writing (``write_result``'s
+#: text columns, in this order).
+TEXT_FIELDS = ("title", "content")
 
-    The file is decoded at once and cut at its line feeds (a text file's line reader
-    scans every character again for carriage returns: 1 % of a Xinhua batch command);
-    its lines are those of a text file's iteration, a lone carriage return as well."""
-    text = Path(path).read_bytes().decode("utf-8")
-    if "\r" in text:  # universal newlines, as a text file's reader translates them
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    loads, scan, find = json.loads, _SCAN, text.find
-    start, size = 0, len(text)
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Records of a JSON-lines file (blank lines skipped): :func:`read_jsonl_texts`'s."""
+    return read_jsonl_texts(path)[0]
+
+
+def read_jsonl_texts(path: str | Path
+                     ) -> tuple[list[dict[str, Any]], list[tuple[bytes, ...] | None]]:
+    """Records of a JSON-lines file (blank lines skipped), and for each the UTF-8 of its
+    :data:`TEXT_FIELDS` as :func:`write_result` writes them, or None.
+
+    The kernel reads a line of an object of strings, numbers, true, false and null from
+    the file's bytes (``json_record``: the dict ``json.loads`` gives, and the texts'
+    UTF-8 as the file has them, so that the writing does not encode them again); any
+    other line, and every line without the kernel, is decoded and read by
+    ``json.loads``'s scanner: its value or its error, its texts None. The file is cut
+    at its line feeds (a text file's line reader scans every character again for
+    carriage returns); its lines are those of a text file's iteration, a lone carriage
+    return as well."""
+    data = Path(path).read_bytes()
+    if b"\r" in data:  # universal newlines, as a text file's reader translates them
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    record_of = kernel.json_record if kernel is not None else None
+    loads, scan, find = json.loads, _SCAN, data.find
+    records: list[dict[str, Any]] = []
+    texts: list[tuple[bytes, ...] | None] = []
+    start, size = 0, len(data)
     while start < size:
-        end_of_line = find("\n", start)
+        end_of_line = find(b"\n", start)
         if end_of_line < 0:
             end_of_line = size
         if end_of_line > start:
-            # json.loads's scanner over the text itself, without its Python around it
-            # and without a copy of the line (most of a record's reading but the texts'
-            # decoding): a line that is one value and nothing else; any other line is
-            # json.loads's, its value or its error, or skipped when blank
-            try:
-                record, end = scan(text, start)
-            except (StopIteration, ValueError):
-                end = -1
-            if end == end_of_line:
-                yield record
+            found = record_of(data, start, end_of_line, TEXT_FIELDS) if record_of else None
+            if found is not None:
+                records.append(found[0])
+                texts.append(found[1])
             else:
-                line = text[start:end_of_line]
-                if not line.isspace():
-                    yield loads(line)
+                # json.loads's scanner without its Python around it: a line that is one
+                # value and nothing else; any other line is json.loads's, its value or
+                # its error, or skipped when blank
+                line = data[start:end_of_line].decode("utf-8")
+                try:
+                    record, end = scan(line, 0)
+                except (StopIteration, ValueError):
+                    end = -1
+                if end != len(line):
+                    if line.isspace():
+                        start = end_of_line + 1
+                        continue
+                    record = loads(line)
+                records.append(record)
+                texts.append(None)
         start = end_of_line + 1
+    return records, texts
 
 
 #: the scanner json.loads calls (a default decoder's, as json.loads's own)
@@ -516,43 +551,45 @@ def summarize(
     assignments: Sequence[Assignment],
     media_weights: Mapping[str, float] | None = None,
 ) -> BatchResult:
+    """Each doc's docId, size and representative (its best member by
+    :func:`representative_key`), and the cluster statistics, from the ``assignments``
+    of the ``items`` as :func:`replay` gives them: each doc's founder among them (its
+    anchor: the member whose seq it is), every other member an article that joined it."""
     by_seq = {item.seq: item for item in items}
-    # per doc (by anchor seq): its size, and its representative with its key (each
-    # member's key computed once: representative_key's, inline)
-    sizes: dict[int, int] = {}
+    sizes = Counter([a.anchor for a in assignments])
+    # the representatives that are not their doc's founder: only the docs that others
+    # joined are looked at (on a corpus, most docs have no other member)
     best: dict[int, tuple[tuple[float, int], Item]] = {}
-    weight_of = media_weights.get if media_weights else None
-    for a in assignments:
-        anchor = a.anchor
-        item = by_seq[a.seq]
-        key = (item.hotness * (weight_of(item.media, 1.0) if weight_of else 1.0), -item.seq)
-        current = best.get(anchor)
+    for a in [a for a in assignments if a.anchor != a.seq]:
+        current = best.get(a.anchor)
         if current is None:
-            sizes[anchor] = 1
-            best[anchor] = (key, item)
-        else:
-            sizes[anchor] += 1
-            if key > current[0]:
-                best[anchor] = (key, item)
+            founder = by_seq[a.anchor]
+            current = (representative_key(founder, media_weights), founder)
+        item = by_seq[a.seq]
+        key = representative_key(item, media_weights)
+        best[a.anchor] = (key, item) if key > current[0] else current
     anchors = sorted(sizes)
-    doc_ids = doc_ids_for((seq, by_seq[seq].nid) for seq in anchors)
-    docs = [_doc_summary(doc_ids[f], by_seq[f].nid, best[f][1].nid, sizes[f], f)
-            for f in anchors]
+    nids = [by_seq[seq].nid for seq in anchors]
+    doc_ids = doc_ids_for(zip(anchors, nids, strict=True))
+    docs = [_doc_summary(doc_ids[f], nid, best[f][1].nid if f in best else nid, sizes[f], f)
+            for f, nid in zip(anchors, nids, strict=True)]
     return BatchResult(list(assignments), doc_ids, docs, cluster_stats(sizes.values()))
 
 
 def cluster_stats(sizes: Iterable[int]) -> dict[str, Any]:
-    values = list(sizes)
+    docs_of_size = Counter(sizes)  # a size -> how many docs have it
     histogram: Counter[str] = Counter()
-    for size in values:
+    for size, docs in docs_of_size.items():
         histogram["1" if size == 1 else "2" if size == 2 else "3-4" if size <= 4
-                  else "5-9" if size <= 9 else "10+"] += 1
+                  else "5-9" if size <= 9 else "10+"] += docs
+    articles = sum(size * docs for size, docs in docs_of_size.items())
+    count = docs_of_size.total()
     return {
-        "articles": sum(values),
-        "docs": len(values),
-        "clusters": sum(1 for s in values if s > 1),
-        "duplicates": sum(s - 1 for s in values),
-        "largestCluster": max(values, default=0),
+        "articles": articles,
+        "docs": count,
+        "clusters": count - docs_of_size[1],
+        "duplicates": articles - count,
+        "largestCluster": max(docs_of_size, default=0),
         "sizeHistogram": dict(sorted(histogram.items())),
     }
 
@@ -600,10 +637,13 @@ def write_result(
     records: Sequence[Mapping[str, Any]],
     items: Sequence[Item],
     result: BatchResult,
+    texts: Sequence[tuple[bytes, ...] | None] | None = None,
 ) -> None:
     """Write ``articles/`` and ``clusters/`` (Parquet, needs pyarrow), ``mapping.jsonl``
     and ``stats.json`` — the layout of :func:`fingerprints.batch.spark.run_job`, so that
-    ``spark_dedup --import`` loads either. ``records`` are the input records by seq."""
+    ``spark_dedup --import`` loads either. ``records`` are the input records by seq;
+    ``texts``, when given, the UTF-8 of their :data:`TEXT_FIELDS` by seq as well
+    (:func:`read_jsonl_texts`; a record's None: encoded here)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -616,6 +656,7 @@ def write_result(
     by_seq = {item.seq: item for item in items}
     rows = [by_seq[a.seq] for a in assignments]
     row_records = [records[a.seq] for a in assignments]
+    row_texts = [texts[a.seq] for a in assignments] if texts is not None else None
     feats = [item.features for item in rows]
     doc_ids = [result.doc_ids[a.anchor] for a in assignments]
     reps = {d.doc_id: d.representative_nid for d in result.docs}
@@ -638,10 +679,8 @@ def write_result(
         "contentFp": pa.array([f.content_fp for f in feats], pa.uint64()).view(pa.int64()),
         "features": _joined([f.to_bytes() for f in feats], pa.binary()),
         "url": [str(r.get("url") or "") for r in row_records],
-        "title": _joined([str(r.get("title") or "").encode() for r in row_records],
-                         pa.string()),
-        "content": _joined([str(r.get("content") or "").encode() for r in row_records],
-                           pa.string()),
+        "title": _joined(_utf8(row_records, row_texts, 0), pa.string()),
+        "content": _joined(_utf8(row_records, row_texts, 1), pa.string()),
         "category": [str(r.get("category") or "") for r in row_records],
         "media": [item.media for item in rows],
         "imageCount": [int(r.get("imageCount") or 0) for r in row_records],
@@ -658,15 +697,26 @@ def write_result(
         "representativeNid": [d.representative_nid for d in result.docs],
         "anchorSeq": pa.array([d.anchor_seq for d in result.docs], pa.int64()),
     }), out / "clusters" / "part-00000.parquet")
-    # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes, each
-    # string encoded once (a docId once for its whole doc) by the function that
-    # JSONEncoder(ensure_ascii=False).encode calls for a str, without its Python around it
+    # the lines json.dumps({"nid": ..., "docId": ...}, ensure_ascii=False) writes: a nid
+    # encoded by the function that JSONEncoder(ensure_ascii=False).encode calls for a
+    # str, without its Python around it; a docId (make_doc_id's: hex digits and a
+    # hyphen, nothing JSON escapes) is its own JSON string between quotes
     quote = json.encoder.encode_basestring
-    quoted = {doc_id: quote(doc_id) for doc_id in result.doc_ids.values()}
     with (out / "mapping.jsonl").open("w", encoding="utf-8") as mapping:
-        mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": {quoted[doc_id]}}}\n'
+        mapping.write("".join([f'{{"nid": {quote(a.nid)}, "docId": "{doc_id}"}}\n'
                                for a, doc_id in zip(assignments, doc_ids, strict=True)]))
     (out / "stats.json").write_text(json.dumps(result.stats, indent=2, ensure_ascii=False))
+
+
+def _utf8(records: Sequence[Mapping[str, Any]],
+          texts: Sequence[tuple[bytes, ...] | None] | None, field: int) -> list[bytes]:
+    """The UTF-8 of each record's ``TEXT_FIELDS[field]`` (a missing or empty value: b""),
+    from ``texts`` where it has it."""
+    name = TEXT_FIELDS[field]
+    if texts is None:
+        return [str(r.get(name) or "").encode() for r in records]
+    return [utf8[field] if utf8 is not None else str(r.get(name) or "").encode()
+            for r, utf8 in zip(records, texts, strict=True)]
 
 
 def _joined(values: list[bytes], kind: Any) -> Any:

@@ -3622,6 +3622,7 @@ static PyObject *instance(PyObject *self, PyObject *const *args, Py_ssize_t narg
 #include "_bound.h" /* weight_bound: after count_contexts and blocks_of, which it uses */
 #include "_pack.h"  /* pack: values joined by a layout (Features.to_bytes) */
 #include "_fingerprint_cut.h" /* fingerprint_cut: the C segmenter's cut, then fingerprint_core */
+#include "_jsonl.h" /* json_record: a JSON line and its texts' UTF-8 (the batch's reading) */
 
 static PyMethodDef methods[] = {
     {"weight_bound", (PyCFunction)(void (*)(void))weight_bound, METH_FASTCALL,
@@ -3671,6 +3672,10 @@ static PyMethodDef methods[] = {
      "by object.__setattr__ (features.features_of)."},
     {"pack", (PyCFunction)(void (*)(void))pack, METH_FASTCALL,
      "pack(layout, *values): the values joined as the layout's codes say (features.pack_py)."},
+    {"json_record", (PyCFunction)(void (*)(void))json_record, METH_FASTCALL,
+     "json_record(data, start, end, keys): (the dict json.loads gives, the keys' values' "
+     "UTF-8) of a JSON line of an object of strings and scalars, else None "
+     "(replay.read_jsonl_texts)."},
     {"overlap", overlap, METH_VARARGS,
      "(shared, na, nb) of two sketches' samples at the larger level (sketch.compare)."},
     {"observe", (PyCFunction)(void (*)(void))observe, METH_FASTCALL,

@@ -8,9 +8,10 @@ sketch comparison (``overlap``), the memory block and key indexes' buckets
 (``BlockTable``), the multi-probe lookups (``probes``), the template guard
 (``number_conflicts``), the comparison vector's contexts (``contexts``), the short
 texts' edit blocks (``matching_blocks``, difflib's), the vector model's early exit
-(``weight_bound``, ``_bound.h``) and the version-6 measures of
-:mod:`fingerprints.rule.main_body` (``body_parts``), each giving what the Python it
-replaces gives (the Python stays as the fallback).
+(``weight_bound``, ``_bound.h``), the version-6 measures of
+:mod:`fingerprints.rule.main_body` (``body_parts``) and the batch command's reading of
+JSON lines (``json_record``, ``_jsonl.h``), each giving what the Python it replaces gives
+(the Python stays as the fallback).
 ``DEDUP_KERNEL=0`` in the environment turns it off (the NumPy path then runs
 everywhere); a checkout where it was not built falls back the same way.
 ``tests/fingerprints/rule/test_kernel.py`` checks that both paths give identical features.

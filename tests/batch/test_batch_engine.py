@@ -115,3 +115,104 @@ def test_its_joined_arrays_are_arrows_own() -> None:
                          ([t.encode() for t in texts], pa.binary()), ([], pa.string())):
         joined = batch._joined(values, kind)
         assert joined.equals(pa.array(values, kind)) and joined.null_count == 0
+
+
+# lines the kernel reads (strings, numbers, true, false, null) and lines only json.loads
+# reads or refuses
+JSON_LINES = [
+    '{"nid": "a", "title": "江汉七桥",'
+    ' "content": "第一段。\\n第二段\\"引\\"\\\\ \\u00e9\\ud83d\\ude00"}',
+    ' {"nid": "b", "title": "t", "title": "repeated: the last"} ',
+    "{}",
+    '{"nid": "c", "content": "\\/\\b\\f\\r\\t\\u0000"}',
+    '{"nid": 4, "hotness": 1.5, "imageCount": -0, "x": 2.5E+3, "y": true, "z": null}',
+    '{"nid": "e", "title": "a lone surrogate \\ud800"}',
+    "   ",
+    '{"nid": "f", "content": "中文"}',
+    '{"nid": "g", "title": 5}',
+    '{"nid": "h", "pictures": ["00ff"], "x": NaN}',
+]
+
+
+def test_it_reads_json_lines_as_json_loads_with_the_texts_utf8(tmp_path) -> None:
+    import json
+
+    from fingerprints.rule.kernel import kernel
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("\r\n".join(JSON_LINES), encoding="utf-8")
+    records, texts = batch.read_jsonl_texts(path)
+    expected = [json.loads(line) for line in JSON_LINES if line.strip()]
+    assert records == expected
+    assert [list(r) for r in records] == [list(r) for r in expected]  # keys in order
+    read_by_kernel = [t is not None for t in texts]
+    assert read_by_kernel == ([True, True, True, True, True, False, True, False, False]
+                              if kernel else [False] * 9)
+    for read, utf8 in zip(records, texts, strict=True):
+        if utf8 is not None:
+            assert utf8 == tuple(str(read.get(name) or "").encode()
+                                 for name in batch.TEXT_FIELDS)
+    assert batch.read_jsonl(path) == records
+
+
+def test_the_kernel_leaves_refused_lines_to_json_loads() -> None:
+    from fingerprints.rule.kernel import kernel
+
+    if kernel is None:
+        return
+    for line in ['{"a": "b",}', '{"a" "b"}', '[]', '"x"', '{"a": "x\ty"}', '{"a": "\\x"}',
+                 '{"a": "\\u12G4"}', '{"a": "b"} x', '{"a":"b"', '\ufeff{"a": "b"}',
+                 '{"a": [1]}', '{"a": {}}', '{"a": NaN}', '{"a": 1.}', '{"a": 01}',
+                 '{"a": truex}', '{"title": 1}', '{"a": "\\"}']:
+        data = line.encode()
+        assert kernel.json_record(data, 0, len(data), batch.TEXT_FIELDS) is None, line
+    for data in (b'{"a": "\xff"}', b'{"a": "\xed\xa0\x80"}'):  # invalid UTF-8
+        assert kernel.json_record(data, 0, len(data), ()) is None
+
+
+def test_it_writes_the_texts_as_read(tmp_path) -> None:
+    path = tmp_path / "in.jsonl"
+    # those with a nid and a text's title (a lone surrogate's UTF-8 is an error, as it was)
+    lines = [JSON_LINES[i] for i in (0, 1, 3, 4, 7, 9)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    records, texts = batch.read_jsonl_texts(path)
+    assert None in texts and len(records) == len(lines)
+    items, _ = batch.prepare(records)
+    result = batch.run_items(items)
+    batch.write_result(tmp_path / "read", records, items, result, texts)
+    batch.write_result(tmp_path / "encoded", records, items, result)
+    for name in ("articles", "clusters"):
+        assert ((tmp_path / "read" / name / "part-00000.parquet").read_bytes()
+                == (tmp_path / "encoded" / name / "part-00000.parquet").read_bytes())
+
+
+def test_a_docs_representative_is_its_hottest_member_by_media_weight() -> None:
+    from fingerprints.rule import extract
+
+    feats = extract("标题", "正文的一句话。", batch.DEFAULT_CONFIG)
+    members = [(0, 0, 1.0, "a"), (1, 0, 3.0, "b"), (2, 0, 2.0, "a"), (3, 3, 0.0, ""),
+               (4, 4, 5.0, "c"), (5, 4, 5.0, "c"), (6, 6, 1.0, "b"), (7, 6, 0.5, "a")]
+    items = [batch.Item(seq, f"n{seq}", feats, hotness=hotness, media=media)
+             for seq, _, hotness, media in members]
+    assignments = [batch.Assignment(seq, f"n{seq}", anchor, None if anchor == seq else "title",
+                                    None if anchor == seq else anchor, None, None)
+                   for seq, anchor, _, _ in members]
+    for weights, expected in (
+            (None, {0: "n1", 3: "n3", 4: "n4", 6: "n6"}),  # a tie: the earliest
+            ({"a": 2.0, "b": 0.5}, {0: "n2", 3: "n3", 4: "n4", 6: "n7"})):
+        result = batch.summarize(items, assignments, weights)
+        assert {d.anchor_seq: d.representative_nid for d in result.docs} == expected
+        assert [(d.anchor_nid, d.size) for d in result.docs] == [
+            ("n0", 3), ("n3", 1), ("n4", 2), ("n6", 2)]
+        assert [d.doc_id for d in result.docs] == [batch.make_doc_id(f"n{seq}")
+                                                   for seq in (0, 3, 4, 6)]
+        assert result.stats == {"articles": 8, "docs": 4, "clusters": 3, "duplicates": 4,
+                                "largestCluster": 3,
+                                "sizeHistogram": {"1": 1, "2": 2, "3-4": 1}}
+
+
+def test_a_docid_taken_by_an_earlier_anchor_is_salted() -> None:
+    assert batch.doc_ids_for([(5, "a"), (2, "a"), (9, "b")]) == {
+        2: batch.make_doc_id("a"), 5: batch.make_doc_id("a", "#1"), 9: batch.make_doc_id("b")}
+    assert batch.doc_ids_for([(3, "b"), (1, "a")]) == {
+        1: batch.make_doc_id("a"), 3: batch.make_doc_id("b")}

@@ -119,6 +119,8 @@ class Command(BaseCommand):
         gc.disable()
         try:
             path = Path(options["input"])
+            # the texts' UTF-8 as read (JSON lines): the writing does not encode them again
+            texts: list[tuple[bytes, ...] | None] | None = None
             if options["format"] == "parquet" or path.suffix == ".parquet":
                 import pyarrow.parquet as pq
 
@@ -127,22 +129,31 @@ class Command(BaseCommand):
                     records.sort(key=lambda r: r["seq"])
             else:
                 files = sorted(path.glob("*.json*")) if path.is_dir() else [path]
-                records = [r for f in files for r in batch.read_jsonl(f)]
+                records, texts = [], []
+                for file in files:
+                    more, more_texts = batch.read_jsonl_texts(file)
+                    records += more
+                    texts += more_texts
                 if records and all("seq" in r for r in records):
-                    records.sort(key=lambda r: r["seq"])
+                    order = sorted(range(len(records)), key=lambda i: records[i]["seq"])
+                    records = [records[i] for i in order]
+                    texts = [texts[i] for i in order]
             items, repeated = batch.prepare(records, config, workers=options["workers"],
                                             boilerplate=active_boilerplate(0))
             # the first record of each nid, in order (every record when no nid repeats)
-            firsts: list[dict[str, Any]] = records if not repeated else []
+            firsts: list[dict[str, Any]] = records
             if repeated:
                 kept = {item.nid for item in items}
-                for record in records:
+                first: list[int] = []
+                for i, record in enumerate(records):
                     if str(record["nid"]) in kept:
                         kept.discard(str(record["nid"]))
-                        firsts.append(record)
+                        first.append(i)
+                firsts = [records[i] for i in first]
+                texts = [texts[i] for i in first] if texts is not None else None
             result = batch.run_items(items, config, media_weights=_media_weights())
             result.stats["repeatedNids"] = repeated
-            batch.write_result(options["output"], firsts, items, result)
+            batch.write_result(options["output"], firsts, items, result, texts)
         finally:
             if collecting:
                 gc.enable()

@@ -35,6 +35,17 @@ def test_doc_ids_are_two_hex_words_and_salted_on_request() -> None:
     assert make_doc_id("nid-1", "#1") not in (doc_id, make_doc_id("nid-2"))
 
 
+@pytest.mark.parametrize("nid, salt",
+                         [("nid-1", ""), ("nid-1", "#1"), ("", ""), ("新华社-7", "#12")])
+def test_a_doc_id_is_the_128_bit_hash_in_32_hex_digits(nid: str, salt: str) -> None:
+    import mmh3
+
+    from fingerprints.rule.ids import DOC_ID_SEED
+
+    digits = f"{mmh3.hash128((nid + salt).encode(), seed=DOC_ID_SEED, signed=False):032x}"
+    assert make_doc_id(nid, salt) == f"{digits[:16]}-{digits[16:]}"
+
+
 def test_url_hashes_follow_the_canonical_url() -> None:
     assert url_hash("https://News.example/a?utm_source=x&b=2") == url_hash(
         "https://news.example/a?b=2")

@@ -30,7 +30,7 @@ static PyObject *fingerprint_cut(PyObject *self, PyObject *const *args, Py_ssize
     if (PyObject_GetBuffer(args[2], &mb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
         return NULL;
     PyObject *result = NULL;
-    if (mb.itemsize != 4 || !mb.format || !strchr("il", mb.format[strlen(mb.format) - 1])) {
+    if (!int32_buffer(&mb)) {
         PyErr_SetString(PyExc_TypeError, "node_ids must be int32");
     } else {
         SegmentCut cut;

@@ -829,6 +829,12 @@ done:
     return result;
 }
 
+/* node_ids' buffer (fingerprint_nodes, fingerprint_cut): 4-byte items formatted as a
+ * C int ('i') or, where long is 4 bytes, a long ('l') */
+static int int32_buffer(const Py_buffer *b) {
+    return b->itemsize == 4 && b->format && strchr("il", b->format[strlen(b->format) - 1]);
+}
+
 /* fingerprint_nodes(text, spans, nodes, node_ids, tables, use_tf, weak_bits, with_numbers):
  * fingerprint_spans, with each token's trie node (the C segmenter's cut_nodes) and a
  * writable int32 buffer node_ids (-1: not known yet) that maps a node to the token's
@@ -864,7 +870,7 @@ static PyObject *fingerprint_nodes(PyObject *self, PyObject *const *args, Py_ssi
     const uint32_t *spans = b.buf;
     Py_ssize_t count = b.len / 4;
     if (b.itemsize != 4 || count % 2 || nb.itemsize != 4 || nb.len / 4 != count / 2 ||
-        mb.itemsize != 4 || !mb.format || !strchr("il", mb.format[strlen(mb.format) - 1])) {
+        !int32_buffer(&mb)) {
         PyErr_SetString(PyExc_TypeError, "spans must be (start, end) pairs of uint32, nodes "
                         "one uint32 per pair, node_ids int32");
         goto done;

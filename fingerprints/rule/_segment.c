@@ -719,21 +719,17 @@ static int cut_for_kernel(PyObject *segmenter, PyObject *text, SegmentCut *out) 
     Work w = {0};
     int failed = cut_spans(self, cps, (size_t)n, &w, 1) < 0;
     PyMem_Free(cps);
-    scratch_free(&scratch[S_ROUTE_PROB], w.route_prob);
-    scratch_free(&scratch[S_ROUTE_END], w.route_end);
-    scratch_free(&scratch[S_ROUTE_NODE], w.route_node);
-    if (failed) {
-        scratch_free(&scratch[S_SPANS], w.spans);
-        scratch_free(&scratch[S_NODES], w.nodes);
-        return -1;
+    if (!failed) { /* the spans and nodes are lent to the kernel until release_cut */
+        *out = (SegmentCut){w.spans, w.nodes, w.count};
+        w.spans = w.nodes = NULL;
     }
-    *out = (SegmentCut){w.spans, w.nodes, w.count};
-    return 0;
+    work_free(&w);
+    return failed ? -1 : 0;
 }
 
 static void release_cut(SegmentCut *cut) {
-    scratch_free(&scratch[S_SPANS], (void *)cut->spans);
-    scratch_free(&scratch[S_NODES], (void *)cut->nodes);
+    Work w = {.spans = (uint32_t *)cut->spans, .nodes = (uint32_t *)cut->nodes};
+    work_free(&w);
     *cut = (SegmentCut){NULL, NULL, 0};
 }
 
